@@ -1,0 +1,116 @@
+/**
+ * The record of one URL's fetch (the chapter's `FetchStatistic` namedtuple)
+ * and the result of a whole crawl.
+ *
+ * @module
+ */
+import type { ResolvedCrawlOptions } from "./options.js";
+
+/**
+ * Why the last attempt at a URL failed. The same fault gets the same name in
+ * every stage.
+ *
+ * - `ConnectionRefused`: nothing listens on the port.
+ * - `ConnectionReset`: the peer closed or reset the connection before sending any response byte.
+ * - `HostNotFound`: the host name does not resolve.
+ * - `Timeout`: the attempt (connect and whole response) took longer than `timeoutMs`.
+ * - `BadResponse`: the bytes are not valid HTTP/1.x, the response was cut short, or the body cannot be decoded.
+ * - `BodyTooLarge`: the body is longer than `maxBodyBytes` (on the wire or once decoded).
+ * - `TlsError`: the TLS handshake or certificate check failed.
+ * - `NetworkError`: any other failure.
+ */
+export type FetchError =
+  | "ConnectionRefused"
+  | "ConnectionReset"
+  | "HostNotFound"
+  | "Timeout"
+  | "BadResponse"
+  | "BodyTooLarge"
+  | "TlsError"
+  | "NetworkError";
+
+/** Every {@link FetchError} name, in a fixed order (used by reports). */
+export const FETCH_ERRORS: readonly FetchError[] = [
+  "ConnectionRefused",
+  "ConnectionReset",
+  "HostNotFound",
+  "Timeout",
+  "BadResponse",
+  "BodyTooLarge",
+  "TlsError",
+  "NetworkError",
+];
+
+/**
+ * One record per URL: its final attempt's outcome. Like the chapter's
+ * `FetchStatistic`, it is plain data, so it prints, compares and serialises.
+ *
+ * Invariants: `error !== null` exactly when `status === null`; redirect records
+ * have `nextUrl`, `size: 0` and `contentType`/`encoding` null, like the chapter.
+ */
+export interface FetchStatistic {
+  /** The URL fetched (absolute, without fragment). */
+  url: string;
+  /** Redirect target (absolute, without fragment), else null. */
+  nextUrl: string | null;
+  /** HTTP status, or null when every try failed. */
+  status: number | null;
+  /** Why the last try failed, or null. */
+  error: FetchError | null;
+  /** Body bytes after content decoding. */
+  size: number;
+  /** Media type only, lowercased (`text/html`), or null. */
+  contentType: string | null;
+  /** Charset the response names (header, else `<meta>`), lowercased; `utf-8` when none. Null for errors and redirects. */
+  encoding: string | null;
+  /** Distinct allowed links on the page. */
+  numUrls: number;
+  /** Of those, the ones not seen before this page. */
+  numNewUrls: number;
+}
+
+/** What `crawl()` resolves to, in every stage. */
+export interface CrawlResult {
+  /** One per URL fetched, in completion order. */
+  records: FetchStatistic[];
+  /** Every URL ever queued, in the order it was first queued. */
+  seen: string[];
+  /** URLs left in the queue: non-zero only when the crawl stopped early (`maxPages` or `signal`). */
+  todo: number;
+  /** `Date.now()` when the crawl started. */
+  startedAt: number;
+  /** `Date.now()` when the crawl finished. */
+  finishedAt: number;
+  /** The options in force, defaults filled in. */
+  options: ResolvedCrawlOptions;
+}
+
+/** The record for a URL whose every attempt failed. */
+export function errorRecord(url: string, error: FetchError): FetchStatistic {
+  return {
+    url,
+    nextUrl: null,
+    status: null,
+    error,
+    size: 0,
+    contentType: null,
+    encoding: null,
+    numUrls: 0,
+    numNewUrls: 0,
+  };
+}
+
+/** The record for a redirect, like the chapter's: no size, no type, no links. */
+export function redirectRecord(url: string, status: number, nextUrl: string): FetchStatistic {
+  return {
+    url,
+    nextUrl,
+    status,
+    error: null,
+    size: 0,
+    contentType: null,
+    encoding: null,
+    numUrls: 0,
+    numNewUrls: 0,
+  };
+}

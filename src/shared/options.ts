@@ -1,0 +1,173 @@
+/**
+ * Crawl options: the chapter's command-line flags as an object, their
+ * defaults, and the validation every stage runs before it starts.
+ *
+ * @module
+ */
+import type { FetchStatistic } from "./fetch-statistic.js";
+
+/** Options every stage's `crawl()` and `Crawler` accept. All are optional. */
+export interface CrawlOptions {
+  /** Redirects followed from one URL. Default 10. */
+  maxRedirect?: number;
+  /** Attempts per URL on network errors. Default 4. */
+  maxTries?: number;
+  /** Concurrent fetches (workers). Default 10. */
+  maxTasks?: number;
+  /** URLs matching it are not crawled (a string is compiled as a RegExp). */
+  exclude?: string | RegExp;
+  /**
+   * Default true: a link's host must equal a root's host, modulo a leading
+   * "www.". False (lenient): compare the last two labels of the host.
+   */
+  strict?: boolean;
+  /** Time allowed for one attempt: connect and the whole response. Default 10,000 ms. */
+  timeoutMs?: number;
+  /** Start no more fetches once this many URLs were taken. Default: no limit. */
+  maxPages?: number;
+  /** A larger body (on the wire or once decoded) is a `BodyTooLarge` record. Default 10 MiB. */
+  maxBodyBytes?: number;
+  /** The User-Agent header. Default `coroutine-crawler/<version>`. */
+  userAgent?: string;
+  /** Called with each record as soon as it is made. */
+  onRecord?: (record: FetchStatistic) => void;
+  /** Aborting it stops the crawl: no new URLs, fetches in flight cancelled, partial result. */
+  signal?: AbortSignal;
+}
+
+/** The options in force during a crawl: every field filled in. */
+export interface ResolvedCrawlOptions {
+  maxRedirect: number;
+  maxTries: number;
+  maxTasks: number;
+  exclude: RegExp | null;
+  strict: boolean;
+  timeoutMs: number;
+  /** `Infinity` when there is no limit (JSON shows it as null). */
+  maxPages: number;
+  maxBodyBytes: number;
+  userAgent: string;
+  onRecord: ((record: FetchStatistic) => void) | null;
+  signal: AbortSignal | null;
+}
+
+/** The package version, sent in the default User-Agent. */
+export const VERSION = "0.1.0";
+
+/** The defaults, as the chapter's `crawl.py` has them where it has them. */
+export const DEFAULT_OPTIONS: Readonly<ResolvedCrawlOptions> = Object.freeze({
+  maxRedirect: 10,
+  maxTries: 4,
+  maxTasks: 10,
+  exclude: null,
+  strict: true,
+  timeoutMs: 10_000,
+  maxPages: Infinity,
+  maxBodyBytes: 10 * 1024 * 1024,
+  userAgent: `coroutine-crawler/${VERSION}`,
+  onRecord: null,
+  signal: null,
+});
+
+const KNOWN = new Set<string>(Object.keys(DEFAULT_OPTIONS));
+
+/**
+ * Fills in defaults and checks every option.
+ *
+ * @throws TypeError naming the option and the value, for an unknown option or a bad value:
+ * ``Expected `maxTasks` to be an integer from 1 and up, got 0``.
+ */
+export function resolveOptions(options: CrawlOptions = {}): ResolvedCrawlOptions {
+  if (typeof options !== "object" || options === null) {
+    throw new TypeError(`Expected options to be an object, got ${show(options)}`);
+  }
+  for (const key of Object.keys(options)) {
+    if (!KNOWN.has(key)) throw new TypeError(`Unknown option \`${key}\``);
+  }
+  return {
+    maxRedirect: integer("maxRedirect", options.maxRedirect, 0, DEFAULT_OPTIONS.maxRedirect),
+    maxTries: integer("maxTries", options.maxTries, 1, DEFAULT_OPTIONS.maxTries),
+    maxTasks: integer("maxTasks", options.maxTasks, 1, DEFAULT_OPTIONS.maxTasks),
+    exclude: regExp(options.exclude),
+    strict: boolean("strict", options.strict, DEFAULT_OPTIONS.strict),
+    timeoutMs: positiveNumber("timeoutMs", options.timeoutMs, DEFAULT_OPTIONS.timeoutMs),
+    maxPages: integer("maxPages", options.maxPages, 1, DEFAULT_OPTIONS.maxPages, true),
+    maxBodyBytes: integer("maxBodyBytes", options.maxBodyBytes, 1, DEFAULT_OPTIONS.maxBodyBytes),
+    userAgent: userAgent(options.userAgent),
+    onRecord: callback(options.onRecord),
+    signal: abortSignal(options.signal),
+  };
+}
+
+function show(value: unknown): string {
+  if (typeof value === "string") return JSON.stringify(value);
+  if (typeof value === "function") return "a function";
+  if (value instanceof RegExp) return String(value);
+  try {
+    return String(value);
+  } catch {
+    return typeof value;
+  }
+}
+
+function integer(name: string, value: unknown, min: number, fallback: number, allowInfinity = false): number {
+  if (value === undefined) return fallback;
+  const ok =
+    typeof value === "number" &&
+    value >= min &&
+    (Number.isSafeInteger(value) || (allowInfinity && value === Infinity));
+  if (!ok) {
+    throw new TypeError(`Expected \`${name}\` to be an integer from ${min} and up, got ${show(value)}`);
+  }
+  return value;
+}
+
+function positiveNumber(name: string, value: unknown, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== "number" || !Number.isFinite(value) || value <= 0) {
+    throw new TypeError(`Expected \`${name}\` to be a finite number above 0, got ${show(value)}`);
+  }
+  return value;
+}
+
+function boolean(name: string, value: unknown, fallback: boolean): boolean {
+  if (value === undefined) return fallback;
+  if (typeof value !== "boolean") throw new TypeError(`Expected \`${name}\` to be a boolean, got ${show(value)}`);
+  return value;
+}
+
+function regExp(value: unknown): RegExp | null {
+  if (value === undefined) return null;
+  if (value instanceof RegExp) {
+    // Without g and y, test() keeps no lastIndex between URLs.
+    return new RegExp(value.source, value.flags.replace(/[gy]/g, ""));
+  }
+  if (typeof value !== "string") {
+    throw new TypeError(`Expected \`exclude\` to be a string or RegExp, got ${show(value)}`);
+  }
+  try {
+    return new RegExp(value);
+  } catch (error) {
+    throw new TypeError(`Expected \`exclude\` to be a valid regular expression, got ${show(value)}`, { cause: error });
+  }
+}
+
+function userAgent(value: unknown): string {
+  if (value === undefined) return DEFAULT_OPTIONS.userAgent;
+  if (typeof value !== "string" || value.trim() === "" || /[\r\n\0]/.test(value)) {
+    throw new TypeError(`Expected \`userAgent\` to be a non-empty one-line string, got ${show(value)}`);
+  }
+  return value;
+}
+
+function callback(value: unknown): ((record: FetchStatistic) => void) | null {
+  if (value === undefined) return null;
+  if (typeof value !== "function") throw new TypeError(`Expected \`onRecord\` to be a function, got ${show(value)}`);
+  return value as (record: FetchStatistic) => void; // checked just above: typeof is "function"
+}
+
+function abortSignal(value: unknown): AbortSignal | null {
+  if (value === undefined) return null;
+  if (!(value instanceof AbortSignal)) throw new TypeError(`Expected \`signal\` to be an AbortSignal, got ${show(value)}`);
+  return value;
+}
