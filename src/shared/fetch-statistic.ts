@@ -114,3 +114,23 @@ export function redirectRecord(url: string, status: number, nextUrl: string): Fe
     numNewUrls: 0,
   };
 }
+
+/** The record for an ordinary response: what was read, and how many links it gave. */
+export function pageRecord(
+  url: string,
+  page: { status: number; size: number; contentType: string | null; encoding: string | null },
+  numUrls: number,
+  numNewUrls: number,
+): FetchStatistic {
+  return {
+    url,
+    nextUrl: null,
+    status: page.status,
+    error: null,
+    size: page.size,
+    contentType: page.contentType,
+    encoding: page.encoding,
+    numUrls,
+    numNewUrls,
+  };
+}
