@@ -5,6 +5,7 @@
  * @module
  */
 import type { FetchStatistic } from "./fetch-statistic.js";
+import type { TraceEvent } from "./trace.js";
 
 /** Options every stage's `crawl()` and `Crawler` accept. All are optional. */
 export interface CrawlOptions {
@@ -33,6 +34,8 @@ export interface CrawlOptions {
   onRecord?: (record: FetchStatistic) => void;
   /** Aborting it stops the crawl: no new URLs, fetches in flight cancelled, partial result. */
   signal?: AbortSignal;
+  /** Called with every {@link TraceEvent} the stage emits; off (and free) when absent. */
+  trace?: (event: TraceEvent) => void;
 }
 
 /** The options in force during a crawl: every field filled in. */
@@ -49,6 +52,7 @@ export interface ResolvedCrawlOptions {
   userAgent: string;
   onRecord: ((record: FetchStatistic) => void) | null;
   signal: AbortSignal | null;
+  trace: ((event: TraceEvent) => void) | null;
 }
 
 /** The package version, sent in the default User-Agent. */
@@ -67,6 +71,7 @@ export const DEFAULT_OPTIONS: Readonly<ResolvedCrawlOptions> = Object.freeze({
   userAgent: `coroutine-crawler/${VERSION}`,
   onRecord: null,
   signal: null,
+  trace: null,
 });
 
 const KNOWN = new Set<string>(Object.keys(DEFAULT_OPTIONS));
@@ -94,7 +99,8 @@ export function resolveOptions(options: CrawlOptions = {}): ResolvedCrawlOptions
     maxPages: integer("maxPages", options.maxPages, 1, DEFAULT_OPTIONS.maxPages, true),
     maxBodyBytes: integer("maxBodyBytes", options.maxBodyBytes, 1, DEFAULT_OPTIONS.maxBodyBytes),
     userAgent: userAgent(options.userAgent),
-    onRecord: callback(options.onRecord),
+    onRecord: callback("onRecord", options.onRecord),
+    trace: callback("trace", options.trace),
     signal: abortSignal(options.signal),
   };
 }
@@ -160,10 +166,10 @@ function userAgent(value: unknown): string {
   return value;
 }
 
-function callback(value: unknown): ((record: FetchStatistic) => void) | null {
+function callback<F>(name: string, value: F | undefined): F | null {
   if (value === undefined) return null;
-  if (typeof value !== "function") throw new TypeError(`Expected \`onRecord\` to be a function, got ${show(value)}`);
-  return value as (record: FetchStatistic) => void; // checked just above: typeof is "function"
+  if (typeof value !== "function") throw new TypeError(`Expected \`${name}\` to be a function, got ${show(value)}`);
+  return value;
 }
 
 function abortSignal(value: unknown): AbortSignal | null {

@@ -1,0 +1,169 @@
+/**
+ * Trace events: what a crawl reports about its own waiting, when
+ * `CrawlOptions.trace` is given. Each stage speaks its own vocabulary
+ * (stage 1 selects and dispatches, stage 2 steps Tasks, stage 3's workers take
+ * and await); the fetch events are common to all three, so one timeline can
+ * draw any stage.
+ *
+ * Every event has `t`, milliseconds since the crawl started, read from the
+ * monotonic clock (`performance.now()`), and `stage`.
+ *
+ * @module
+ */
+
+/** Which stage emitted an event. */
+export type StageName = "callbacks" | "generators" | "asyncawait";
+
+/** Fields every trace event has. */
+export interface TraceBase {
+  /** Milliseconds since the crawl started (monotonic clock). */
+  t: number;
+  /** The stage that emitted the event. */
+  stage: StageName;
+}
+
+/** The queue's counters at the moment of a fetch event. */
+export interface QueueCounters {
+  /** URLs waiting in the queue (or, in stage 1, waiting for a free slot). */
+  queued: number;
+  /** URLs queued or in flight: the joinable queue's unfinished count. */
+  unfinished: number;
+  /** Fetches in flight. */
+  inFlight: number;
+}
+
+/** An attempt at a URL starts, in worker or slot `slot`. */
+export interface FetchStartEvent extends TraceBase, QueueCounters {
+  type: "fetch-start";
+  url: string;
+  slot: number;
+  attempt: number;
+}
+
+/** The attempt's connection is ready (stage 3: the request got a socket). */
+export interface ConnectEvent extends TraceBase {
+  type: "connect";
+  url: string;
+  slot: number;
+}
+
+/** The request's bytes were handed to the socket. */
+export interface SendEvent extends TraceBase {
+  type: "send";
+  url: string;
+  slot: number;
+}
+
+/** The first byte of the response arrived. */
+export interface FirstByteEvent extends TraceBase {
+  type: "first-byte";
+  url: string;
+  slot: number;
+}
+
+/** A chunk of the response was read. */
+export interface ReadEvent extends TraceBase {
+  type: "read";
+  url: string;
+  slot: number;
+  bytes: number;
+}
+
+/** The attempt ended: a response (`status`) or an error name. */
+export interface FetchEndEvent extends TraceBase, QueueCounters {
+  type: "fetch-end";
+  url: string;
+  slot: number;
+  attempt: number;
+  status: number | null;
+  error: string | null;
+}
+
+/** Stage 1: the selector reported `ready` keys. */
+export interface SelectEvent extends TraceBase {
+  type: "select";
+  ready: number;
+}
+
+/** Stage 1: the loop calls a registered callback. */
+export interface DispatchEvent extends TraceBase {
+  type: "dispatch";
+  callback: string;
+  url: string | null;
+  socket: number;
+}
+
+/** Stage 1 (and stage 2's loop): a timer callback runs. */
+export interface TimerEvent extends TraceBase {
+  type: "timer";
+  callback: string;
+}
+
+/** Stage 2: a Task resumed its coroutine, which yielded `yielded` (null when it finished). */
+export interface StepEvent extends TraceBase {
+  type: "step";
+  task: number;
+  coroutine: string;
+  yielded: string | null;
+}
+
+/** Stage 2: a Future got its result or exception. */
+export interface ResolveEvent extends TraceBase {
+  type: "resolve";
+  future: number;
+  label: string;
+}
+
+/** Stage 2: a Task was cancelled. */
+export interface CancelEvent extends TraceBase {
+  type: "cancel";
+  task: number;
+}
+
+/** Stage 3: worker `worker` took `url` from the queue. */
+export interface TakeEvent extends TraceBase {
+  type: "take";
+  worker: number;
+  url: string;
+}
+
+/** Stage 3: worker `worker` suspends at an `await` on `what`. */
+export interface AwaitEvent extends TraceBase {
+  type: "await";
+  worker: number;
+  url: string;
+  what: string;
+}
+
+/** Stage 3: worker `worker` resumes after its `await`. */
+export interface ResumeEvent extends TraceBase {
+  type: "resume";
+  worker: number;
+  url: string;
+}
+
+/** Stage 3: worker `worker` finished `url` (called `taskDone()`). */
+export interface DoneEvent extends TraceBase {
+  type: "done";
+  worker: number;
+  url: string;
+}
+
+/** Any trace event: discriminate on `type`. */
+export type TraceEvent =
+  | FetchStartEvent
+  | ConnectEvent
+  | SendEvent
+  | FirstByteEvent
+  | ReadEvent
+  | FetchEndEvent
+  | SelectEvent
+  | DispatchEvent
+  | TimerEvent
+  | StepEvent
+  | ResolveEvent
+  | CancelEvent
+  | TakeEvent
+  | AwaitEvent
+  | ResumeEvent
+  | DoneEvent;
