@@ -1,0 +1,166 @@
+/**
+ * The text report of a crawl, after the chapter's `reporting.py`.
+ *
+ * @module
+ */
+import { FETCH_ERRORS } from "./fetch-statistic.js";
+import type { CrawlResult, FetchError, FetchStatistic } from "./fetch-statistic.js";
+
+/** What {@link report} prints besides the counters and the summary. */
+export interface ReportOptions {
+  /** Print only the error lines among the per-URL lines. */
+  quiet?: boolean;
+  /** Also print the options in force and when the crawl started and finished. */
+  verbose?: boolean;
+}
+
+/** Counts kept while the per-URL lines are written (the chapter's `Stats`). */
+interface Counters {
+  htmlPages: number;
+  otherPages: number;
+  redirects: number;
+  statuses: Map<number, number>;
+  errors: Map<FetchError, number>;
+  bytes: number;
+}
+
+/**
+ * Renders a crawl result as text, one line per URL (sorted by URL), then the
+ * counters, then the chapter's summary lines. A pure function: it returns the
+ * text and prints nothing.
+ *
+ * Per-URL lines, by kind of record:
+ * - page: `url status contentType encoding size numNewUrls/numUrls` (`-` for a null field);
+ * - redirect: `url status -> nextUrl`;
+ * - error: `url error ErrorName`.
+ *
+ * Counters (right-aligned in ten columns like the chapter's, only those that
+ * are not zero): `html pages` and `other pages` (status 200, `text/html` or
+ * not), `redirects`, `status N` for each other status, each error name in
+ * {@link FETCH_ERRORS} order, and always `bytes` (the sum of `size`). Then
+ * `Finished N urls in S secs (max_tasks=T) (R urls/sec/task)`, `Todo: N`
+ * and `Done: N`.
+ *
+ * `quiet` keeps only the error lines among the per-URL lines. `verbose` adds a
+ * block after the header with the options in force and the start and finish
+ * times (ISO 8601, UTC); the two combine.
+ *
+ * @remarks The chapter counts a non-200 `text/html` page as `html`, and a
+ * non-200 page of any other type as `error` plus `status_N`; here every
+ * non-200, non-redirect response counts as `status N` and `error` only counts
+ * failed fetches, by name. The chapter's `Date:` line (the local time of the
+ * report) is left out so the same result always gives the same text;
+ * `verbose` shows the crawl's own timestamps instead.
+ * @see The chapter's `reporting.py`: `report`, `url_report` and `Stats`
+ * @example
+ * ```ts
+ * const result = await crawl("xkcd.com");
+ * console.log(report(result, { quiet: true }));
+ * ```
+ */
+export function report(result: CrawlResult, options: ReportOptions = {}): string {
+  const lines: string[] = ["*** Report ***"];
+  if (options.verbose === true) lines.push(...settingsLines(result));
+
+  const counters: Counters = {
+    htmlPages: 0,
+    otherPages: 0,
+    redirects: 0,
+    statuses: new Map(),
+    errors: new Map(),
+    bytes: 0,
+  };
+  const records = [...result.records].sort(byUrl);
+  for (const record of records) {
+    count(record, counters);
+    if (options.quiet !== true || record.error !== null) lines.push(urlLine(record));
+  }
+
+  lines.push(...counterLines(counters));
+  lines.push(summaryLine(result), `Todo: ${result.todo}`, `Done: ${result.records.length}`);
+  return lines.join("\n") + "\n";
+}
+
+function byUrl(a: FetchStatistic, b: FetchStatistic): number {
+  if (a.url === b.url) return 0;
+  return a.url < b.url ? -1 : 1;
+}
+
+/** The line for one record (the chapter's `url_report`). */
+function urlLine(record: FetchStatistic): string {
+  if (record.error !== null) return `${record.url} error ${record.error}`;
+  if (record.nextUrl !== null) return `${record.url} ${shown(record.status)} -> ${record.nextUrl}`;
+  return [
+    record.url,
+    shown(record.status),
+    shown(record.contentType),
+    shown(record.encoding),
+    record.size,
+    `${record.numNewUrls}/${record.numUrls}`,
+  ].join(" ");
+}
+
+function shown(value: string | number | null): string {
+  return value === null ? "-" : String(value);
+}
+
+function count(record: FetchStatistic, counters: Counters): void {
+  counters.bytes += record.size;
+  if (record.error !== null) {
+    counters.errors.set(record.error, (counters.errors.get(record.error) ?? 0) + 1);
+  } else if (record.nextUrl !== null) {
+    counters.redirects += 1;
+  } else if (record.status === 200) {
+    if (record.contentType === "text/html") counters.htmlPages += 1;
+    else counters.otherPages += 1;
+  } else if (record.status !== null) {
+    counters.statuses.set(record.status, (counters.statuses.get(record.status) ?? 0) + 1);
+  }
+}
+
+function counterLines(counters: Counters): string[] {
+  const rows: Array<[number, string]> = [
+    [counters.htmlPages, "html pages"],
+    [counters.otherPages, "other pages"],
+    [counters.redirects, "redirects"],
+  ];
+  const statuses = [...counters.statuses.keys()].sort((a, b) => a - b);
+  for (const status of statuses) rows.push([counters.statuses.get(status) ?? 0, `status ${status}`]);
+  for (const name of FETCH_ERRORS) rows.push([counters.errors.get(name) ?? 0, name]);
+
+  const lines = rows.filter(([n]) => n !== 0).map(([n, label]) => counterLine(n, label));
+  lines.push(counterLine(counters.bytes, "bytes"));
+  return lines;
+}
+
+function counterLine(n: number, label: string): string {
+  return `${String(n).padStart(10)} ${label}`;
+}
+
+/** The chapter's `Finished … urls/sec/task` line, with its wording and precision. */
+function summaryLine(result: CrawlResult): string {
+  const done = result.records.length;
+  const seconds = Math.max(0, result.finishedAt - result.startedAt) / 1000;
+  const maxTasks = result.options.maxTasks;
+  const speed = seconds > 0 && maxTasks > 0 ? done / seconds / maxTasks : 0;
+  return `Finished ${done} urls in ${seconds.toFixed(3)} secs (max_tasks=${maxTasks}) (${speed.toFixed(3)} urls/sec/task)`;
+}
+
+/** The `verbose` block: the crawl's timestamps and the options in force. */
+function settingsLines(result: CrawlResult): string[] {
+  const settings = result.options;
+  const exclude = settings.exclude === null ? "-" : String(settings.exclude);
+  const maxPages = Number.isFinite(settings.maxPages) ? String(settings.maxPages) : "-";
+  return [
+    `Started: ${isoTime(result.startedAt)}`,
+    `Ended: ${isoTime(result.finishedAt)}`,
+    `Options: maxTasks=${settings.maxTasks} maxRedirect=${settings.maxRedirect} maxTries=${settings.maxTries}` +
+      ` strict=${settings.strict} exclude=${exclude} timeoutMs=${settings.timeoutMs} maxPages=${maxPages}` +
+      ` maxBodyBytes=${settings.maxBodyBytes} userAgent=${JSON.stringify(settings.userAgent)}`,
+  ];
+}
+
+function isoTime(ms: number): string {
+  const date = new Date(ms);
+  return Number.isNaN(date.getTime()) ? "-" : date.toISOString();
+}

@@ -1,0 +1,186 @@
+/**
+ * Which URLs a crawl may visit: root normalisation and the chapter's
+ * `url_allowed`/`host_okay` policy, on top of the WHATWG `URL` parser.
+ *
+ * @module
+ */
+
+/** Matches a scheme followed by `://`, as in `https://` or `HTTP://`. */
+const SCHEME_WITH_AUTHORITY = /^[a-z][a-z\d+.-]*:\/\//i;
+
+/** Matches a scheme without `//` (`mailto:`, `javascript:`), but not `host:port`. */
+const OPAQUE_SCHEME = /^[a-z][a-z\d+.-]*:(?!\d*(?:[/?#]|$))/i;
+
+/** A dotted-decimal IPv4 address, the only form WHATWG `URL` serialises one to. */
+const IPV4 = /^\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}$/;
+
+/**
+ * Turns a root as a user types it into the absolute URL the crawl starts from:
+ * `xkcd.com` → `http://xkcd.com/`, `//x.com/a` → `http://x.com/a`.
+ *
+ * A root without `://` gets `http://` in front, unless it names another
+ * scheme (`mailto:a@b`), which is then refused. `host:port` counts as a host,
+ * so `localhost:8080` becomes `http://localhost:8080/`. The result is
+ * serialised by WHATWG `URL` (host lowercased, IDNA host in punycode, path at
+ * least `/`) and loses its fragment.
+ *
+ * @remarks The chapter's `crawl.py` adds `http://` whenever `://` is missing,
+ * which would turn `mailto:a@b` into a URL with user `mailto` on host `b`.
+ * @see Chapter, "Coordinating Coroutines" (the `Crawler` takes its roots from `crawl.py`)
+ * @throws TypeError when the root is not a string, does not parse, or is not http(s):
+ * ``Expected `roots` to hold http(s) URLs, got "ftp://x"``.
+ */
+export function normalizeRoot(root: string): string {
+  if (typeof root !== "string") throw badRoot(root);
+  const trimmed = root.trim();
+  let absolute: string;
+  if (SCHEME_WITH_AUTHORITY.test(trimmed) || OPAQUE_SCHEME.test(trimmed)) absolute = trimmed;
+  else if (trimmed.startsWith("//")) absolute = `http:${trimmed}`;
+  else absolute = `http://${trimmed}`;
+  if (!isHttpUrl(absolute)) throw badRoot(root);
+  return defragment(absolute);
+}
+
+function badRoot(root: unknown): TypeError {
+  const shown = typeof root === "string" ? JSON.stringify(root) : String(root);
+  return new TypeError(`Expected \`roots\` to hold http(s) URLs, got ${shown}`);
+}
+
+/**
+ * Whether a string is an absolute `http:` or `https:` URL with a host.
+ * Never throws: a string that does not parse is simply not one.
+ */
+export function isHttpUrl(url: string): boolean {
+  return parseHttpUrl(url) !== null;
+}
+
+/** The parsed URL if `url` is absolute http(s), else null. */
+function parseHttpUrl(url: string): URL | null {
+  if (typeof url !== "string" || !URL.canParse(url)) return null;
+  const parsed = new URL(url);
+  if (parsed.protocol !== "http:" && parsed.protocol !== "https:") return null;
+  return parsed;
+}
+
+/**
+ * The URL without its fragment, serialised by WHATWG `URL`:
+ * `http://X.com/a#top` → `http://x.com/a`. A string that is not an absolute URL
+ * only loses everything from its first `#`.
+ *
+ * @remarks Python's `urllib.parse.urldefrag` only splits the string; here the
+ * result is also normalised, so two spellings of one URL compare equal in `seen`.
+ */
+export function defragment(url: string): string {
+  if (!URL.canParse(url)) {
+    const hash = url.indexOf("#");
+    return hash === -1 ? url : url.slice(0, hash);
+  }
+  const parsed = new URL(url);
+  parsed.hash = "";
+  return parsed.href;
+}
+
+/** Whether a WHATWG hostname is an IP literal: dotted IPv4, or IPv6 in brackets. */
+function isIpLiteral(host: string): boolean {
+  return host.startsWith("[") || IPV4.test(host);
+}
+
+/**
+ * What two host names must share to match: the name without one leading
+ * `www.` (strict), or its last two labels (lenient). One trailing dot (the DNS
+ * root, `example.com.`) is dropped first.
+ */
+function hostKey(host: string, strict: boolean): string {
+  const name = host.endsWith(".") ? host.slice(0, -1) : host;
+  if (strict) return name.startsWith("www.") ? name.slice(4) : name;
+  const lastDot = name.lastIndexOf(".");
+  const secondLastDot = lastDot === -1 ? -1 : name.lastIndexOf(".", lastDot - 1);
+  return name.slice(secondLastDot + 1);
+}
+
+/**
+ * Whether a link's host may be crawled, given the hosts of the roots.
+ *
+ * An exact match is always good. IP literals (`127.0.0.1`, `[::1]`) match
+ * only exactly. Otherwise, strict: equal once a leading `www.` is removed from
+ * both (`www.example.com` ~ `example.com`); lenient: the last two labels are
+ * equal (`a.example.com` ~ `b.example.com`). Ports are not compared.
+ *
+ * `host` and `rootDomains` are WHATWG hostnames (`URL#hostname`): lowercase,
+ * punycode, IPv6 in brackets.
+ *
+ * @remarks The chapter's `lenient_host` joins the last two labels without a
+ * dot (`example.com` → `examplecom`), so `examplec.om` matched too; here the
+ * labels are compared as labels. Like the chapter, lenient mode knows nothing
+ * of public suffixes: a root on `example.co.uk` allows every `*.co.uk`.
+ * @see The chapter's `crawling.py`: `host_okay`, `_host_okay_strictish`, `_host_okay_lenient`
+ */
+export function hostIsAllowed(host: string, rootDomains: ReadonlySet<string>, strict: boolean): boolean {
+  if (rootDomains.has(host)) return true;
+  if (isIpLiteral(host)) return false;
+  const key = hostKey(host, strict);
+  for (const root of rootDomains) {
+    if (!isIpLiteral(root) && hostKey(root, strict) === key) return true;
+  }
+  return false;
+}
+
+/**
+ * The crawl's URL policy: the normalised roots, the hosts they allow, and the
+ * chapter's `url_allowed` for any link.
+ *
+ * Built once per crawl from the roots and the `strict` and `exclude` options;
+ * every stage asks it the same question about every link and redirect target.
+ *
+ * @remarks Roots are always crawled, even when `exclude` matches them: the
+ * policy filters links, the crawler queues the roots.
+ * @see The chapter's `crawling.py`: `Crawler.__init__` (root_domains) and `url_allowed`
+ */
+export class UrlPolicy {
+  /** The roots, normalised by {@link normalizeRoot}, duplicates removed, in the order given. */
+  readonly roots: readonly string[];
+  /** The hostnames of the roots (the chapter's `root_domains`). */
+  readonly rootDomains: ReadonlySet<string>;
+  /** True: hosts must match modulo a leading `www.`; false: by their last two labels. */
+  readonly strict: boolean;
+  /** URLs this matches (anywhere in the string) are not allowed. */
+  readonly exclude: RegExp | null;
+
+  /**
+   * @param roots - Where the crawl starts; each is normalised by {@link normalizeRoot}.
+   * @param options - `strict` and `exclude` as resolved by `resolveOptions`.
+   * @throws TypeError when `roots` is empty or holds a root that is not an http(s) URL.
+   */
+  constructor(roots: readonly string[], options: { strict: boolean; exclude: RegExp | null }) {
+    if (!Array.isArray(roots) || roots.length === 0) {
+      const shown = Array.isArray(roots) ? "an empty list" : String(roots);
+      throw new TypeError(`Expected \`roots\` to hold at least one http(s) URL, got ${shown}`);
+    }
+    this.roots = [...new Set(roots.map(normalizeRoot))];
+    this.rootDomains = new Set(this.roots.map(hostnameOf));
+    this.strict = options.strict;
+    this.exclude = withoutState(options.exclude);
+  }
+
+  /**
+   * Whether a URL may be crawled: its scheme is http(s), its host is allowed
+   * by {@link hostIsAllowed}, and `exclude` does not match the string.
+   * Never throws: a string that is not an absolute URL is not allowed.
+   */
+  urlAllowed(url: string): boolean {
+    const parsed = parseHttpUrl(url);
+    if (parsed === null) return false;
+    if (!hostIsAllowed(parsed.hostname, this.rootDomains, this.strict)) return false;
+    return this.exclude === null || !this.exclude.test(url);
+  }
+}
+
+/** The pattern without the g and y flags, so `test()` keeps no `lastIndex` between URLs. */
+function withoutState(pattern: RegExp | null): RegExp | null {
+  if (pattern === null || !(pattern.global || pattern.sticky)) return pattern;
+  return new RegExp(pattern.source, pattern.flags.replace(/[gy]/g, ""));
+}
+
+function hostnameOf(url: string): string {
+  return new URL(url).hostname;
+}
