@@ -1,0 +1,190 @@
+import { describe, expect, it } from "vitest";
+import { defragment, hostIsAllowed, isHttpUrl, normalizeRoot, UrlPolicy } from "../../src/shared/urls.js";
+
+describe("normalizeRoot", () => {
+  it("adds http:// to a root without a scheme", () => {
+    expect(normalizeRoot("xkcd.com")).toBe("http://xkcd.com/");
+    expect(normalizeRoot("xkcd.com/353/")).toBe("http://xkcd.com/353/");
+  });
+
+  it("treats host:port as a host, not a scheme", () => {
+    expect(normalizeRoot("localhost:8080")).toBe("http://localhost:8080/");
+    expect(normalizeRoot("127.0.0.1:3000/a?b=c")).toBe("http://127.0.0.1:3000/a?b=c");
+  });
+
+  it("adds http: to a scheme-relative root", () => {
+    expect(normalizeRoot("//x.com/a")).toBe("http://x.com/a");
+  });
+
+  it("keeps an https root and normalises its spelling", () => {
+    expect(normalizeRoot("HTTPS://Example.COM:443")).toBe("https://example.com/");
+    expect(normalizeRoot("  http://example.com/a  ")).toBe("http://example.com/a");
+  });
+
+  it("drops the fragment", () => {
+    expect(normalizeRoot("http://example.com/a#top")).toBe("http://example.com/a");
+  });
+
+  it("encodes an internationalised host as punycode", () => {
+    expect(normalizeRoot("bücher.de")).toBe("http://xn--bcher-kva.de/");
+  });
+
+  it("throws a TypeError naming the root for a non-http scheme", () => {
+    expect(() => normalizeRoot("ftp://x")).toThrow(
+      new TypeError('Expected `roots` to hold http(s) URLs, got "ftp://x"'),
+    );
+    expect(() => normalizeRoot("mailto:a@b.com")).toThrow(TypeError);
+    expect(() => normalizeRoot("javascript:alert(1)")).toThrow(TypeError);
+  });
+
+  it("throws a TypeError for a root that does not parse", () => {
+    expect(() => normalizeRoot("")).toThrow(/got ""/);
+    expect(() => normalizeRoot("http://")).toThrow(TypeError);
+    expect(() => normalizeRoot("exa mple.com")).toThrow(TypeError);
+    expect(() => normalizeRoot("http://[::1")).toThrow(TypeError);
+  });
+
+  it("throws a TypeError for a root that is not a string", () => {
+    expect(() => normalizeRoot(42 as unknown as string)).toThrow(/got 42/);
+  });
+});
+
+describe("isHttpUrl", () => {
+  it("accepts absolute http and https URLs", () => {
+    expect(isHttpUrl("http://example.com/")).toBe(true);
+    expect(isHttpUrl("https://[::1]:8443/x")).toBe(true);
+  });
+
+  it("refuses other schemes, relative URLs and garbage", () => {
+    for (const url of ["ftp://example.com/", "mailto:a@b", "/relative", "example.com", "", "http://", "javascript:x"]) {
+      expect(isHttpUrl(url), url).toBe(false);
+    }
+  });
+});
+
+describe("defragment", () => {
+  it("removes the fragment and normalises the URL", () => {
+    expect(defragment("HTTP://X.com/a#top")).toBe("http://x.com/a");
+    expect(defragment("http://x.com/a?q=1#")).toBe("http://x.com/a?q=1");
+  });
+
+  it("leaves a URL without fragment as it is", () => {
+    expect(defragment("http://x.com/a?q=1")).toBe("http://x.com/a?q=1");
+  });
+
+  it("cuts a string that is not a URL at its first #", () => {
+    expect(defragment("/a/b#c#d")).toBe("/a/b");
+    expect(defragment("no fragment")).toBe("no fragment");
+  });
+});
+
+describe("hostIsAllowed", () => {
+  const roots = new Set(["example.com", "www.other.org", "127.0.0.1", "[::1]"]);
+
+  it("accepts a host equal to a root host", () => {
+    expect(hostIsAllowed("example.com", roots, true)).toBe(true);
+    expect(hostIsAllowed("www.other.org", roots, false)).toBe(true);
+  });
+
+  it("matches modulo a leading www. on either side when strict", () => {
+    expect(hostIsAllowed("www.example.com", roots, true)).toBe(true);
+    expect(hostIsAllowed("other.org", roots, true)).toBe(true);
+  });
+
+  it("refuses other subdomains when strict", () => {
+    expect(hostIsAllowed("blog.example.com", roots, true)).toBe(false);
+    expect(hostIsAllowed("www.www.example.com", roots, true)).toBe(false);
+    expect(hostIsAllowed("example.org", roots, true)).toBe(false);
+  });
+
+  it("compares the last two labels when lenient", () => {
+    expect(hostIsAllowed("blog.example.com", roots, false)).toBe(true);
+    expect(hostIsAllowed("a.b.other.org", roots, false)).toBe(true);
+    expect(hostIsAllowed("example.net", roots, false)).toBe(false);
+  });
+
+  it("compares labels, not the labels joined without a dot", () => {
+    // The chapter's lenient_host gave "examplecom" for both.
+    expect(hostIsAllowed("examplec.om", roots, false)).toBe(false);
+  });
+
+  it("ignores one trailing dot", () => {
+    expect(hostIsAllowed("example.com.", roots, true)).toBe(true);
+    expect(hostIsAllowed("sub.example.com.", roots, false)).toBe(true);
+  });
+
+  it("matches IP literals only exactly, in both modes", () => {
+    for (const strict of [true, false]) {
+      expect(hostIsAllowed("127.0.0.1", roots, strict)).toBe(true);
+      expect(hostIsAllowed("[::1]", roots, strict)).toBe(true);
+      expect(hostIsAllowed("10.0.0.1", roots, strict)).toBe(false);
+      expect(hostIsAllowed("192.168.0.1", new Set(["10.168.0.1"]), strict)).toBe(false);
+      expect(hostIsAllowed("[::2]", roots, strict)).toBe(false);
+    }
+  });
+
+  it("does not let a name match an IP root by its last labels", () => {
+    expect(hostIsAllowed("www.0.1", new Set(["127.0.0.1"]), false)).toBe(false);
+  });
+
+  it("matches a single-label host such as localhost", () => {
+    expect(hostIsAllowed("localhost", new Set(["localhost"]), false)).toBe(true);
+    expect(hostIsAllowed("www.localhost", new Set(["localhost"]), true)).toBe(true);
+    expect(hostIsAllowed("otherhost", new Set(["localhost"]), false)).toBe(false);
+  });
+});
+
+describe("UrlPolicy", () => {
+  const strict = { strict: true, exclude: null };
+
+  it("normalises the roots and removes duplicates, keeping order", () => {
+    const policy = new UrlPolicy(["b.com", "http://a.com/", "http://b.com/#x", "a.com"], strict);
+    expect(policy.roots).toEqual(["http://b.com/", "http://a.com/"]);
+  });
+
+  it("collects the hosts of the roots as rootDomains", () => {
+    const policy = new UrlPolicy(["http://Example.com:8080/a", "https://[::1]:9/", "127.0.0.1:80"], strict);
+    expect([...policy.rootDomains]).toEqual(["example.com", "[::1]", "127.0.0.1"]);
+  });
+
+  it("throws a TypeError for a bad root or no roots", () => {
+    expect(() => new UrlPolicy(["ftp://x"], strict)).toThrow(/`roots`.*"ftp:\/\/x"/);
+    expect(() => new UrlPolicy([], strict)).toThrow(TypeError);
+  });
+
+  it("allows http and https links to a root host", () => {
+    const policy = new UrlPolicy(["example.com"], strict);
+    expect(policy.urlAllowed("http://example.com/a")).toBe(true);
+    expect(policy.urlAllowed("https://www.example.com/b?c")).toBe(true);
+  });
+
+  it("does not compare ports", () => {
+    const policy = new UrlPolicy(["http://127.0.0.1:8080/"], strict);
+    expect(policy.urlAllowed("http://127.0.0.1:9090/x")).toBe(true);
+  });
+
+  it("refuses other schemes, other hosts and strings that are not URLs", () => {
+    const policy = new UrlPolicy(["example.com"], strict);
+    const refused = ["ftp://example.com/", "mailto:me@example.com", "http://example.org/", "/a", "", "http://[oops/"];
+    for (const url of refused) expect(policy.urlAllowed(url), url).toBe(false);
+  });
+
+  it("applies the host policy chosen by strict", () => {
+    const lenient = new UrlPolicy(["example.com"], { strict: false, exclude: null });
+    expect(lenient.urlAllowed("http://a.example.com/")).toBe(true);
+    expect(new UrlPolicy(["example.com"], strict).urlAllowed("http://a.example.com/")).toBe(false);
+  });
+
+  it("refuses URLs that exclude matches anywhere in the string", () => {
+    const policy = new UrlPolicy(["example.com"], { strict: true, exclude: /\.pdf$|private/ });
+    expect(policy.urlAllowed("http://example.com/a.pdf")).toBe(false);
+    expect(policy.urlAllowed("http://example.com/x/private/y")).toBe(false);
+    expect(policy.urlAllowed("http://example.com/a.html")).toBe(true);
+  });
+
+  it("gives the same answer every time for a global exclude pattern", () => {
+    const policy = new UrlPolicy(["example.com"], { strict: true, exclude: /skip/g });
+    const answers = [1, 2, 3].map(() => policy.urlAllowed("http://example.com/skip"));
+    expect(answers).toEqual([false, false, false]);
+  });
+});
