@@ -1,0 +1,328 @@
+/**
+ * The stand-in for Python's `selectors` module: a {@link Selector} that says
+ * which sockets are ready, and the non-blocking socket calls the stages make
+ * on them ({@link connect}, {@link send}, {@link recv}).
+ *
+ * @module
+ */
+import net from "node:net";
+import type { Socket } from "node:net";
+import tls from "node:tls";
+import { InvalidStateError } from "./errors.js";
+
+/** Interest in reading: the socket has bytes, an end of stream, or an error to report. */
+export const EVENT_READ = 1;
+/** Interest in writing: the socket is connected and its send buffer has room, or it failed. */
+export const EVENT_WRITE = 2;
+
+/**
+ * What a {@link Selector} knows about one registered socket: the events it
+ * waits for and the data the registrant attached (a callback in stage 1, a
+ * Future in stage 2), like Python's `SelectorKey`.
+ *
+ * @remarks Python's key also has `fileobj` and `fd`; Node exposes no public
+ * file descriptors, so the socket itself is the key.
+ */
+export interface SelectorKey<T = unknown> {
+  /** The registered socket (a `tls.TLSSocket` is a `net.Socket` too). */
+  readonly socket: Socket;
+  /** The events waited for: a mask of {@link EVENT_READ} and {@link EVENT_WRITE}. */
+  events: number;
+  /** Whatever the registrant attached; `select` hands it back. */
+  data: T;
+}
+
+/**
+ * Reports which registered sockets are ready to read or write, without ever
+ * blocking: the selector of the chapter's event loops.
+ *
+ * JavaScript cannot block its thread, so there is no `select(2)` to call.
+ * libuv's epoll (kqueue, IOCP) is the real selector underneath Node, and it
+ * reports readiness as socket events. This class turns those events back into
+ * readiness: `connect`/`secureConnect` and `drain` make a socket writable;
+ * `readable` and `end` make it readable; `error` makes it both, as a failed
+ * connect does in Python. An event only marks the socket as a candidate; at
+ * `select()` the socket's state is read again (`readableLength`,
+ * `readableEnded`, `errored`, `connecting`, `writableNeedDrain`), so the
+ * answer is about now, not about the event.
+ *
+ * Level-triggered, like `selectors.DefaultSelector`: a socket stays ready,
+ * and is reported at every `select()`, while it has unread bytes, has reached
+ * its end of stream, or has failed (READ), or is connected with room in its
+ * send buffer, or has failed (WRITE). Only sockets that had an event (or were
+ * just registered) are looked at, so a `select()` costs the number of active
+ * sockets, not of registered ones.
+ *
+ * Because nothing can block, a loop that found nothing ready must sleep in
+ * Node's own event loop: {@link Selector.setWakeup} gives the selector a
+ * function to call when a registered socket may have become ready.
+ *
+ * @remarks Python's `select(timeout)` blocks up to `timeout` and returns a
+ * list; ours returns at once and hands each `(key, events)` pair to a
+ * callback. Python raises `KeyError` for a socket registered twice or not
+ * registered; JavaScript has no `KeyError`, so these throw
+ * {@link InvalidStateError}; bad event masks throw `TypeError`/`RangeError`
+ * where Python raises `ValueError`.
+ * @see Chapter, "The Traditional Approach: Callbacks"; Python `selectors.DefaultSelector` (Lib/selectors.py)
+ */
+export class Selector<T = unknown> {
+  private readonly registered = new Map<Socket, SelectorKey<T>>();
+  /** Sockets that had an event since they were last found not ready. */
+  private readonly candidates = new Set<Socket>();
+  /** Sockets this selector listens to; the listeners stay for the socket's life. */
+  private readonly hooked = new WeakSet<Socket>();
+  private readonly socketMayBeReady: (this: Socket) => void;
+  private wakeup: (() => void) | null = null;
+  /** True once the wakeup function was called since the last `select()`: calls are coalesced. */
+  private wakeupCalled = false;
+  private closed = false;
+
+  constructor() {
+    // One listener for every readiness event of every socket; `this` is the socket.
+    const selector = this;
+    this.socketMayBeReady = function socketMayBeReady(this: Socket): void {
+      selector.markCandidate(this);
+    };
+  }
+
+  /** How many sockets are registered. */
+  get size(): number {
+    return this.registered.size;
+  }
+
+  /** The registered keys (Python's `get_map().values()`). */
+  keys(): IterableIterator<SelectorKey<T>> {
+    return this.registered.values();
+  }
+
+  /**
+   * Starts watching `socket` for `events`; `select` will hand back `data`.
+   *
+   * @throws InvalidStateError if the socket is already registered or the selector is closed.
+   * @throws TypeError / RangeError if `events` is not a non-empty mask of EVENT_READ | EVENT_WRITE.
+   */
+  register(socket: Socket, events: number, data: T): SelectorKey<T> {
+    this.checkOpen();
+    checkEvents(events);
+    if (this.registered.has(socket)) {
+      throw new InvalidStateError(`${describe(socket)} is already registered; use modify() to change its events`);
+    }
+    if (!this.hooked.has(socket)) {
+      for (const event of READINESS_EVENTS) socket.on(event, this.socketMayBeReady);
+      this.hooked.add(socket);
+    }
+    const key: SelectorKey<T> = { socket, events, data };
+    this.registered.set(socket, key);
+    this.markCandidate(socket); // It may be ready already: level-triggered.
+    return key;
+  }
+
+  /**
+   * Stops watching `socket` and returns its key. Unregister a socket before
+   * closing it, as Python requires.
+   *
+   * @throws InvalidStateError if the socket is not registered.
+   */
+  unregister(socket: Socket): SelectorKey<T> {
+    const key = this.registered.get(socket);
+    if (key === undefined) throw new InvalidStateError(`${describe(socket)} is not registered`);
+    this.registered.delete(socket);
+    this.candidates.delete(socket);
+    return key;
+  }
+
+  /**
+   * Changes the events and data of a registered socket (Python's `modify`).
+   *
+   * @throws InvalidStateError if the socket is not registered.
+   * @throws TypeError / RangeError for a bad event mask.
+   */
+  modify(socket: Socket, events: number, data: T): SelectorKey<T> {
+    checkEvents(events);
+    const key = this.registered.get(socket);
+    if (key === undefined) throw new InvalidStateError(`${describe(socket)} is not registered`);
+    key.events = events;
+    key.data = data;
+    this.markCandidate(socket);
+    return key;
+  }
+
+  /** The key of a registered socket, or undefined (Python's `get_key` raises `KeyError` instead). */
+  getKey(socket: Socket): SelectorKey<T> | undefined {
+    return this.registered.get(socket);
+  }
+
+  /**
+   * Sets the function called when a registered socket may have become ready.
+   * It is called at most once between two `select()` calls, from inside a
+   * socket event or a `register`/`modify`, so it must only schedule the
+   * loop's next iteration, never run it.
+   */
+  setWakeup(wakeup: (() => void) | null): void {
+    this.wakeup = wakeup;
+  }
+
+  /**
+   * Hands every ready `(key, events)` pair to `onReady` and returns how many
+   * there were; `events` is the ready subset of the key's events. Never
+   * blocks: with nothing ready it returns 0 at once.
+   *
+   * The pairs are collected first, then handed over. A key unregistered by an
+   * earlier callback of the same call is skipped; a key modified by one is
+   * handed only the ready events it still waits for.
+   */
+  select(onReady: (key: SelectorKey<T>, events: number) => void): number {
+    this.checkOpen();
+    this.wakeupCalled = false;
+    const ready: Array<[SelectorKey<T>, number]> = [];
+    for (const socket of this.candidates) {
+      const key = this.registered.get(socket);
+      const events = key === undefined ? 0 : readiness(socket) & key.events;
+      if (key === undefined || events === 0) {
+        this.candidates.delete(socket);
+        // Node emits 'end' only once a reader asks for more: ask, so a pending end becomes an event.
+        if (key !== undefined && key.events & EVENT_READ) socket.read(0);
+      } else {
+        ready.push([key, events]);
+      }
+    }
+    for (const [key, events] of ready) {
+      const stillWanted = key.events & events;
+      if (this.registered.get(key.socket) === key && stillWanted !== 0) onReady(key, stillWanted);
+    }
+    return ready.length;
+  }
+
+  /** Unregisters every socket; the selector cannot be used again. Closing the sockets is their owner's job. */
+  close(): void {
+    this.registered.clear();
+    this.candidates.clear();
+    this.wakeup = null;
+    this.closed = true;
+  }
+
+  private markCandidate(socket: Socket): void {
+    if (!this.registered.has(socket)) return;
+    this.candidates.add(socket);
+    if (!this.wakeupCalled && this.wakeup !== null) {
+      this.wakeupCalled = true;
+      this.wakeup();
+    }
+  }
+
+  private checkOpen(): void {
+    if (this.closed) throw new InvalidStateError("Selector is closed");
+  }
+}
+
+/** The socket events after which readiness may have changed. */
+const READINESS_EVENTS = ["connect", "secureConnect", "drain", "readable", "end", "error", "close"] as const;
+
+/** TLS sockets whose handshake has not finished: not writable yet. */
+const handshaking = new WeakSet<Socket>();
+
+/** The events `socket` is ready for right now. */
+function readiness(socket: Socket): number {
+  if (socket.errored !== null || (socket.destroyed && !socket.readableEnded)) return EVENT_READ | EVENT_WRITE;
+  let events = 0;
+  if (socket.readableLength > 0 || socket.readableEnded) events |= EVENT_READ;
+  if (!socket.connecting && !handshaking.has(socket) && !socket.writableNeedDrain) events |= EVENT_WRITE;
+  return events;
+}
+
+function checkEvents(events: number): void {
+  if (typeof events !== "number" || !Number.isInteger(events)) {
+    throw new TypeError(`Expected events to be an integer mask of EVENT_READ | EVENT_WRITE, got ${String(events)}`);
+  }
+  if (events <= 0 || (events & ~(EVENT_READ | EVENT_WRITE)) !== 0) {
+    throw new RangeError(`Invalid events: ${events}; expected EVENT_READ, EVENT_WRITE or both`);
+  }
+}
+
+function describe(socket: Socket): string {
+  const peer = socket.remoteAddress === undefined ? "unconnected" : `${socket.remoteAddress}:${socket.remotePort}`;
+  return `Socket (${peer})`;
+}
+
+/**
+ * Opens a TCP connection to the URL's host and port (TLS with SNI for
+ * `https:`) and returns the socket at once, still connecting: wait for
+ * {@link EVENT_WRITE} before sending.
+ *
+ * The socket stays in paused mode, so bytes wait in its buffer until
+ * {@link recv} takes them, as they wait in the kernel for Python's `recv`.
+ * An `error` listener is attached at creation, so a failure never escapes as
+ * an unhandled `'error'` event: it is kept on the socket (`socket.errored`),
+ * makes the socket ready, and is thrown by the next `recv` or `send`.
+ * Nagle's algorithm is off (`setNoDelay`). A plain TCP socket is half-open
+ * like a Python socket: the peer's end of stream does not close our side; the
+ * owner closes it with `destroy()`. (`tls.connect` has no `allowHalfOpen`, so a
+ * TLS socket closes itself once its end of stream has been read.)
+ *
+ * @remarks Python's non-blocking `sock.connect()` raises `BlockingIOError`,
+ * which the chapter catches and ignores; Node's connect simply returns.
+ * @see Chapter, "The Traditional Approach: Callbacks"
+ */
+export function connect(url: URL): Socket {
+  const host = url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname;
+  const secure = url.protocol === "https:";
+  const port = url.port === "" ? (secure ? 443 : 80) : Number(url.port);
+  const socket = secure
+    ? tls.connect({ host, port, ...(net.isIP(host) === 0 ? { servername: host } : {}) })
+    : net.connect({ host, port, allowHalfOpen: true });
+  socket.on("error", keepErrorOnSocket);
+  socket.setNoDelay(true);
+  if (secure) {
+    handshaking.add(socket);
+    socket.once("secureConnect", handshakeDone);
+  }
+  return socket;
+}
+
+/** The error stays on the socket (`socket.errored`), for {@link recv} and {@link send} to throw. */
+function keepErrorOnSocket(): void {}
+
+function handshakeDone(this: Socket): void {
+  handshaking.delete(this);
+}
+
+/**
+ * Takes at most `bufsize` bytes the socket has received, like Python's
+ * `sock.recv(4096)`: an empty buffer means the peer ended the stream.
+ *
+ * @throws the socket's error (a Node system error with its `code`, e.g.
+ * `ECONNREFUSED`) if it failed; an `EAGAIN` error if nothing is ready yet
+ * (Python's `BlockingIOError`); an `EBADF` error if it was closed.
+ */
+export function recv(socket: Socket, bufsize = 4096): Buffer {
+  if (socket.errored !== null) throw socket.errored;
+  if (socket.readableLength > 0) {
+    // read(n) returns null when n is larger than what is buffered: ask for what is there.
+    const chunk: unknown = socket.read(Math.min(bufsize, socket.readableLength));
+    if (Buffer.isBuffer(chunk)) return chunk;
+  }
+  if (socket.readableEnded) return Buffer.alloc(0);
+  if (socket.destroyed) throw systemError("EBADF", "recv on a closed socket");
+  throw systemError("EAGAIN", "recv would block: no bytes received yet");
+}
+
+/**
+ * Sends `bytes` and returns how many were taken: all of them, since Node
+ * buffers what the kernel cannot take yet (then the socket is not
+ * write-ready until `drain`).
+ *
+ * @throws the socket's error if it failed (as Python's `send` does after a
+ * refused connect); an `EAGAIN` error while it is still connecting; an
+ * `EBADF` error if it was closed.
+ */
+export function send(socket: Socket, bytes: Uint8Array): number {
+  if (socket.errored !== null) throw socket.errored;
+  if (socket.destroyed) throw systemError("EBADF", "send on a closed socket");
+  if (socket.connecting || handshaking.has(socket)) throw systemError("EAGAIN", "send would block: still connecting");
+  socket.write(bytes);
+  return bytes.length;
+}
+
+function systemError(code: string, message: string): Error & { code: string } {
+  return Object.assign(new Error(`${code}: ${message}`), { code });
+}
