@@ -1,0 +1,135 @@
+import { describe, expect, it } from "vitest";
+import type { CrawlResult, FetchStatistic } from "../../src/shared/fetch-statistic.js";
+import { errorRecord, pageRecord, redirectRecord } from "../../src/shared/fetch-statistic.js";
+import { resolveOptions } from "../../src/shared/options.js";
+import { report } from "../../src/shared/report.js";
+
+const STARTED = Date.UTC(2024, 0, 2, 3, 4, 5);
+
+function result(records: FetchStatistic[], overrides: Partial<CrawlResult> = {}): CrawlResult {
+  return {
+    records,
+    seen: records.map((record) => record.url),
+    todo: 0,
+    startedAt: STARTED,
+    finishedAt: STARTED + 2000,
+    options: resolveOptions({ maxTasks: 2 }),
+    ...overrides,
+  };
+}
+
+const html = { status: 200, size: 1000, contentType: "text/html", encoding: "utf-8" };
+const records: FetchStatistic[] = [
+  pageRecord("http://x.test/b", html, 3, 2),
+  redirectRecord("http://x.test/a", 301, "http://x.test/b"),
+  errorRecord("http://x.test/e", "ConnectionRefused"),
+  pageRecord("http://x.test/c.png", { status: 200, size: 20, contentType: "image/png", encoding: "utf-8" }, 0, 0),
+  pageRecord("http://x.test/missing", { status: 404, size: 5, contentType: null, encoding: "utf-8" }, 0, 0),
+  errorRecord("http://x.test/d", "Timeout"),
+  errorRecord("http://x.test/f", "ConnectionRefused"),
+  pageRecord("http://x.test/", html, 4, 4),
+];
+
+describe("report", () => {
+  it("prints one line per URL sorted by URL, then the counters and the summary", () => {
+    expect(report(result(records))).toBe(
+      [
+        "*** Report ***",
+        "http://x.test/ 200 text/html utf-8 1000 4/4",
+        "http://x.test/a 301 -> http://x.test/b",
+        "http://x.test/b 200 text/html utf-8 1000 2/3",
+        "http://x.test/c.png 200 image/png utf-8 20 0/0",
+        "http://x.test/d error Timeout",
+        "http://x.test/e error ConnectionRefused",
+        "http://x.test/f error ConnectionRefused",
+        "http://x.test/missing 404 - utf-8 5 0/0",
+        "         2 html pages",
+        "         1 other pages",
+        "         1 redirects",
+        "         1 status 404",
+        "         2 ConnectionRefused",
+        "         1 Timeout",
+        "      2025 bytes",
+        "Finished 8 urls in 2.000 secs (max_tasks=2) (2.000 urls/sec/task)",
+        "Todo: 0",
+        "Done: 8",
+        "",
+      ].join("\n"),
+    );
+  });
+
+  it("prints only the error lines and the summary when quiet", () => {
+    const lines = report(result(records), { quiet: true }).split("\n");
+    expect(lines.filter((line) => line.startsWith("http://"))).toEqual([
+      "http://x.test/d error Timeout",
+      "http://x.test/e error ConnectionRefused",
+      "http://x.test/f error ConnectionRefused",
+    ]);
+    expect(lines).toContain("         2 html pages");
+    expect(lines).toContain("Done: 8");
+  });
+
+  it("adds the timestamps and the options in force when verbose", () => {
+    const options = resolveOptions({ maxTasks: 3, exclude: "\\.pdf$", maxPages: 50, userAgent: "bot/1" });
+    const text = report(result(records, { options }), { verbose: true });
+    const lines = text.split("\n");
+    expect(lines.slice(0, 4)).toEqual([
+      "*** Report ***",
+      "Started: 2024-01-02T03:04:05.000Z",
+      "Ended: 2024-01-02T03:04:07.000Z",
+      "Options: maxTasks=3 maxRedirect=10 maxTries=4 strict=true exclude=/\\.pdf$/ timeoutMs=10000" +
+        ' maxPages=50 maxBodyBytes=10485760 userAgent="bot/1"',
+    ]);
+    expect(lines.slice(4)).toEqual(report(result(records, { options })).split("\n").slice(1));
+  });
+
+  it("shows no page limit as - when verbose", () => {
+    expect(report(result([]), { verbose: true })).toContain(" maxPages=- ");
+  });
+
+  it("does not change the records it is given", () => {
+    const given = [...records];
+    report(result(given));
+    expect(given).toEqual(records);
+  });
+
+  it("reports an empty crawl", () => {
+    expect(report(result([], { finishedAt: STARTED }))).toBe(
+      [
+        "*** Report ***",
+        "         0 bytes",
+        "Finished 0 urls in 0.000 secs (max_tasks=2) (0.000 urls/sec/task)",
+        "Todo: 0",
+        "Done: 0",
+        "",
+      ].join("\n"),
+    );
+  });
+
+  it("reports the URLs left in the queue as Todo", () => {
+    const text = report(result(records.slice(0, 2), { todo: 5 }));
+    expect(text).toContain("\nTodo: 5\nDone: 2\n");
+  });
+
+  it("computes urls/sec/task from the elapsed time and maxTasks", () => {
+    const text = report(result(records.slice(0, 3), { finishedAt: STARTED + 500 }));
+    expect(text).toContain("Finished 3 urls in 0.500 secs (max_tasks=2) (3.000 urls/sec/task)");
+  });
+
+  it("counts a redirect and an error by kind, not by content type", () => {
+    const text = report(result([redirectRecord("http://x.test/r", 308, "http://x.test/"), errorRecord("http://x.test/z", "BadResponse")]));
+    expect(text).toContain("         1 redirects\n         1 BadResponse\n         0 bytes\n");
+    expect(text).not.toContain("html pages");
+  });
+
+  it("lists errors in the fixed FETCH_ERRORS order", () => {
+    const text = report(
+      result([
+        errorRecord("http://x.test/1", "NetworkError"),
+        errorRecord("http://x.test/2", "BodyTooLarge"),
+        errorRecord("http://x.test/3", "HostNotFound"),
+      ]),
+    );
+    expect(text).toContain("         1 HostNotFound\n         1 BodyTooLarge\n         1 NetworkError\n");
+  });
+});
