@@ -1,0 +1,490 @@
+/**
+ * HTTP/1.x as bytes: the request the raw-socket stages write, and an
+ * incremental parser for the response they read back.
+ *
+ * @module
+ */
+import { Buffer } from "node:buffer";
+import { FetchFailure, InvalidStateError } from "./errors.js";
+
+/**
+ * A response as the crawler needs it: status, headers and the whole body.
+ *
+ * Header names are lowercased. A header sent more than once is joined with
+ * `", "` (`cookie` with `"; "`), except the fields node:http keeps only the
+ * first of ({@link FIRST_ONLY_HEADERS}), so stage 3, which reads node's
+ * `IncomingMessage.headers`, sees the same object. `body` holds the bytes after
+ * de-chunking, still content-encoded: gzip is undone later, by `decodeContent`.
+ */
+export interface HttpResponse {
+  /** The status code of the final (non-1xx) response. */
+  status: number;
+  /** Lowercased names; repeated fields joined as node:http joins them. */
+  headers: Record<string, string>;
+  /** The body bytes, de-chunked but still content-encoded. */
+  body: Uint8Array;
+}
+
+/**
+ * The longest head (status line and header lines, with their CRLFs) the
+ * parser accepts: 64 KiB. A chunked body's trailer section has the same limit.
+ *
+ * @remarks node:http's default `maxHeaderSize` is 16 KiB; stage 3 passes this
+ * value instead, so all stages refuse the same responses.
+ */
+export const MAX_HEADER_BYTES = 64 * 1024;
+
+/**
+ * Fields node:http keeps only the first of when a response repeats them
+ * (`IncomingMessage._addHeaderLine`, Node 20). Every other repeated field is
+ * joined.
+ */
+export const FIRST_ONLY_HEADERS: ReadonlySet<string> = new Set([
+  "age",
+  "authorization",
+  "content-length",
+  "content-type",
+  "etag",
+  "expires",
+  "from",
+  "host",
+  "if-modified-since",
+  "if-unmodified-since",
+  "last-modified",
+  "location",
+  "max-forwards",
+  "proxy-authorization",
+  "referer",
+  "retry-after",
+  "server",
+  "user-agent",
+]);
+
+/**
+ * The request headers every stage sends, in this order. Stages 1 and 2 write
+ * them with {@link formatGetRequest}; stage 3 hands them to its HTTP client.
+ */
+export function requestHeaders(userAgent: string): Record<string, string> {
+  return {
+    "User-Agent": userAgent,
+    Accept: "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8",
+    "Accept-Encoding": "gzip, deflate, identity",
+  };
+}
+
+/**
+ * The bytes of a `GET` request for `url`: request line, `Host`, the
+ * {@link requestHeaders}, and `Connection: close`, so the server ends the
+ * response by closing the socket and each fetch uses one connection.
+ *
+ * @remarks The chapter writes `'GET {} HTTP/1.0\r\nHost: xkcd.com\r\n\r\n'`.
+ * HTTP/1.1 with `Connection: close` behaves the same but lets servers send
+ * chunked bodies, which the parser handles.
+ * @see Chapter, "Programming With Callbacks" (`Fetcher.connected`)
+ * @throws TypeError when `userAgent` holds a character HTTP headers cannot carry (as node:http does).
+ * @example
+ * ```ts
+ * formatGetRequest(new URL("http://xkcd.com/353/"), "demo").toString("latin1");
+ * // "GET /353/ HTTP/1.1\r\nHost: xkcd.com\r\nUser-Agent: demo\r\n…Connection: close\r\n\r\n"
+ * ```
+ */
+export function formatGetRequest(url: URL, userAgent: string): Buffer {
+  if (!/^[\t\x20-\x7e\x80-\xff]*$/.test(userAgent)) {
+    throw new TypeError(`Invalid character in the User-Agent header: ${JSON.stringify(userAgent)}`);
+  }
+  let head = `GET ${url.pathname}${url.search} HTTP/1.1\r\nHost: ${url.host}\r\n`;
+  for (const [name, value] of Object.entries(requestHeaders(userAgent))) {
+    head += `${name}: ${value}\r\n`;
+  }
+  head += "Connection: close\r\n\r\n";
+  return Buffer.from(head, "latin1");
+}
+
+/** What the parser expects next. */
+type ParserState =
+  | "status-line" // the first line of a response (or of the next one, after a 1xx)
+  | "headers" // header lines, until an empty line
+  | "body" // the rest of a Content-Length body
+  | "chunk-size" // the size line of the next chunk
+  | "chunk-data" // the rest of the current chunk
+  | "chunk-end" // the CRLF after a chunk's data
+  | "trailers" // trailer lines after the last chunk, until an empty line
+  | "until-close" // a close-delimited body: everything until end()
+  | "done"
+  | "failed";
+
+const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+const STATUS_LINE = /^HTTP\/1\.([01]) ([0-9]{3})(?: (.*))?$/;
+const CHUNK_SIZE = /^([0-9A-Fa-f]+)(?:;.*)?$/;
+/** Control characters a header value may not hold (HT is allowed). */
+const BAD_VALUE_CHAR = /[\x00-\x08\x0a-\x1f\x7f]/;
+const UINT64_MAX = 0xffff_ffff_ffff_ffffn;
+const CR = 0x0d;
+const LF = 0x0a;
+
+/**
+ * Parses one HTTP/1.x response from bytes fed in as they arrive, as stages 1
+ * and 2 read them from a socket: `feed(chunk)` after each read, `end()` when
+ * the server closes, `done` once the response is complete.
+ *
+ * The parser is a small state machine over lines and body bytes. Lines (the
+ * status line, headers, chunk sizes, trailers) are cut at each LF without
+ * re-scanning earlier bytes; body bytes are kept as the chunks they came in
+ * and joined once, when the response is complete. The body ends by
+ * `Transfer-Encoding: chunked`, else by `Content-Length`, else when the server
+ * closes the connection. 1xx interim responses are skipped; 204, 304 and 1xx
+ * have no body.
+ *
+ * Where the RFC leaves a choice, it is as strict as llhttp (node:http's
+ * parser), so stage 3 fails the same responses: CRLF line ends only, header
+ * names must be tokens, no control characters in values, one `Content-Length`
+ * of digits only, never both `Content-Length` and `Transfer-Encoding`.
+ *
+ * Every failure is a {@link FetchFailure}: `ConnectionReset` when the peer
+ * closed before sending a byte, `BodyTooLarge` as soon as the body is known
+ * to exceed `maxBodyBytes`, `BadResponse` for everything malformed or cut
+ * short. After a failure, `feed()` and `end()` throw the same failure again.
+ *
+ * @remarks Three deliberate differences from llhttp: folded header lines
+ * (obs-fold, a line starting with a space or tab) are unfolded into the
+ * previous value, where llhttp refuses them; only HTTP/1.0 and HTTP/1.1 are
+ * accepted (llhttp also takes 0.9 and 2.0 status lines); the status must be
+ * 100–999 (llhttp also takes 000–099). The chapter's fetcher just reads until
+ * the server closes and splits on `\r\n\r\n`.
+ * @remarks The parser keeps references to the fed chunks until the response is
+ * complete, so a caller must not reuse a fed buffer before then (sockets hand
+ * out a fresh buffer per read).
+ * @see Chapter, "Programming With Callbacks" (`Fetcher.read_response`); RFC 9112 §4–§7
+ * @example
+ * ```ts
+ * const parser = new ResponseParser({ maxBodyBytes: 1024 });
+ * parser.feed(Buffer.from("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi"));
+ * parser.done;              // true
+ * parser.response().status; // 200
+ * ```
+ */
+export class ResponseParser {
+  private readonly maxBodyBytes: number;
+  private state: ParserState = "status-line";
+  private started = false;
+  private failure: FetchFailure | null = null;
+  private result: HttpResponse | null = null;
+
+  /** The bytes of the line being read, as they arrived. */
+  private lineParts: Uint8Array[] = [];
+  private lineLength = 0;
+  /** Bytes of the current head or trailer section so far, for {@link MAX_HEADER_BYTES}. */
+  private sectionBytes = 0;
+
+  private status = 0;
+  /** Header lines of the current head as [lowercased name, value], before joining. */
+  private headerLines: Array<[string, string]> = [];
+  private headers: Record<string, string> = {};
+
+  /** Bytes left in the Content-Length body or in the current chunk. */
+  private remaining = 0;
+  private bodyParts: Uint8Array[] = [];
+  private bodyLength = 0;
+
+  /** @param options.maxBodyBytes - The longest body accepted, before content decoding. */
+  constructor(options: { maxBodyBytes: number }) {
+    this.maxBodyBytes = options.maxBodyBytes;
+  }
+
+  /** Whether a complete response has been parsed. */
+  get done(): boolean {
+    return this.state === "done";
+  }
+
+  /**
+   * Takes the next bytes from the connection. Bytes after a complete response
+   * are ignored.
+   *
+   * @throws FetchFailure `BadResponse` or `BodyTooLarge`, as soon as the bytes show it.
+   */
+  feed(chunk: Uint8Array): void {
+    if (this.failure !== null) throw this.failure;
+    if (this.state === "done" || chunk.length === 0) return;
+    this.started = true;
+    try {
+      this.consume(chunk);
+    } catch (error) {
+      throw this.fail(error);
+    }
+  }
+
+  /**
+   * The peer closed the connection: a close-delimited body ends here, and any
+   * other unfinished response was cut short.
+   *
+   * @throws FetchFailure `ConnectionReset` if no byte ever arrived, `BadResponse`
+   * if the response is incomplete, `BodyTooLarge` if an earlier feed found it too large.
+   */
+  end(): void {
+    if (this.failure !== null) throw this.failure;
+    if (this.state === "done") return;
+    if (!this.started) {
+      throw this.fail(new FetchFailure("ConnectionReset", "The connection closed before any response byte"));
+    }
+    if (this.state === "until-close") {
+      this.finish();
+      return;
+    }
+    const where = this.state === "status-line" || this.state === "headers" ? "head" : "body";
+    throw this.fail(new FetchFailure("BadResponse", `The response was cut short in its ${where}`));
+  }
+
+  /**
+   * The parsed response.
+   *
+   * @throws InvalidStateError while the response is not complete (`done` is false).
+   */
+  response(): HttpResponse {
+    if (this.result === null) throw new InvalidStateError("The response is not complete yet");
+    return this.result;
+  }
+
+  /** Runs the state machine over one chunk, until it is used up or the response is done. */
+  private consume(chunk: Uint8Array): void {
+    let offset = 0;
+    while (offset < chunk.length && this.state !== "done") {
+      switch (this.state) {
+        case "body":
+        case "chunk-data": {
+          const end = Math.min(chunk.length, offset + this.remaining);
+          this.bodyParts.push(chunk.subarray(offset, end));
+          this.remaining -= end - offset;
+          offset = end;
+          if (this.remaining === 0) {
+            if (this.state === "body") this.finish();
+            else this.state = "chunk-end";
+          }
+          break;
+        }
+        case "until-close":
+          this.addCloseDelimited(chunk.subarray(offset));
+          offset = chunk.length;
+          break;
+        default:
+          offset = this.readLine(chunk, offset);
+      }
+    }
+  }
+
+  /**
+   * Adds bytes to the line being read; when an LF completes it, handles the
+   * line. Returns the offset after the bytes used.
+   */
+  private readLine(chunk: Uint8Array, offset: number): number {
+    const lf = chunk.indexOf(LF, offset);
+    const part = chunk.subarray(offset, lf === -1 ? chunk.length : lf);
+    this.lineLength += part.length;
+    if (this.sectionBytes + this.lineLength > MAX_HEADER_BYTES) {
+      throw new FetchFailure("BadResponse", `A response head is longer than ${MAX_HEADER_BYTES} bytes`);
+    }
+    if (lf === -1) {
+      this.lineParts.push(part);
+      return chunk.length;
+    }
+    const bytes = this.lineParts.length === 0 ? part : Buffer.concat([...this.lineParts, part]);
+    this.sectionBytes += this.lineLength + 1;
+    this.lineParts = [];
+    this.lineLength = 0;
+    // A line ends with CRLF; a CR anywhere else, or an LF without CR, is malformed (as in llhttp).
+    const cr = bytes.indexOf(CR);
+    if (cr !== bytes.length - 1) throw new FetchFailure("BadResponse", "A line does not end with CRLF");
+    this.handleLine(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length - 1).toString("latin1"));
+    return lf + 1;
+  }
+
+  /** Acts on one complete line, without its CRLF, according to the state. */
+  private handleLine(line: string): void {
+    switch (this.state) {
+      case "status-line":
+        if (line !== "") this.readStatusLine(line); // llhttp skips empty lines before a response
+        break;
+      case "headers":
+        if (line === "") this.endHead();
+        else this.readHeaderLine(line);
+        break;
+      case "chunk-size":
+        this.readChunkSize(line);
+        break;
+      case "chunk-end":
+        if (line !== "") throw new FetchFailure("BadResponse", "A chunk is not followed by CRLF");
+        this.state = "chunk-size";
+        this.sectionBytes = 0;
+        break;
+      case "trailers":
+        // Trailer fields are checked like headers, then dropped.
+        if (line === "") this.finish();
+        else if (!isFoldedLine(line)) parseHeaderLine(line);
+        break;
+      default:
+        throw new Error(`unreachable: a line in state ${this.state}`);
+    }
+  }
+
+  private readStatusLine(line: string): void {
+    const match = STATUS_LINE.exec(line);
+    if (match === null || Number(match[2]) < 100) {
+      throw new FetchFailure("BadResponse", `Not an HTTP/1.x status line: ${JSON.stringify(line.slice(0, 80))}`);
+    }
+    this.status = Number(match[2]);
+    this.headerLines = [];
+    this.state = "headers";
+  }
+
+  private readHeaderLine(line: string): void {
+    if (isFoldedLine(line)) {
+      // obs-fold: the line continues the previous header's value.
+      const previous = this.headerLines.at(-1);
+      if (previous === undefined) throw new FetchFailure("BadResponse", "A folded line has no header to continue");
+      const more = trimSpaces(line);
+      checkValue(more);
+      if (more !== "") previous[1] = previous[1] === "" ? more : `${previous[1]} ${more}`;
+      return;
+    }
+    this.headerLines.push(parseHeaderLine(line));
+  }
+
+  /** The empty line after the headers: decide how the body is framed. */
+  private endHead(): void {
+    this.sectionBytes = 0;
+    if (this.status < 200) {
+      // An interim response (100 Continue, 103 Early Hints): the real one follows.
+      this.state = "status-line";
+      return;
+    }
+    this.headers = joinHeaders(this.headerLines);
+    const lengths = this.headerLines.filter(isContentLength);
+    const transferEncoding = this.headers["transfer-encoding"];
+    if (lengths.length > 1) throw new FetchFailure("BadResponse", "The response has more than one Content-Length");
+    const contentLength = lengths.length === 1 ? parseLength(lengths[0][1]) : null;
+    if (contentLength !== null && transferEncoding !== undefined) {
+      throw new FetchFailure("BadResponse", "The response has both Content-Length and Transfer-Encoding");
+    }
+    if (this.status === 204 || this.status === 304) {
+      this.finish();
+    } else if (transferEncoding !== undefined) {
+      // Chunked only when it is the final coding; otherwise the body runs until close (RFC 9112 §6.3).
+      const codings = transferEncoding.toLowerCase().split(",");
+      this.state = codings.at(-1)?.trim() === "chunked" ? "chunk-size" : "until-close";
+    } else if (contentLength !== null) {
+      if (contentLength > this.maxBodyBytes) throw tooLarge(this.maxBodyBytes);
+      this.remaining = contentLength;
+      if (contentLength === 0) this.finish();
+      else this.state = "body";
+    } else {
+      this.state = "until-close";
+    }
+  }
+
+  private readChunkSize(line: string): void {
+    const match = CHUNK_SIZE.exec(line);
+    const hex = match?.[1];
+    if (hex === undefined) throw new FetchFailure("BadResponse", `Bad chunk size line: ${JSON.stringify(line.slice(0, 80))}`);
+    const size = BigInt(`0x${hex}`);
+    if (size > UINT64_MAX) throw new FetchFailure("BadResponse", "A chunk size overflows 64 bits");
+    if (size === 0n) {
+      this.state = "trailers";
+      return;
+    }
+    if (BigInt(this.bodyLength) + size > BigInt(this.maxBodyBytes)) throw tooLarge(this.maxBodyBytes);
+    this.remaining = Number(size);
+    this.bodyLength += this.remaining;
+    this.state = "chunk-data";
+  }
+
+  private addCloseDelimited(bytes: Uint8Array): void {
+    this.bodyLength += bytes.length;
+    if (this.bodyLength > this.maxBodyBytes) throw tooLarge(this.maxBodyBytes);
+    this.bodyParts.push(bytes);
+  }
+
+  private finish(): void {
+    this.result = { status: this.status, headers: this.headers, body: Buffer.concat(this.bodyParts) };
+    this.bodyParts = [];
+    this.state = "done";
+  }
+
+  /** Records a failure (any unexpected error becomes BadResponse) and returns it to throw. */
+  private fail(error: unknown): FetchFailure {
+    this.failure =
+      error instanceof FetchFailure ? error : new FetchFailure("BadResponse", "The response could not be parsed", { cause: error });
+    this.state = "failed";
+    this.bodyParts = [];
+    this.lineParts = [];
+    return this.failure;
+  }
+}
+
+/**
+ * Parses a whole response held in memory: feed every byte, then end.
+ *
+ * @throws FetchFailure as {@link ResponseParser} does.
+ */
+export function parseResponse(bytes: Uint8Array, options: { maxBodyBytes: number }): HttpResponse {
+  const parser = new ResponseParser(options);
+  parser.feed(bytes);
+  parser.end();
+  return parser.response();
+}
+
+function isFoldedLine(line: string): boolean {
+  return line.startsWith(" ") || line.startsWith("\t");
+}
+
+/** Splits `Name: value` into the lowercased name and the trimmed value. */
+function parseHeaderLine(line: string): [string, string] {
+  const colon = line.indexOf(":");
+  const name = colon === -1 ? line : line.slice(0, colon);
+  if (colon === -1 || !TOKEN.test(name)) {
+    throw new FetchFailure("BadResponse", `Bad header line: ${JSON.stringify(line.slice(0, 80))}`);
+  }
+  const value = trimSpaces(line.slice(colon + 1));
+  checkValue(value);
+  return [name.toLowerCase(), value];
+}
+
+function checkValue(value: string): void {
+  if (BAD_VALUE_CHAR.test(value)) throw new FetchFailure("BadResponse", "A header value holds a control character");
+}
+
+/** Strips spaces and tabs (HTTP's OWS) from both ends; `String#trim` would also take NBSP and more. */
+function trimSpaces(text: string): string {
+  let start = 0;
+  let end = text.length;
+  while (start < end && (text[start] === " " || text[start] === "\t")) start++;
+  while (end > start && (text[end - 1] === " " || text[end - 1] === "\t")) end--;
+  return text.slice(start, end);
+}
+
+/** Builds the header object from the lines, with node:http's rules for repeated fields. */
+function joinHeaders(lines: ReadonlyArray<[string, string]>): Record<string, string> {
+  // A Map, so that names like `constructor` or `__proto__` are just names.
+  const headers = new Map<string, string>();
+  for (const [name, value] of lines) {
+    const previous = headers.get(name);
+    if (previous === undefined) headers.set(name, value);
+    else if (!FIRST_ONLY_HEADERS.has(name)) headers.set(name, `${previous}${name === "cookie" ? "; " : ", "}${value}`);
+  }
+  return Object.fromEntries(headers);
+}
+
+function isContentLength(line: [string, string]): boolean {
+  return line[0] === "content-length";
+}
+
+/** A Content-Length value: digits only, at most 2^64 − 1, as llhttp accepts. */
+function parseLength(value: string): number {
+  if (!/^[0-9]+$/.test(value)) throw new FetchFailure("BadResponse", `Bad Content-Length: ${JSON.stringify(value)}`);
+  const length = BigInt(value);
+  if (length > UINT64_MAX) throw new FetchFailure("BadResponse", "Content-Length overflows 64 bits");
+  // Beyond 2^53 the number is inexact, but it is then far over any maxBodyBytes anyway.
+  return Number(length);
+}
+
+function tooLarge(maxBodyBytes: number): FetchFailure {
+  return new FetchFailure("BodyTooLarge", `The body is longer than maxBodyBytes (${maxBodyBytes})`);
+}
