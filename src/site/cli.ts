@@ -1,0 +1,50 @@
+/**
+ * Runs a synthetic site in its own process, for the benchmark (so the server
+ * does not share the crawler's event loop).
+ *
+ * `tsx src/site/cli.ts --pages 2000 --links 10 --seed 1 --delay 0 [--port 0] [--redirects 0] [--not-found 0]`
+ *
+ * When listening it prints one JSON line to stdout:
+ * `{ "url": "http://127.0.0.1:PORT/", "expected": { "count", "maxDepth", "records" } }`.
+ * It exits on SIGTERM or SIGINT, or when its stdin closes (so it dies with
+ * the process that piped it; give it a pipe, not /dev/null).
+ *
+ * @module
+ */
+import { parseArgs } from "node:util";
+import { SyntheticSite } from "./synthetic-site.js";
+
+const { values } = parseArgs({
+  options: {
+    pages: { type: "string", default: "2000" },
+    links: { type: "string", default: "10" },
+    seed: { type: "string", default: "1" },
+    delay: { type: "string", default: "0" },
+    port: { type: "string", default: "0" },
+    redirects: { type: "string", default: "0" },
+    "not-found": { type: "string", default: "0" },
+  },
+});
+
+const synthetic = await SyntheticSite.start(
+  {
+    pages: Number(values.pages),
+    linksPerPage: Number(values.links),
+    seed: Number(values.seed),
+    delayMs: Number(values.delay),
+    redirects: Number(values.redirects),
+    notFound: Number(values["not-found"]),
+  },
+  { port: Number(values.port) },
+);
+const expected = { count: synthetic.expected.records.length, maxDepth: synthetic.expected.maxDepth, records: synthetic.expected.records };
+process.stdout.write(`${JSON.stringify({ url: synthetic.url, expected })}\n`);
+
+async function shutDown(): Promise<void> {
+  await synthetic.close();
+  process.exit(0);
+}
+process.once("SIGTERM", shutDown);
+process.once("SIGINT", shutDown);
+process.stdin.once("close", shutDown);
+process.stdin.resume();
