@@ -22,13 +22,13 @@ export interface CrawlOptions {
    * "www.". False (lenient): compare the last two labels of the host.
    */
   strict?: boolean;
-  /** Time allowed for one attempt: connect and the whole response. Default 10,000 ms. */
+  /** Time allowed for one attempt: connect and the whole response. Default 10,000 ms; at most 2³¹−1 (a timer's limit). */
   timeoutMs?: number;
   /** Start no more fetches once this many URLs were taken. Default: no limit. */
   maxPages?: number;
   /** A larger body (on the wire or once decoded) is a `BodyTooLarge` record. Default 10 MiB. */
   maxBodyBytes?: number;
-  /** The User-Agent header. Default `coroutine-crawler/<version>`. */
+  /** The User-Agent header, printable ASCII. Default `coroutine-crawler/<version>`. */
   userAgent?: string;
   /** Called with each record as soon as it is made. */
   onRecord?: (record: FetchStatistic) => void;
@@ -128,10 +128,13 @@ function integer(name: string, value: unknown, min: number, fallback: number, al
   return value;
 }
 
+/** The longest delay `setTimeout` honours; a longer one fires after 1 ms. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 function positiveNumber(name: string, value: unknown, fallback: number): number {
   if (value === undefined) return fallback;
-  if (typeof value !== "number" || !Number.isFinite(value) || value <= 0) {
-    throw new TypeError(`Expected \`${name}\` to be a finite number above 0, got ${show(value)}`);
+  if (typeof value !== "number" || !(value > 0 && value <= MAX_TIMER_MS)) {
+    throw new TypeError(`Expected \`${name}\` to be a number above 0 and at most ${MAX_TIMER_MS}, got ${show(value)}`);
   }
   return value;
 }
@@ -160,8 +163,9 @@ function regExp(value: unknown): RegExp | null {
 
 function userAgent(value: unknown): string {
   if (value === undefined) return DEFAULT_OPTIONS.userAgent;
-  if (typeof value !== "string" || value.trim() === "" || /[\r\n\0]/.test(value)) {
-    throw new TypeError(`Expected \`userAgent\` to be a non-empty one-line string, got ${show(value)}`);
+  // Printable ASCII only: every stage then sends the same bytes, and no header can be injected.
+  if (typeof value !== "string" || value.trim() === "" || !/^[\t\x20-\x7e]+$/.test(value)) {
+    throw new TypeError(`Expected \`userAgent\` to be a non-empty line of printable ASCII, got ${show(value)}`);
   }
   return value;
 }

@@ -1,0 +1,137 @@
+import { describe, expect, it } from "vitest";
+import type { CrawlOptions } from "../../src/shared/options.js";
+import { DEFAULT_OPTIONS, resolveOptions, VERSION } from "../../src/shared/options.js";
+
+/** Calls resolveOptions with a value the types would refuse, as a JavaScript caller could. */
+function resolveUnchecked(options: unknown): ReturnType<typeof resolveOptions> {
+  return resolveOptions(options as CrawlOptions);
+}
+
+describe("resolveOptions", () => {
+  it("fills in every default when given nothing", () => {
+    expect(resolveOptions()).toEqual(DEFAULT_OPTIONS);
+    expect(resolveOptions({})).toEqual({
+      maxRedirect: 10,
+      maxTries: 4,
+      maxTasks: 10,
+      exclude: null,
+      strict: true,
+      timeoutMs: 10_000,
+      maxPages: Infinity,
+      maxBodyBytes: 10 * 1024 * 1024,
+      userAgent: `coroutine-crawler/${VERSION}`,
+      onRecord: null,
+      signal: null,
+      trace: null,
+    });
+  });
+
+  it("treats an option set to undefined as absent", () => {
+    expect(resolveOptions({ maxTasks: undefined, exclude: undefined })).toEqual(DEFAULT_OPTIONS);
+  });
+
+  it("keeps the values it is given", () => {
+    const onRecord = (): void => {};
+    const trace = (): void => {};
+    const signal = new AbortController().signal;
+    const resolved = resolveOptions({
+      maxRedirect: 0,
+      maxTries: 1,
+      maxTasks: 100,
+      strict: false,
+      timeoutMs: 0.5,
+      maxPages: 7,
+      maxBodyBytes: 1,
+      userAgent: "bot/2.0 (+http://example.com/bot)",
+      onRecord,
+      trace,
+      signal,
+    });
+    expect(resolved).toMatchObject({ maxRedirect: 0, maxTries: 1, maxTasks: 100, strict: false, timeoutMs: 0.5 });
+    expect(resolved).toMatchObject({ maxPages: 7, maxBodyBytes: 1, userAgent: "bot/2.0 (+http://example.com/bot)" });
+    expect(resolved.onRecord).toBe(onRecord);
+    expect(resolved.trace).toBe(trace);
+    expect(resolved.signal).toBe(signal);
+  });
+
+  it("accepts Infinity for maxPages only", () => {
+    expect(resolveOptions({ maxPages: Infinity }).maxPages).toBe(Infinity);
+    expect(() => resolveOptions({ maxTasks: Infinity })).toThrow("Expected `maxTasks` to be an integer from 1 and up, got Infinity");
+  });
+
+  it.each([
+    ["maxRedirect", -1, "Expected `maxRedirect` to be an integer from 0 and up, got -1"],
+    ["maxRedirect", 1.5, "Expected `maxRedirect` to be an integer from 0 and up, got 1.5"],
+    ["maxTries", 0, "Expected `maxTries` to be an integer from 1 and up, got 0"],
+    ["maxTries", "4", 'Expected `maxTries` to be an integer from 1 and up, got "4"'],
+    ["maxTasks", 0, "Expected `maxTasks` to be an integer from 1 and up, got 0"],
+    ["maxTasks", Number.NaN, "Expected `maxTasks` to be an integer from 1 and up, got NaN"],
+    ["maxTasks", null, "Expected `maxTasks` to be an integer from 1 and up, got null"],
+    ["maxTasks", 2 ** 53, "Expected `maxTasks` to be an integer from 1 and up, got 9007199254740992"],
+    ["maxPages", 0, "Expected `maxPages` to be an integer from 1 and up, got 0"],
+    ["maxBodyBytes", 0, "Expected `maxBodyBytes` to be an integer from 1 and up, got 0"],
+    ["maxBodyBytes", -Infinity, "Expected `maxBodyBytes` to be an integer from 1 and up, got -Infinity"],
+    ["timeoutMs", 0, "Expected `timeoutMs` to be a number above 0 and at most 2147483647, got 0"],
+    ["timeoutMs", -5, "Expected `timeoutMs` to be a number above 0 and at most 2147483647, got -5"],
+    ["timeoutMs", Infinity, "Expected `timeoutMs` to be a number above 0 and at most 2147483647, got Infinity"],
+    ["timeoutMs", 2 ** 31, "Expected `timeoutMs` to be a number above 0 and at most 2147483647, got 2147483648"],
+    ["timeoutMs", Number.NaN, "Expected `timeoutMs` to be a number above 0 and at most 2147483647, got NaN"],
+    ["strict", "yes", 'Expected `strict` to be a boolean, got "yes"'],
+    ["strict", 1, "Expected `strict` to be a boolean, got 1"],
+    ["exclude", 42, "Expected `exclude` to be a string or RegExp, got 42"],
+    ["userAgent", "", 'Expected `userAgent` to be a non-empty line of printable ASCII, got ""'],
+    ["userAgent", "   ", 'Expected `userAgent` to be a non-empty line of printable ASCII, got "   "'],
+    ["userAgent", "bot\r\nX-Evil: 1", 'Expected `userAgent` to be a non-empty line of printable ASCII, got "bot\\r\\nX-Evil: 1"'],
+    ["userAgent", "bot\u00e9", 'Expected `userAgent` to be a non-empty line of printable ASCII, got "boté"'],
+    ["userAgent", 7, "Expected `userAgent` to be a non-empty line of printable ASCII, got 7"],
+    ["onRecord", "log", 'Expected `onRecord` to be a function, got "log"'],
+    ["trace", {}, "Expected `trace` to be a function, got [object Object]"],
+    ["signal", { aborted: false }, "Expected `signal` to be an AbortSignal, got [object Object]"],
+  ])("throws a TypeError naming %s for the bad value %o", (name, value, message) => {
+    expect(() => resolveUnchecked({ [name]: value })).toThrow(new TypeError(message));
+  });
+
+  it("throws a TypeError for an unknown option", () => {
+    expect(() => resolveUnchecked({ maxTask: 3 })).toThrow(new TypeError("Unknown option `maxTask`"));
+  });
+
+  it("throws a TypeError when the options are not an object", () => {
+    expect(() => resolveUnchecked(null)).toThrow(new TypeError("Expected options to be an object, got null"));
+    expect(() => resolveUnchecked(5)).toThrow(new TypeError("Expected options to be an object, got 5"));
+  });
+
+  it("compiles a string exclude as a regular expression", () => {
+    const { exclude } = resolveOptions({ exclude: "\\.(pdf|zip)$" });
+    expect(exclude).toBeInstanceOf(RegExp);
+    expect(exclude?.test("http://x.test/a.pdf")).toBe(true);
+    expect(exclude?.test("http://x.test/a.html")).toBe(false);
+  });
+
+  it("throws a TypeError naming exclude for a string that is not a valid regular expression", () => {
+    const attempt = (): unknown => resolveOptions({ exclude: "([a-z" });
+    expect(attempt).toThrow(new TypeError('Expected `exclude` to be a valid regular expression, got "([a-z"'));
+    expect(attempt).toThrow(expect.objectContaining({ cause: expect.any(SyntaxError) }));
+  });
+
+  it("strips the g and y flags from an exclude RegExp and keeps the others", () => {
+    const { exclude } = resolveOptions({ exclude: /private/giy });
+    expect(exclude?.flags).toBe("i");
+    expect(exclude?.source).toBe("private");
+  });
+
+  it("gives the same answer for every URL with an exclude that had the g flag", () => {
+    const pattern = /skip/g;
+    const { exclude } = resolveOptions({ exclude: pattern });
+    const answers = [1, 2, 3].map(() => exclude?.test("http://x.test/skip"));
+    expect(answers).toEqual([true, true, true]);
+  });
+
+  it("does not share the caller's RegExp", () => {
+    const pattern = /a/;
+    expect(resolveOptions({ exclude: pattern }).exclude).not.toBe(pattern);
+  });
+
+  it("keeps DEFAULT_OPTIONS frozen", () => {
+    expect(Object.isFrozen(DEFAULT_OPTIONS)).toBe(true);
+  });
+});
