@@ -1,0 +1,41 @@
+#!/usr/bin/env node
+/**
+ * The `crawl` command: `crawl [options] ROOT...`, or `crawl --demo --compare`.
+ * Run `crawl --help` for the options; docs/cli.md has the details.
+ *
+ * This file only starts {@link main} and exits with its status; the command
+ * lives in `src/cli/`.
+ *
+ * @module
+ */
+import { main } from "./cli/run.js";
+
+process.stdout.on("error", stdoutFailed);
+const status = await main(process.argv.slice(2)).catch(crashed);
+exitWhenFlushed(status);
+
+/** `crawl … | head`: the reader went away, so there is nobody left to tell. */
+function stdoutFailed(error: NodeJS.ErrnoException): void {
+  if (error.code === "EPIPE") process.exit(process.exitCode ?? 0);
+  throw error;
+}
+
+/** A bug, not a usage error: say so, with the stack, and fail. */
+function crashed(error: unknown): number {
+  const detail = error instanceof Error ? (error.stack ?? error.message) : String(error);
+  process.stderr.write(`crawl: unexpected error: ${detail}\n`);
+  return 1;
+}
+
+/**
+ * Exits once stdout and stderr have taken everything written to them. Exiting
+ * (rather than waiting for the event loop to empty) means a stray timer or
+ * socket can never keep a finished command alive.
+ */
+function exitWhenFlushed(code: number): void {
+  process.stdout.write("", function stdoutFlushed() {
+    process.stderr.write("", function stderrFlushed() {
+      process.exit(code);
+    });
+  });
+}

@@ -1,0 +1,76 @@
+/**
+ * The `--json` output: a {@link CrawlResult} as plain JSON data.
+ *
+ * @module
+ */
+import type { CrawlResult, FetchStatistic } from "../shared/fetch-statistic.js";
+import type { StageName } from "../shared/trace.js";
+
+/**
+ * The options in force, as JSON: the callbacks and the signal are left out,
+ * `exclude` is its pattern's source, and "no limit" is null.
+ */
+export interface OptionsJson {
+  maxRedirect: number;
+  maxTries: number;
+  maxTasks: number;
+  /** The regular expression's source (`\.pdf$`), or null. */
+  exclude: string | null;
+  strict: boolean;
+  timeoutMs: number;
+  /** Null when there is no limit (`Infinity` is not JSON). */
+  maxPages: number | null;
+  maxBodyBytes: number;
+  userAgent: string;
+}
+
+/** What `crawl --json` writes for one crawl. docs/cli.md describes every field. */
+export interface CrawlResultJson {
+  /** The stage that crawled. */
+  stage: StageName;
+  /** True when Ctrl-C stopped the crawl early. */
+  interrupted: boolean;
+  /** One per URL fetched, in completion order. */
+  records: FetchStatistic[];
+  /** Every URL ever queued, in the order first queued. */
+  seen: string[];
+  /** URLs queued but never fetched. */
+  todo: number;
+  /** `Date.now()` values: when the crawl started and finished (ms since 1970, UTC). */
+  startedAt: number;
+  finishedAt: number;
+  options: OptionsJson;
+}
+
+/** What `crawl --compare --json` writes: every stage's result, and the verdict. */
+export interface ComparisonJson {
+  /** True when the three stages crawled identically. */
+  identical: boolean;
+  /** Each stage's result, in the order they ran. */
+  stages: CrawlResultJson[];
+}
+
+/** Turns a crawl result into {@link CrawlResultJson}. */
+export function resultJson(stage: StageName, result: CrawlResult, interrupted: boolean): CrawlResultJson {
+  const options = result.options;
+  return {
+    stage,
+    interrupted,
+    records: result.records,
+    seen: result.seen,
+    todo: result.todo,
+    startedAt: result.startedAt,
+    finishedAt: result.finishedAt,
+    options: {
+      maxRedirect: options.maxRedirect,
+      maxTries: options.maxTries,
+      maxTasks: options.maxTasks,
+      exclude: options.exclude === null ? null : options.exclude.source,
+      strict: options.strict,
+      timeoutMs: options.timeoutMs,
+      maxPages: Number.isFinite(options.maxPages) ? options.maxPages : null,
+      maxBodyBytes: options.maxBodyBytes,
+      userAgent: options.userAgent,
+    },
+  };
+}

@@ -1,0 +1,206 @@
+/**
+ * The `crawl` command from parsed arguments to exit status: runs one stage or
+ * all three, prints the live lines, the progress, the report or the
+ * comparison, and writes the JSON.
+ *
+ * All the printing of the project lives here and in the other `src/cli`
+ * files; the library itself never prints.
+ *
+ * @module
+ */
+import { writeFile } from "node:fs/promises";
+import type { FetchStatistic } from "../shared/fetch-statistic.js";
+import type { CrawlOptions } from "../shared/options.js";
+import { report } from "../shared/report.js";
+import type { StageName, TraceEvent } from "../shared/trace.js";
+import { startDemoSite } from "../site/index.js";
+import type { SyntheticSite } from "../site/index.js";
+import { parseCommandLine, STAGE_NAMES, USAGE, USAGE_HINT, versionText } from "./args.js";
+import type { CommandLine } from "./args.js";
+import { comparisonTable, firstDifference } from "./compare.js";
+import type { StageRun } from "./compare.js";
+import { CrawlCounters } from "./crawl-counters.js";
+import { Interrupt } from "./interrupt.js";
+import { Printer } from "./printer.js";
+import { ProgressLine } from "./progress-line.js";
+import { attemptLine, recordLine } from "./record-line.js";
+import { resultJson } from "./result-json.js";
+import type { ComparisonJson, CrawlResultJson } from "./result-json.js";
+import { STAGES } from "./stages.js";
+import { UsageError } from "./usage-error.js";
+
+/** Exit statuses of the `crawl` command. */
+export const EXIT = {
+  /** The crawl finished (error records included). */
+  ok: 0,
+  /** `--compare` found a difference, or the command failed. */
+  failed: 1,
+  /** The command line could not be run. */
+  usage: 2,
+  /** Ctrl-C: 128 + SIGINT's number, as shells report it. */
+  interrupted: 130,
+} as const;
+
+/**
+ * Runs the command for `argv` (the arguments after the script) and resolves
+ * with the exit status; it never calls `process.exit` itself.
+ */
+export async function main(argv: readonly string[]): Promise<number> {
+  try {
+    const invocation = parseCommandLine(argv);
+    if (invocation.kind === "help") {
+      process.stdout.write(USAGE);
+      return EXIT.ok;
+    }
+    if (invocation.kind === "version") {
+      process.stdout.write(versionText());
+      return EXIT.ok;
+    }
+    return await runCommand(invocation.commandLine);
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    process.stderr.write(`crawl: ${error.message}\n${USAGE_HINT}\n`);
+    return EXIT.usage;
+  }
+}
+
+/** Starts the demo site if asked, runs the stage or stages, prints, and cleans up. */
+async function runCommand(commandLine: CommandLine): Promise<number> {
+  const jsonToStdout = commandLine.json === "-";
+  const printer = new Printer(jsonToStdout ? process.stderr : process.stdout, process.stderr);
+  const interrupt = new Interrupt(
+    function interrupted() {
+      printer.warn("Interrupted\n");
+    },
+    function interruptedAgain() {
+      printer.progress?.stop();
+      process.exit(EXIT.interrupted);
+    },
+  );
+  interrupt.listen();
+  const demo: SyntheticSite | null = commandLine.demo ? await startDemoSite() : null;
+  try {
+    const roots = demo === null ? commandLine.roots : [demo.url];
+    const stages = commandLine.compare ? STAGE_NAMES : [commandLine.stage];
+    const runs: StageRun[] = [];
+    for (const stage of stages) {
+      // After Ctrl-C no further stage starts; the first always runs (an aborted
+      // signal gives an empty crawl), so there is a result to report.
+      if (interrupt.interrupted && runs.length > 0) break;
+      // The server's own count of requests in flight, per stage.
+      demo?.site.resetCounters();
+      const run = await runStage(stage, roots, commandLine, printer, interrupt.signal);
+      runs.push({ ...run, serverPeak: demo === null ? null : demo.site.peakRequestsInFlight });
+    }
+    return await finish(commandLine, runs, printer, interrupt.interrupted);
+  } finally {
+    interrupt.dispose();
+    await demo?.close();
+  }
+}
+
+/** One stage's crawl, with the counters, the progress line and the `-v` lines wired in. */
+async function runStage(
+  stage: StageName,
+  roots: string[],
+  commandLine: CommandLine,
+  printer: Printer,
+  signal: AbortSignal,
+): Promise<Omit<StageRun, "serverPeak">> {
+  const counters = new CrawlCounters(Date.now());
+  const progress = new ProgressLine(process.stderr, counters, stage);
+  printer.progress = progress;
+  const prefix = commandLine.compare ? `${stage}: ` : "";
+  const verbosity = commandLine.verbosity;
+
+  function onRecord(record: FetchStatistic): void {
+    counters.onRecord(record);
+    if (verbosity >= 2) printer.print(`${prefix}${recordLine(record)}\n`);
+    progress.update();
+  }
+  function trace(event: TraceEvent): void {
+    counters.onTrace(event);
+    if (verbosity >= 3 && event.type === "fetch-end") printer.print(`${prefix}${attemptLine(event)}\n`);
+    progress.update();
+  }
+
+  const options: CrawlOptions = { ...commandLine.crawlOptions, onRecord, signal };
+  // Tracing costs a little, so it is asked for only when something shows it.
+  if (progress.enabled || commandLine.compare || verbosity >= 3) options.trace = trace;
+  try {
+    const result = await STAGES[stage](roots, options);
+    return { stage, result, peakInFlight: counters.peakInFlight };
+  } finally {
+    progress.stop();
+    printer.progress = null;
+  }
+}
+
+/** Prints the report or the comparison, writes the JSON, and picks the exit status. */
+async function finish(
+  commandLine: CommandLine,
+  runs: readonly StageRun[],
+  printer: Printer,
+  interrupted: boolean,
+): Promise<number> {
+  let status: number = interrupted ? EXIT.interrupted : EXIT.ok;
+  let identical = true;
+  if (commandLine.compare) {
+    printer.print(comparisonTable(runs));
+    const difference = firstDifference(runs);
+    identical = difference === null;
+    if (interrupted) {
+      printer.print(`interrupted after ${runs.length} of ${STAGE_NAMES.length} stages: not compared\n`);
+    } else if (difference === null) {
+      printer.print(`identical: the ${runs.length} stages made the same records\n`);
+    } else {
+      printer.print(`different: ${difference}\n`);
+      status = EXIT.failed;
+    }
+  } else {
+    for (const run of runs) {
+      printer.print(report(run.result, { quiet: commandLine.verbosity === 0, verbose: commandLine.verbosity >= 2 }));
+    }
+  }
+  if (commandLine.json !== null) {
+    const document = jsonDocument(commandLine.compare, runs, identical, interrupted);
+    const written = await writeJson(commandLine.json, document, printer);
+    if (!written && status === EXIT.ok) status = EXIT.failed;
+  }
+  return status;
+}
+
+/** The `--json` document: one result, or with `--compare` every stage's and the verdict. */
+function jsonDocument(
+  compare: boolean,
+  runs: readonly StageRun[],
+  identical: boolean,
+  interrupted: boolean,
+): CrawlResultJson | ComparisonJson {
+  const results = runs.map(function toJson(run, index) {
+    // Only the stage running at Ctrl-C can have been cut short: it is the last.
+    return resultJson(run.stage, run.result, interrupted && index === runs.length - 1);
+  });
+  if (compare) return { identical: identical && !interrupted, stages: results };
+  return results[0];
+}
+
+/** Writes the JSON to stdout (`-`) or a file; false, after a message, when the file cannot be written. */
+async function writeJson(
+  destination: string,
+  document: CrawlResultJson | ComparisonJson,
+  printer: Printer,
+): Promise<boolean> {
+  const text = JSON.stringify(document, null, 2) + "\n";
+  if (destination === "-") {
+    process.stdout.write(text);
+    return true;
+  }
+  try {
+    await writeFile(destination, text);
+    return true;
+  } catch (error) {
+    printer.warn(`crawl: cannot write ${destination}: ${error instanceof Error ? error.message : String(error)}\n`);
+    return false;
+  }
+}
