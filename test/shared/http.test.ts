@@ -1,0 +1,397 @@
+import { Buffer } from "node:buffer";
+import { describe, expect, it } from "vitest";
+import { FetchFailure, InvalidStateError } from "../../src/shared/errors.js";
+import type { FetchError } from "../../src/shared/fetch-statistic.js";
+import {
+  FIRST_ONLY_HEADERS,
+  formatGetRequest,
+  MAX_HEADER_BYTES,
+  parseResponse,
+  requestHeaders,
+  ResponseParser,
+} from "../../src/shared/http.js";
+
+const LIMIT = { maxBodyBytes: 1024 };
+
+function bytes(text: string): Buffer {
+  return Buffer.from(text, "latin1");
+}
+
+function parse(text: string, options = LIMIT) {
+  return parseResponse(bytes(text), options);
+}
+
+/** The FetchFailure kind `run` throws; fails the test if it throws something else or nothing. */
+function failureOf(run: () => unknown): FetchError {
+  try {
+    run();
+  } catch (error) {
+    expect(error).toBeInstanceOf(FetchFailure);
+    return (error as FetchFailure).kind;
+  }
+  throw new Error("expected a FetchFailure, nothing was thrown");
+}
+
+function bodyText(text: string): string {
+  return Buffer.from(parse(text).body).toString("latin1");
+}
+
+describe("requestHeaders", () => {
+  it("names the user agent and asks for gzip, deflate or identity", () => {
+    expect(requestHeaders("bot/1")).toEqual({
+      "User-Agent": "bot/1",
+      Accept: expect.stringContaining("text/html"),
+      "Accept-Encoding": "gzip, deflate, identity",
+    });
+  });
+});
+
+describe("formatGetRequest", () => {
+  it("writes the request line, Host, the shared headers and Connection: close", () => {
+    const request = formatGetRequest(new URL("http://Example.com:8080/a/b?q=1#frag"), "bot/1").toString("latin1");
+    const lines = request.split("\r\n");
+    expect(lines[0]).toBe("GET /a/b?q=1 HTTP/1.1");
+    expect(lines[1]).toBe("Host: example.com:8080");
+    expect(lines.slice(2, 5)).toEqual([
+      "User-Agent: bot/1",
+      `Accept: ${requestHeaders("bot/1")["Accept"]}`,
+      "Accept-Encoding: gzip, deflate, identity",
+    ]);
+    expect(lines.slice(5)).toEqual(["Connection: close", "", ""]);
+  });
+
+  it("sends / for a URL without a path and leaves the default port out of Host", () => {
+    const request = formatGetRequest(new URL("http://example.com"), "bot").toString("latin1");
+    expect(request.startsWith("GET / HTTP/1.1\r\nHost: example.com\r\n")).toBe(true);
+  });
+
+  it("keeps IPv6 hosts in brackets", () => {
+    const request = formatGetRequest(new URL("http://[::1]:81/x"), "bot").toString("latin1");
+    expect(request).toContain("\r\nHost: [::1]:81\r\n");
+  });
+
+  it("throws TypeError for a user agent with a character a header cannot carry", () => {
+    expect(() => formatGetRequest(new URL("http://example.com/"), "bot\r\nX-Evil: 1")).toThrow(TypeError);
+    expect(() => formatGetRequest(new URL("http://example.com/"), "robot 中")).toThrow(TypeError);
+  });
+});
+
+describe("parseResponse", () => {
+  describe("refuses bad input", () => {
+    it("reports ConnectionReset when the peer closes before any byte", () => {
+      expect(failureOf(() => parse(""))).toBe("ConnectionReset");
+    });
+
+    it.each([
+      ["garbage", "garbage\r\n\r\n"],
+      ["a lowercase protocol name", "http/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"],
+      ["HTTP/2.0", "HTTP/2.0 200 OK\r\nContent-Length: 0\r\n\r\n"],
+      ["HTTP/1.2", "HTTP/1.2 200 OK\r\nContent-Length: 0\r\n\r\n"],
+      ["HTTP/0.9", "HTTP/0.9 200 OK\r\nContent-Length: 0\r\n\r\n"],
+      ["a two-digit status", "HTTP/1.1 20 OK\r\nContent-Length: 0\r\n\r\n"],
+      ["a four-digit status", "HTTP/1.1 1000 OK\r\nContent-Length: 0\r\n\r\n"],
+      ["a status under 100", "HTTP/1.1 099 Odd\r\nContent-Length: 0\r\n\r\n"],
+      ["two spaces before the status", "HTTP/1.1  200 OK\r\nContent-Length: 0\r\n\r\n"],
+      ["a status glued to the reason", "HTTP/1.1 200OK\r\nContent-Length: 0\r\n\r\n"],
+      ["bare LF line ends", "HTTP/1.1 200 OK\nContent-Length: 2\n\nhi"],
+      ["a bare LF after a header", "HTTP/1.1 200 OK\r\nX-A: 1\nContent-Length: 2\r\n\r\nhi"],
+      ["a bare CR inside a value", "HTTP/1.1 200 OK\r\nX-A: a\rb\r\nContent-Length: 2\r\n\r\nhi"],
+      ["a space inside a header name", "HTTP/1.1 200 OK\r\nBad Header: x\r\nContent-Length: 2\r\n\r\nhi"],
+      ["a space before the colon", "HTTP/1.1 200 OK\r\nX-A : x\r\nContent-Length: 2\r\n\r\nhi"],
+      ["an empty header name", "HTTP/1.1 200 OK\r\n: x\r\nContent-Length: 2\r\n\r\nhi"],
+      ["a header line without colon", "HTTP/1.1 200 OK\r\nX-A\r\nContent-Length: 2\r\n\r\nhi"],
+      ["a non-ASCII header name", "HTTP/1.1 200 OK\r\nX-\xe9: x\r\nContent-Length: 2\r\n\r\nhi"],
+      ["a NUL in a value", "HTTP/1.1 200 OK\r\nX-A: a\x00b\r\nContent-Length: 2\r\n\r\nhi"],
+      ["DEL in a value", "HTTP/1.1 200 OK\r\nX-A: a\x7fb\r\nContent-Length: 2\r\n\r\nhi"],
+      ["a folded line right after the status line", "HTTP/1.1 200 OK\r\n X-A: one\r\nContent-Length: 2\r\n\r\nhi"],
+      ["a negative Content-Length", "HTTP/1.1 200 OK\r\nContent-Length: -2\r\n\r\nhi"],
+      ["a Content-Length with a plus sign", "HTTP/1.1 200 OK\r\nContent-Length: +2\r\n\r\nhi"],
+      ["an empty Content-Length", "HTTP/1.1 200 OK\r\nContent-Length: \r\n\r\nhi"],
+      ["a Content-Length with inner space", "HTTP/1.1 200 OK\r\nContent-Length: 1 2\r\n\r\nhi"],
+      ["a Content-Length list", "HTTP/1.1 200 OK\r\nContent-Length: 2, 2\r\n\r\nhi"],
+      ["a Content-Length over 64 bits", "HTTP/1.1 200 OK\r\nContent-Length: 99999999999999999999999\r\n\r\nhi"],
+      ["two different Content-Lengths", "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\nhi"],
+      ["two equal Content-Lengths", "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\nhi"],
+      ["Content-Length and Transfer-Encoding", "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nhi\r\n0\r\n\r\n"],
+      ["a non-hex chunk size", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nhi\r\n0\r\n\r\n"],
+      ["an empty chunk size", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n\r\nhi\r\n0\r\n\r\n"],
+      ["a space after the chunk size", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2 \r\nhi\r\n0\r\n\r\n"],
+      ["a space before the chunk size", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n 2\r\nhi\r\n0\r\n\r\n"],
+      ["a chunk size over 64 bits", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n11111111111111111\r\nhi\r\n0\r\n\r\n"],
+      ["chunk data without its CRLF", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nhiXX0\r\n\r\n"],
+      ["a bad trailer", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nhi\r\n0\r\nBad Trailer: 1\r\n\r\n"],
+    ])("reports BadResponse for %s", (_name, text) => {
+      expect(failureOf(() => parse(text))).toBe("BadResponse");
+    });
+
+    it.each([
+      ["in the status line", "HTTP/1.1 20"],
+      ["in the headers", "HTTP/1.1 200 OK\r\nContent-Le"],
+      ["after the headers but before the empty line", "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n"],
+      ["after only an empty line", "\r\n"],
+      ["in a Content-Length body", "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nhi"],
+      ["in a chunk", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhi"],
+      ["before the last chunk", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nhi\r\n"],
+      ["before the end of the trailers", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nhi\r\n0\r\n"],
+    ])("reports BadResponse for a response cut short %s", (_where, text) => {
+      expect(failureOf(() => parse(text))).toBe("BadResponse");
+    });
+
+    it("reports BadResponse for a head over MAX_HEADER_BYTES, before the head ends", () => {
+      const parser = new ResponseParser(LIMIT);
+      parser.feed(bytes("HTTP/1.1 200 OK\r\n"));
+      const filler = bytes(`X-Filler: ${"a".repeat(1000)}\r\n`);
+      let fed = 0;
+      const kind = failureOf(() => {
+        while (fed < 2 * MAX_HEADER_BYTES) {
+          parser.feed(filler);
+          fed += filler.length;
+        }
+      });
+      expect(kind).toBe("BadResponse");
+      expect(fed).toBeLessThanOrEqual(MAX_HEADER_BYTES);
+    });
+
+    it("reports BadResponse for one header line longer than MAX_HEADER_BYTES without LF", () => {
+      expect(failureOf(() => parse(`HTTP/1.1 200 OK\r\nX-A: ${"a".repeat(MAX_HEADER_BYTES)}`))).toBe("BadResponse");
+    });
+
+    it("accepts a head just under MAX_HEADER_BYTES", () => {
+      const start = "HTTP/1.1 200 OK\r\nContent-Length: 0\r\nX-A: ";
+      const text = `${start}${"a".repeat(MAX_HEADER_BYTES - start.length - 4)}\r\n\r\n`;
+      expect(text.length).toBe(MAX_HEADER_BYTES);
+      expect(parse(text).headers["x-a"]).toHaveLength(MAX_HEADER_BYTES - start.length - 4);
+    });
+
+    it("reports BadResponse for trailers over MAX_HEADER_BYTES", () => {
+      const trailer = `X-T: ${"t".repeat(1000)}\r\n`.repeat(70);
+      const text = `HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n${trailer}\r\n`;
+      expect(failureOf(() => parse(text))).toBe("BadResponse");
+    });
+  });
+
+  describe("limits the body", () => {
+    it("reports BodyTooLarge for a Content-Length over the limit before any body byte", () => {
+      const parser = new ResponseParser({ maxBodyBytes: 10 });
+      expect(failureOf(() => parser.feed(bytes("HTTP/1.1 200 OK\r\nContent-Length: 11\r\n\r\n")))).toBe("BodyTooLarge");
+    });
+
+    it("reports BodyTooLarge for a Content-Length of 2^64 - 1", () => {
+      expect(failureOf(() => parse("HTTP/1.1 200 OK\r\nContent-Length: 18446744073709551615\r\n\r\n"))).toBe(
+        "BodyTooLarge",
+      );
+    });
+
+    it("accepts a body exactly at the limit", () => {
+      const response = parse(`HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n${"x".repeat(10)}`, { maxBodyBytes: 10 });
+      expect(response.body).toHaveLength(10);
+    });
+
+    it("reports BodyTooLarge when a chunk size takes the body over the limit, before its data", () => {
+      const parser = new ResponseParser({ maxBodyBytes: 10 });
+      parser.feed(bytes("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n6\r\nabcdef\r\n"));
+      expect(failureOf(() => parser.feed(bytes("5\r\n")))).toBe("BodyTooLarge");
+    });
+
+    it("reports BodyTooLarge for a huge chunk size", () => {
+      const text = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nffffffffffffffff\r\nhi";
+      expect(failureOf(() => parse(text))).toBe("BodyTooLarge");
+    });
+
+    it("reports BodyTooLarge for a close-delimited body as soon as it passes the limit", () => {
+      const parser = new ResponseParser({ maxBodyBytes: 10 });
+      parser.feed(bytes("HTTP/1.0 200 OK\r\n\r\n0123456789"));
+      expect(failureOf(() => parser.feed(bytes("!")))).toBe("BodyTooLarge");
+    });
+  });
+
+  describe("reads bodies", () => {
+    it("reads a Content-Length body and ignores bytes after it", () => {
+      const response = parse("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi and more");
+      expect(response.status).toBe(200);
+      expect(Buffer.from(response.body).toString()).toBe("hi");
+    });
+
+    it("accepts leading zeros and surrounding spaces in Content-Length", () => {
+      expect(bodyText("HTTP/1.1 200 OK\r\nContent-Length:  02 \r\n\r\nhi")).toBe("hi");
+    });
+
+    it("reads an empty body for Content-Length: 0 without waiting for the close", () => {
+      const parser = new ResponseParser(LIMIT);
+      parser.feed(bytes("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"));
+      expect(parser.done).toBe(true);
+      expect(parser.response().body).toHaveLength(0);
+    });
+
+    it("reads an HTTP/1.0 body until the connection closes", () => {
+      const parser = new ResponseParser(LIMIT);
+      parser.feed(bytes("HTTP/1.0 200 OK\r\n\r\nclose-"));
+      parser.feed(bytes("delimited"));
+      expect(parser.done).toBe(false);
+      parser.end();
+      expect(parser.done).toBe(true);
+      expect(Buffer.from(parser.response().body).toString()).toBe("close-delimited");
+    });
+
+    it("reads an HTTP/1.1 body without framing until the connection closes", () => {
+      expect(bodyText("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\nuntil close")).toBe("until close");
+    });
+
+    it("reads a chunked body, ignoring chunk extensions and dropping trailers", () => {
+      const text =
+        "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" +
+        "2;name=value\r\nhi\r\nA\r\n0123456789\r\nb\r\n, and more.\r\n0\r\nX-Trailer: 1\r\nX-Other: 2\r\n\r\n";
+      const response = parse(text);
+      expect(Buffer.from(response.body).toString()).toBe("hi0123456789, and more.");
+      expect(response.headers).toEqual({ "transfer-encoding": "chunked" });
+    });
+
+    it("ends a chunked body at the empty line after the last chunk, without waiting for the close", () => {
+      const parser = new ResponseParser(LIMIT);
+      parser.feed(bytes("HTTP/1.1 200 OK\r\nTransfer-Encoding: Chunked\r\n\r\n2\r\nhi\r\n0\r\n\r\n"));
+      expect(parser.done).toBe(true);
+    });
+
+    it("reads chunked only when chunked is the last transfer coding", () => {
+      expect(bodyText("HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n2\r\nhi\r\n0\r\n\r\n")).toBe("hi");
+      expect(bodyText("HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\n2\r\nhi\r\n")).toBe("2\r\nhi\r\n");
+      expect(bodyText("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked, gzip\r\n\r\nclose")).toBe("close");
+    });
+
+    it.each([204, 304])("reads no body for status %i, whatever Content-Length says", (status) => {
+      const parser = new ResponseParser(LIMIT);
+      parser.feed(bytes(`HTTP/1.1 ${status} X\r\nContent-Length: 2\r\n\r\nhi`));
+      expect(parser.done).toBe(true);
+      expect(parser.response().body).toHaveLength(0);
+    });
+
+    it("skips 1xx interim responses", () => {
+      const text =
+        "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </a.css>\r\n\r\n" +
+        "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi";
+      const response = parse(text);
+      expect(response.status).toBe(200);
+      expect(response.headers).toEqual({ "content-length": "2" });
+    });
+
+    it("skips empty lines before the status line, as llhttp does", () => {
+      expect(parse("\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n").status).toBe(200);
+    });
+  });
+
+  describe("reads the status line and headers", () => {
+    it("accepts a status line without a reason, or with an empty one", () => {
+      expect(parse("HTTP/1.1 200\r\nContent-Length: 0\r\n\r\n").status).toBe(200);
+      expect(parse("HTTP/1.1 404 \r\nContent-Length: 0\r\n\r\n").status).toBe(404);
+    });
+
+    it("accepts any status from 100 to 999", () => {
+      expect(parse("HTTP/1.1 999 Odd\r\nContent-Length: 0\r\n\r\n").status).toBe(999);
+    });
+
+    it("lowercases names and trims spaces and tabs around values, but not NBSP", () => {
+      const response = parse("HTTP/1.1 200 OK\r\nX-Mixed-Case:  \tone two \t\r\nX-Nbsp: \xa0x\xa0\r\nX-Empty:\r\n\r\n");
+      expect(response.headers).toEqual({ "x-mixed-case": "one two", "x-nbsp": "\xa0x\xa0", "x-empty": "" });
+    });
+
+    it("reads bytes 0x80-0xFF in values as Latin-1, as node:http does", () => {
+      expect(parse("HTTP/1.1 200 OK\r\nX-A: caf\xe9\r\n\r\n").headers["x-a"]).toBe("café");
+    });
+
+    it("unfolds folded header lines into the previous value", () => {
+      const response = parse("HTTP/1.1 200 OK\r\nX-A: one\r\n two\r\n\t three \r\nContent-Length: 0\r\n\r\n");
+      expect(response.headers["x-a"]).toBe("one two three");
+    });
+
+    it("joins repeated headers with a comma, cookie with a semicolon", () => {
+      const response = parse(
+        "HTTP/1.1 200 OK\r\nVary: a\r\nVary: b\r\nSet-Cookie: a=1\r\nSet-Cookie: b=2\r\nCookie: c=3\r\nCookie: d=4\r\n\r\n",
+      );
+      expect(response.headers).toEqual({ vary: "a, b", "set-cookie": "a=1, b=2", cookie: "c=3; d=4" });
+    });
+
+    it("keeps only the first of the fields node:http keeps first-only", () => {
+      const response = parse(
+        "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Type: text/plain\r\n" +
+          "Location: /a\r\nLocation: /b\r\nServer: one\r\nServer: two\r\n\r\n",
+      );
+      expect(response.headers).toEqual({ "content-type": "text/html", location: "/a", server: "one" });
+      expect(FIRST_ONLY_HEADERS.has("content-encoding")).toBe(false);
+    });
+
+    it("treats header names like constructor and __proto__ as plain names", () => {
+      const response = parse("HTTP/1.1 200 OK\r\nConstructor: a\r\n__proto__: b\r\n\r\n");
+      expect(Object.keys(response.headers)).toEqual(["constructor", "__proto__"]);
+      expect(response.headers["__proto__"]).toBe("b");
+    });
+  });
+});
+
+describe("ResponseParser", () => {
+  it("parses a response fed one byte at a time", () => {
+    const text = "HTTP/1.1 200 OK\r\nX-A: one\r\n two\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n1;x\r\nd\r\n0\r\nT: 1\r\n\r\n";
+    const parser = new ResponseParser(LIMIT);
+    for (const byte of bytes(text)) {
+      expect(parser.done).toBe(false);
+      parser.feed(Uint8Array.of(byte));
+    }
+    expect(parser.done).toBe(true);
+    expect(parser.response().headers).toEqual({ "x-a": "one two", "transfer-encoding": "chunked" });
+    expect(Buffer.from(parser.response().body).toString()).toBe("abcd");
+  });
+
+  it("ignores bytes fed after the response is done, and end() after it", () => {
+    const parser = new ResponseParser(LIMIT);
+    parser.feed(bytes("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi"));
+    parser.feed(bytes("garbage"));
+    parser.end();
+    expect(Buffer.from(parser.response().body).toString()).toBe("hi");
+  });
+
+  it("ignores empty chunks: end() after only empty feeds is still ConnectionReset", () => {
+    const parser = new ResponseParser(LIMIT);
+    parser.feed(new Uint8Array(0));
+    expect(failureOf(() => parser.end())).toBe("ConnectionReset");
+  });
+
+  it("throws the same failure again after it failed", () => {
+    const parser = new ResponseParser(LIMIT);
+    let first: unknown;
+    try {
+      parser.feed(bytes("garbage\r\n"));
+    } catch (error) {
+      first = error;
+    }
+    expect(first).toBeInstanceOf(FetchFailure);
+    expect(() => parser.feed(bytes("HTTP/1.1 200 OK\r\n"))).toThrow(first as Error);
+    expect(() => parser.end()).toThrow(first as Error);
+  });
+
+  it("throws InvalidStateError when response() is called before it is done", () => {
+    const parser = new ResponseParser(LIMIT);
+    parser.feed(bytes("HTTP/1.1 200 OK\r\n"));
+    expect(() => parser.response()).toThrow(InvalidStateError);
+  });
+
+  it("copies the body, so the fed buffers may be reused once it is done", () => {
+    const chunk = bytes("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi");
+    const parser = new ResponseParser(LIMIT);
+    parser.feed(chunk);
+    chunk.fill(0);
+    expect(Buffer.from(parser.response().body).toString()).toBe("hi");
+  });
+
+  it("parses a body of a megabyte fed in socket-sized chunks", () => {
+    const size = 1024 * 1024;
+    const wire = Buffer.concat([bytes(`HTTP/1.1 200 OK\r\nContent-Length: ${size}\r\n\r\n`), Buffer.alloc(size, 0x61)]);
+    const parser = new ResponseParser({ maxBodyBytes: size });
+    let feeds = 0;
+    for (let offset = 0; offset < wire.length; offset += 4096) {
+      parser.feed(wire.subarray(offset, offset + 4096));
+      feeds++;
+    }
+    expect(feeds).toBe(Math.ceil(wire.length / 4096));
+    expect(parser.done).toBe(true);
+    expect(parser.response().body).toHaveLength(size);
+  });
+});
