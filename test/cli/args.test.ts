@@ -1,0 +1,107 @@
+import { describe, expect, it } from "vitest";
+import { parseCommandLine } from "../../src/cli/args.js";
+import type { CommandLine } from "../../src/cli/args.js";
+import { UsageError } from "../../src/cli/usage-error.js";
+
+function commandLine(argv: string[]): CommandLine {
+  const invocation = parseCommandLine(argv);
+  if (invocation.kind !== "crawl") throw new Error(`expected a crawl, got ${invocation.kind}`);
+  return invocation.commandLine;
+}
+
+function usageError(argv: string[]): string {
+  try {
+    parseCommandLine(argv);
+  } catch (error) {
+    if (error instanceof UsageError) return error.message;
+    throw error;
+  }
+  throw new Error(`no usage error for ${argv.join(" ")}`);
+}
+
+describe("parseCommandLine", () => {
+  it("takes the chapter's options in kebab case", () => {
+    const parsed = commandLine([
+      "--max-redirect", "3", "--max-tries", "2", "--max-tasks", "7",
+      "--exclude", "\\.pdf$", "--lenient", "xkcd.com", "http://example.com/",
+    ]);
+    expect(parsed.roots).toEqual(["xkcd.com", "http://example.com/"]);
+    expect(parsed.crawlOptions).toEqual({ maxRedirect: 3, maxTries: 2, maxTasks: 7, exclude: "\\.pdf$", strict: false });
+  });
+
+  it("defaults to 100 tasks, the asyncawait stage and the plain report", () => {
+    const parsed = commandLine(["example.com"]);
+    expect(parsed.crawlOptions).toEqual({ maxTasks: 100 });
+    expect(parsed).toMatchObject({ stage: "asyncawait", demo: false, compare: false, json: null, verbosity: 1 });
+  });
+
+  it("lets the last of --strict and --lenient win, as argparse does", () => {
+    expect(commandLine(["--lenient", "--strict", "a.com"]).crawlOptions.strict).toBe(true);
+    expect(commandLine(["--strict", "--lenient", "a.com"]).crawlOptions.strict).toBe(false);
+  });
+
+  it("reads --timeout in seconds and --max-pages as a count", () => {
+    const parsed = commandLine(["--timeout", "0.5", "--max-pages", "20", "a.com"]);
+    expect(parsed.crawlOptions).toMatchObject({ timeoutMs: 500, maxPages: 20 });
+  });
+
+  it("counts repeated -v and maps -q to errors only", () => {
+    expect(commandLine(["-v", "a.com"]).verbosity).toBe(2);
+    expect(commandLine(["-vv", "a.com"]).verbosity).toBe(3);
+    expect(commandLine(["--verbose", "-v", "a.com"]).verbosity).toBe(3);
+    expect(commandLine(["-q", "a.com"]).verbosity).toBe(0);
+  });
+
+  it("takes --json with a file, with -, or alone for stdout", () => {
+    expect(commandLine(["--json", "out.json", "a.com"]).json).toBe("out.json");
+    expect(commandLine(["--json", "-", "a.com"]).json).toBe("-");
+    expect(commandLine(["a.com", "--json"]).json).toBe("-");
+    expect(commandLine(["--json", "--demo"]).json).toBe("-");
+  });
+
+  it("accepts --demo without a root, and --compare", () => {
+    expect(commandLine(["--demo", "--compare"])).toMatchObject({ roots: [], demo: true, compare: true });
+  });
+
+  it("answers --help and --version before checking roots and values", () => {
+    expect(parseCommandLine(["--help", "--max-tasks", "0"]).kind).toBe("help");
+    expect(parseCommandLine(["-h"]).kind).toBe("help");
+    expect(parseCommandLine(["--version"]).kind).toBe("version");
+  });
+
+  it("treats everything after -- as roots", () => {
+    expect(commandLine(["--", "-odd.example"]).roots).toEqual(["-odd.example"]);
+  });
+
+  it("reports an unknown option by the name typed", () => {
+    expect(usageError(["--max_tasks", "5", "a.com"])).toBe("unknown option '--max_tasks'");
+    expect(usageError(["-x", "a.com"])).toBe("unknown option '-x'");
+  });
+
+  it("reports a number that is not a whole number", () => {
+    expect(usageError(["--max-tasks", "ten", "a.com"])).toBe("--max-tasks expects a whole number, got 'ten'");
+    expect(usageError(["--max-tries", "-1", "a.com"])).toBe("--max-tries expects a whole number, got '-1'");
+    expect(usageError(["--timeout", "1s", "a.com"])).toBe("--timeout expects a number of seconds, got '1s'");
+  });
+
+  it("turns the library's TypeError for a bad value into a usage error naming the flag", () => {
+    expect(usageError(["--max-tasks", "0", "a.com"])).toMatch(/^bad --max-tasks: expected `maxTasks` to be an integer from 1/);
+    expect(usageError(["--exclude", "(", "a.com"])).toMatch(/^bad --exclude: expected `exclude` to be a valid regular expression/);
+  });
+
+  it("reports a missing root, a missing value and a value given to a flag", () => {
+    expect(usageError([])).toBe("no ROOT given (or use --demo)");
+    expect(usageError(["a.com", "--max-tasks"])).toBe("option '--max-tasks' needs a value");
+    expect(usageError(["--demo=yes"])).toBe("option '--demo' takes no value");
+  });
+
+  it("reports an unknown stage, a root that is not http(s), and conflicting options", () => {
+    expect(usageError(["--stage", "threads", "a.com"])).toBe(
+      "unknown stage 'threads' (choose callbacks, generators, asyncawait)",
+    );
+    expect(usageError(["ftp://a.com/"])).toBe("cannot crawl ROOT 'ftp://a.com/': it is not an http(s) URL");
+    expect(usageError(["-q", "-v", "a.com"])).toBe("-q and -v cannot be used together");
+    expect(usageError(["--demo", "a.com"])).toBe("--demo crawls the demo site; give no ROOT with it");
+    expect(usageError(["--compare", "--stage", "callbacks", "a.com"])).toBe("--compare runs every stage; leave out --stage");
+  });
+});

@@ -1,0 +1,76 @@
+import { describe, expect, it } from "vitest";
+import { comparisonTable, firstDifference } from "../../src/cli/compare.js";
+import type { StageRun } from "../../src/cli/compare.js";
+import { errorRecord, pageRecord, redirectRecord } from "../../src/shared/fetch-statistic.js";
+import type { FetchStatistic } from "../../src/shared/fetch-statistic.js";
+import { resolveOptions } from "../../src/shared/options.js";
+import type { StageName } from "../../src/shared/trace.js";
+
+const html = { status: 200, size: 100, contentType: "text/html", encoding: "utf-8" };
+
+function run(stage: StageName, records: FetchStatistic[], peakInFlight: number | null = null): StageRun {
+  const result = {
+    records,
+    seen: records.map((record) => record.url),
+    todo: 0,
+    startedAt: 1_000,
+    finishedAt: 1_500,
+    options: resolveOptions(),
+  };
+  return { stage, result, peakInFlight, serverPeak: null };
+}
+
+const a = pageRecord("http://h/a", html, 2, 2);
+const b = pageRecord("http://h/b", html, 1, 0);
+const c = redirectRecord("http://h/c", 301, "http://h/a");
+const d = errorRecord("http://h/d", "ConnectionReset");
+
+describe("firstDifference", () => {
+  it("finds none between the same records in another order", () => {
+    expect(firstDifference([run("callbacks", [a, b, c]), run("generators", [c, b, a])])).toBeNull();
+  });
+
+  it("ignores numNewUrls record by record when the sums agree", () => {
+    const moved = [pageRecord("http://h/a", html, 2, 1), pageRecord("http://h/b", html, 1, 1)];
+    expect(firstDifference([run("callbacks", [a, b]), run("asyncawait", moved)])).toBeNull();
+  });
+
+  it("names the first URL whose records differ and shows both", () => {
+    const other = pageRecord("http://h/b", { ...html, size: 99 }, 1, 0);
+    const difference = firstDifference([run("callbacks", [a, b]), run("generators", [a, other])]);
+    expect(difference).toContain("callbacks and generators differ at http://h/b:");
+    expect(difference).toContain('"size":100');
+    expect(difference).toContain('"size":99');
+  });
+
+  it("shows a record one stage lacks", () => {
+    const difference = firstDifference([run("callbacks", [a]), run("generators", [a]), run("asyncawait", [a, d])]);
+    expect(difference).toMatch(/callbacks and asyncawait differ at http:\/\/h\/d:\n {2}callbacks: +\(no record\)/);
+  });
+
+  it("reports a different sum of numNewUrls", () => {
+    const fewer = pageRecord("http://h/a", html, 2, 1);
+    expect(firstDifference([run("callbacks", [a, b]), run("generators", [fewer, b])])).toBe(
+      "callbacks and generators differ in the sum of numNewUrls: 2 and 1",
+    );
+  });
+});
+
+describe("comparisonTable", () => {
+  it("prints a column per stage and a row per figure", () => {
+    const table = comparisonTable([run("callbacks", [a, b, c, d], 3), run("generators", [a, b, c, d])]);
+    const rows = table.trimEnd().split("\n");
+    expect(rows[0].split(/\s+/).filter(Boolean)).toEqual(["callbacks", "generators"]);
+    const cells = (label: string): string[] =>
+      rows.find((row) => row.startsWith(label))?.slice(label.length).trim().split(/\s{2,}/) ?? [];
+    expect(cells("records")).toEqual(["4", "4"]);
+    expect(cells("html pages")).toEqual(["2", "2"]);
+    expect(cells("redirects")).toEqual(["1", "1"]);
+    expect(cells("errors")).toEqual(["1", "1"]);
+    expect(cells("  ConnectionReset")).toEqual(["1", "1"]);
+    expect(cells("wall time")).toEqual(["0.500 s", "0.500 s"]);
+    expect(cells("pages/s")).toEqual(["8", "8"]);
+    expect(cells("peak concurrency")).toEqual(["3", "-"]);
+    expect(table).not.toContain("seen by server");
+  });
+});

@@ -1,0 +1,71 @@
+import { describe, expect, it } from "vitest";
+import { CrawlCounters } from "../../src/cli/crawl-counters.js";
+import { ProgressLine } from "../../src/cli/progress-line.js";
+import { errorRecord, pageRecord } from "../../src/shared/fetch-statistic.js";
+import type { FetchStartEvent } from "../../src/shared/trace.js";
+
+class FakeTerminal {
+  readonly writes: string[] = [];
+  constructor(readonly isTTY: boolean, readonly columns = 80) {}
+  write(text: string): boolean {
+    this.writes.push(text);
+    return true;
+  }
+}
+
+function fetchStart(inFlight: number, queued: number): FetchStartEvent {
+  return { type: "fetch-start", t: 0, stage: "asyncawait", url: "http://h/", slot: 0, attempt: 1, queued, unfinished: queued + inFlight, inFlight };
+}
+
+const page = pageRecord("http://h/", { status: 200, size: 1, contentType: "text/html", encoding: "utf-8" }, 0, 0);
+
+describe("CrawlCounters", () => {
+  it("counts records and errors, and takes the queue's figures from fetch events", () => {
+    const counters = new CrawlCounters(0);
+    counters.onRecord(page);
+    counters.onRecord(errorRecord("http://h/x", "Timeout"));
+    expect([counters.done, counters.errors, counters.inFlight, counters.peakInFlight]).toEqual([2, 1, null, null]);
+    counters.onTrace(fetchStart(3, 5));
+    counters.onTrace(fetchStart(1, 4));
+    expect([counters.queued, counters.inFlight, counters.peakInFlight, counters.attempts]).toEqual([4, 1, 3, 2]);
+    expect(counters.pagesPerSecond(1000)).toBe(2);
+  });
+});
+
+describe("ProgressLine", () => {
+  it("draws nothing on a stream that is not a terminal", () => {
+    const stream = new FakeTerminal(false);
+    const line = new ProgressLine(stream, new CrawlCounters(0), "asyncawait", () => 0);
+    line.update();
+    line.clear();
+    line.stop();
+    expect(stream.writes).toEqual([]);
+  });
+
+  it("draws the figures in place and wipes them before other output", () => {
+    const stream = new FakeTerminal(true);
+    const counters = new CrawlCounters(0);
+    let now = 1000;
+    const line = new ProgressLine(stream, counters, "callbacks", () => now);
+    counters.onRecord(page);
+    line.update();
+    expect(stream.writes).toEqual(["\r\x1b[Kcallbacks: done 1 · queued - · in flight - · errors 0 · 1.0 pages/s"]);
+    line.clear();
+    line.clear();
+    expect(stream.writes.slice(1)).toEqual(["\r\x1b[K"]);
+    now = 1200;
+    counters.onTrace(fetchStart(2, 7));
+    line.update();
+    expect(stream.writes.at(-1)).toBe("\r\x1b[Kcallbacks: done 1 · queued 7 · in flight 2 · errors 0 · 0.8 pages/s");
+  });
+
+  it("redraws at most once per interval, and never wider than the terminal", () => {
+    const stream = new FakeTerminal(true, 21);
+    const line = new ProgressLine(stream, new CrawlCounters(0), "generators", () => 5000);
+    line.update();
+    line.update();
+    line.update();
+    line.stop();
+    expect(stream.writes).toEqual(["\r\x1b[Kgenerators: done 0 ·", "\r\x1b[K"]);
+  });
+});
