@@ -1,0 +1,266 @@
+/**
+ * Stage 2's event loop: ready callbacks, a heap of timers, and the shared
+ * {@link Selector} for socket readiness.
+ *
+ * @module
+ */
+import { InvalidStateError } from "../shared/errors.js";
+import { Selector } from "../shared/selector.js";
+import type { SelectorKey } from "../shared/selector.js";
+import { Future, type Coroutine } from "./future.js";
+import { setRunningLoop } from "./running-loop.js";
+import { Task } from "./task.js";
+import { TimerHandle, TimerHeap } from "./timer-heap.js";
+
+/**
+ * Runs callbacks: the ones handed to {@link EventLoop.callSoon}, timers whose
+ * moment has come, and the callbacks registered with {@link EventLoop.selector}
+ * for sockets that became ready. Tasks and Futures are built on it: a Future
+ * schedules its done callbacks here, and a Task's step is such a callback.
+ *
+ * One iteration ({@link EventLoop.runOnce}) asks the selector which sockets
+ * are ready and queues their callbacks, queues the timers that are due, then
+ * runs every callback that was ready when the iteration began. Callbacks they
+ * schedule wait for the next iteration, so no callback can starve the others.
+ *
+ * @remarks JavaScript cannot block its thread, so this loop cannot sit in
+ * `select()` the way Python's does. {@link EventLoop.runForever} runs one
+ * iteration per Node macrotask: `setImmediate` while callbacks are ready,
+ * `setTimeout` until the next timer is due, and otherwise nothing until the
+ * selector's wakeup (a socket event) or a `callSoon` from outside schedules
+ * the next one. For the same reason {@link EventLoop.runUntilComplete}
+ * cannot return the result: it starts the loop and returns the Task, a Future
+ * that is done when the loop stops. The chapter's loop is a `while` around
+ * `select`; asyncio's is `BaseEventLoop._run_once` (Lib/asyncio/base_events.py).
+ * Times are milliseconds (`performance.now()`), not asyncio's seconds.
+ * @see Chapter, "Coordinating Coroutines" (the `run_until_complete` sketch)
+ */
+export class EventLoop {
+  /** Sockets the coroutines wait on; each key's data is the callback to call when it is ready. */
+  readonly selector = new Selector<() => void>();
+  private ready: Array<() => void> = [];
+  private readonly timers = new TimerHeap();
+  private timerSequence = 0;
+  private running = false;
+  private stopping = false;
+  private iterating = false;
+  private closed = false;
+  /** The Node macrotask that will run the next iteration, when one is scheduled. */
+  private nextImmediate: NodeJS.Immediate | null = null;
+  private nextTimeout: NodeJS.Timeout | null = null;
+
+  /** The loop's clock, in milliseconds: monotonic, unlike `Date.now()`. */
+  time(): number {
+    return performance.now();
+  }
+
+  /** Whether {@link EventLoop.runForever} is driving the loop. */
+  isRunning(): boolean {
+    return this.running;
+  }
+
+  /** Whether {@link EventLoop.close} was called. */
+  isClosed(): boolean {
+    return this.closed;
+  }
+
+  /** How many timers are scheduled and not yet run or cancelled. */
+  get timerCount(): number {
+    return this.timers.size;
+  }
+
+  /**
+   * Runs `callback` in the next iteration, after the ones already scheduled
+   * (first in, first out).
+   */
+  callSoon(callback: () => void): void {
+    this.ready.push(callback);
+    if (this.running && !this.iterating) this.wake();
+  }
+
+  /**
+   * Runs `callback` once `delayMs` milliseconds have passed; timers due at the
+   * same moment run in the order they were scheduled.
+   *
+   * @returns a handle whose `cancel()` removes the timer.
+   */
+  callLater(delayMs: number, callback: () => void): TimerHandle {
+    const handle = new TimerHandle(this.time() + Math.max(0, delayMs), this.timerSequence++, callback);
+    this.timers.push(handle);
+    if (this.running && !this.iterating && this.nextImmediate === null) this.waitForWork();
+    return handle;
+  }
+
+  /**
+   * Runs one iteration now, without waiting: ready sockets and due timers
+   * queue their callbacks, then the callbacks that were ready when the
+   * iteration began run. For notebooks, debuggers and tests that step the
+   * loop by hand; between two calls Node must get a turn (an `await`) for
+   * socket events to arrive.
+   *
+   * @throws {@link InvalidStateError} if `runForever()` is driving the loop,
+   * or an iteration is already running.
+   * @throws the first exception a callback threw (the other callbacks still ran).
+   */
+  runOnce(): void {
+    if (this.running) throw new InvalidStateError("runOnce() while runForever() is driving the loop");
+    this.iterate();
+  }
+
+  /**
+   * Starts running iterations, one per Node macrotask, until
+   * {@link EventLoop.stop} is called. Returns at once: JavaScript cannot block.
+   *
+   * @throws {@link InvalidStateError} if the loop is already running or closed.
+   */
+  runForever(): void {
+    if (this.closed) throw new InvalidStateError("The event loop is closed");
+    if (this.running) throw new InvalidStateError("The event loop is already running");
+    this.running = true;
+    this.stopping = false;
+    this.selector.setWakeup(this.wake);
+    this.waitForWork();
+  }
+
+  /**
+   * Wraps `work` in a {@link Task} (a Future is taken as it is), runs the loop
+   * until it is done, and returns it.
+   *
+   * @remarks Python's `run_until_complete` blocks and returns the result; this
+   * one returns the Task at once and the loop keeps turning in Node
+   * macrotasks. Read the result when the Task is done: from another coroutine
+   * with `yield* task`, or from `async` code with `await task` (a Future is a
+   * thenable).
+   * @example
+   * ```ts
+   * const loop = new EventLoop();
+   * const task = loop.runUntilComplete(countdown("A", 3));
+   * await task; // the only await: the bridge from our loop to Node's
+   * ```
+   */
+  runUntilComplete<T>(work: Coroutine<T> | Future<T>): Future<T> {
+    const future = work instanceof Future ? work : new Task(work, this);
+    future.addDoneCallback(this.stopWhenDone);
+    this.runForever();
+    return future;
+  }
+
+  /**
+   * Asks `runForever()` to return after the iteration in progress (or the
+   * next one, if none is).
+   */
+  stop(): void {
+    this.stopping = true;
+    if (this.running && !this.iterating) this.wake();
+  }
+
+  /**
+   * Drops every callback and timer and closes the selector. Closing sockets is
+   * their owners' job, as it is in Python.
+   *
+   * @throws {@link InvalidStateError} while the loop is running.
+   */
+  close(): void {
+    if (this.running) throw new InvalidStateError("Cannot close a running event loop");
+    this.closed = true;
+    this.ready = [];
+    this.timers.clear();
+    this.selector.close();
+  }
+
+  /** The done callback `runUntilComplete` adds: the chapter's `stop_callback`, without an exception. */
+  private readonly stopWhenDone = (): void => {
+    this.stop();
+  };
+
+  /** Queues the callback of a ready socket (the selector's `onReady`). */
+  private readonly socketReady = (key: SelectorKey<() => void>): void => {
+    this.ready.push(key.data);
+  };
+
+  /** One iteration: the body of the chapter's `while True: events = selector.select()` loop. */
+  private iterate(): void {
+    if (this.iterating) throw new InvalidStateError("An iteration of this loop is already running");
+    if (this.closed) throw new InvalidStateError("The event loop is closed");
+    this.iterating = true;
+    const previousLoop = setRunningLoop(this);
+    let firstError: unknown = null;
+    let failed = false;
+    try {
+      this.selector.select(this.socketReady);
+      const now = this.time();
+      for (let timer = this.timers.peek(); timer !== undefined && timer.when <= now; timer = this.timers.peek()) {
+        this.timers.pop();
+        this.ready.push(timer.callback);
+      }
+      // Run only what is ready now; what these callbacks schedule waits a turn.
+      const batch = this.ready;
+      this.ready = [];
+      for (const callback of batch) {
+        try {
+          callback();
+        } catch (error) {
+          if (!failed) {
+            failed = true;
+            firstError = error;
+          }
+        }
+      }
+    } finally {
+      setRunningLoop(previousLoop);
+      this.iterating = false;
+    }
+    if (failed) throw firstError;
+  }
+
+  /** Runs one iteration from a Node macrotask, then decides how to wait for the next. */
+  private readonly turn = (): void => {
+    this.nextImmediate = null;
+    this.nextTimeout = null;
+    try {
+      this.iterate();
+    } catch (error) {
+      this.finishRunning();
+      throw error; // A callback's exception escapes, as an exception in any Node callback does.
+    }
+    if (this.stopping) this.finishRunning();
+    else this.waitForWork();
+  };
+
+  /**
+   * Schedules the next iteration: at once if callbacks are ready, at the next
+   * timer if one is scheduled, otherwise not at all: a socket event (through
+   * the selector's wakeup) or a `callSoon` will.
+   */
+  private waitForWork(): void {
+    if (this.nextImmediate !== null) return; // Already woken (a socket event during the iteration).
+    if (this.ready.length > 0 || this.stopping) {
+      this.wake();
+      return;
+    }
+    const next = this.timers.peek();
+    if (next === undefined) return;
+    if (this.nextTimeout !== null) clearTimeout(this.nextTimeout);
+    this.nextTimeout = setTimeout(this.turn, Math.max(0, next.when - this.time()));
+  }
+
+  /** Makes the next iteration run as soon as Node gets a turn. */
+  private readonly wake = (): void => {
+    if (!this.running || this.nextImmediate !== null) return;
+    if (this.nextTimeout !== null) {
+      clearTimeout(this.nextTimeout);
+      this.nextTimeout = null;
+    }
+    this.nextImmediate = setImmediate(this.turn);
+  };
+
+  private finishRunning(): void {
+    this.running = false;
+    this.stopping = false;
+    this.selector.setWakeup(null);
+    if (this.nextImmediate !== null) clearImmediate(this.nextImmediate);
+    if (this.nextTimeout !== null) clearTimeout(this.nextTimeout);
+    this.nextImmediate = null;
+    this.nextTimeout = null;
+  }
+}

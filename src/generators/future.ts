@@ -1,0 +1,238 @@
+/**
+ * The Future: a result that is not there yet, and the `Coroutine` type of the
+ * generators that wait on Futures.
+ *
+ * @module
+ */
+import { CancelledError, InvalidStateError } from "../shared/errors.js";
+import type { EventLoop } from "./event-loop.js";
+import { runningLoopOrNull } from "./running-loop.js";
+
+/**
+ * A generator-based coroutine: it yields Futures to the {@link Task} that
+ * drives it and returns `T`. `const x = yield* coroutine` runs it to its end
+ * and evaluates to `T`.
+ *
+ * @remarks The third parameter, what `next()` sends in, is `undefined`: the
+ * Task resumes a coroutine with a bare `next()`, and a Future's own iterator
+ * reads the Future's result (see {@link Future}).
+ */
+export type Coroutine<T> = Generator<Future<unknown>, T, undefined>;
+
+/** A Future's state, as asyncio names them. */
+export type FutureState = "pending" | "finished" | "cancelled";
+
+/** What a Future keeps per done callback: the function, to find it again, and the call to make. */
+interface DoneCallback {
+  readonly fn: object;
+  readonly run: () => void;
+}
+
+/**
+ * A result that will exist later. A coroutine waits for one with
+ * `const value = yield* future`; whoever has the answer calls
+ * {@link Future.setResult} (or {@link Future.setException}), and the Future
+ * runs its done callbacks, one of which resumes the waiting {@link Task}.
+ *
+ * A Future starts `pending` and ends once, `finished` (with a value or an
+ * exception) or `cancelled`. Its done callbacks are not called in the middle of
+ * `setResult`: they are handed to the event loop with `callSoon`, as asyncio
+ * does, so whoever resolves a Future is never re-entered by the code that
+ * waited for it, and each callback starts on a clean stack. A Future made
+ * outside any loop (in a unit test, say) calls its callbacks at once instead.
+ *
+ * @remarks The chapter's Future has a public `result` field and calls its
+ * callbacks inside `set_result`; this one is closer to asyncio's `Future`
+ * (Lib/asyncio/futures.py): states, `InvalidStateError`, cancellation, and
+ * callbacks through the loop. The value lives in the field `value`, the method
+ * is `result()`. The callbacks are stored as closures, so a `Future<number>` is
+ * still a `Future<unknown>` to TypeScript: storing `(f: Future<T>) => void`
+ * would make `Future<T>` invariant and `yield this` would not type-check.
+ * @see Chapter, "Building Coroutines With Generators"; asyncio `Future`
+ */
+export class Future<T> {
+  private state: FutureState = "pending";
+  private value: T | undefined = undefined;
+  private error: unknown = undefined;
+  private failed = false;
+  private callbacks: DoneCallback[] = [];
+  /** The loop that runs the done callbacks; null: call them at once. */
+  protected readonly loop: EventLoop | null;
+
+  /**
+   * @param loop - The loop that will run the done callbacks. By default the
+   * loop running now, if any; with none, callbacks run synchronously.
+   */
+  constructor(loop: EventLoop | null = runningLoopOrNull()) {
+    this.loop = loop;
+  }
+
+  /** True once the Future has a result, an exception, or was cancelled. */
+  done(): boolean {
+    return this.state !== "pending";
+  }
+
+  /** True if the Future was cancelled. */
+  cancelled(): boolean {
+    return this.state === "cancelled";
+  }
+
+  /**
+   * The result.
+   *
+   * @throws the Future's exception, if it has one.
+   * @throws {@link CancelledError} if it was cancelled.
+   * @throws {@link InvalidStateError} if it is still pending.
+   */
+  result(): T {
+    if (this.state === "pending") throw new InvalidStateError("Result is not ready: the Future is pending");
+    if (this.state === "cancelled") throw new CancelledError();
+    if (this.failed) throw this.error;
+    return this.value as T; // The one cast: state "finished" without failure means setResult stored a T.
+  }
+
+  /**
+   * The exception the Future failed with, or null if it has a result.
+   *
+   * @throws {@link CancelledError} if it was cancelled.
+   * @throws {@link InvalidStateError} if it is still pending.
+   */
+  exception(): unknown {
+    if (this.state === "pending") throw new InvalidStateError("Exception is not set: the Future is pending");
+    if (this.state === "cancelled") throw new CancelledError();
+    return this.failed ? this.error : null;
+  }
+
+  /**
+   * Resolves the Future with `value` and schedules its done callbacks.
+   *
+   * @throws {@link InvalidStateError} if the Future is already done.
+   */
+  setResult(value: T): void {
+    this.settle("setResult()");
+    this.value = value;
+    this.state = "finished";
+    this.scheduleCallbacks();
+  }
+
+  /**
+   * Fails the Future with `error`: `result()` and `yield*` will throw it.
+   *
+   * @throws {@link InvalidStateError} if the Future is already done.
+   */
+  setException(error: unknown): void {
+    this.settle("setException()");
+    this.error = error;
+    this.failed = true;
+    this.state = "finished";
+    this.scheduleCallbacks();
+  }
+
+  /**
+   * Cancels the Future if it is pending and schedules its done callbacks; a
+   * coroutine waiting on it gets a {@link CancelledError} at its `yield*`.
+   *
+   * @returns false if the Future was already done, else true.
+   */
+  cancel(): boolean {
+    if (this.state !== "pending") return false;
+    this.state = "cancelled";
+    this.scheduleCallbacks();
+    return true;
+  }
+
+  /**
+   * Calls `fn(this)` when the Future is done. A callback added after that
+   * still runs (scheduled at once), so nobody can miss the moment.
+   */
+  addDoneCallback(fn: (future: Future<T>) => void): void {
+    const callback: DoneCallback = {
+      fn,
+      run: () => fn(this), // A closure, so the array's type does not mention T.
+    };
+    if (this.state === "pending") this.callbacks.push(callback);
+    else this.schedule(callback);
+  }
+
+  /**
+   * Forgets every registration of `fn` that has not been scheduled yet.
+   *
+   * @returns how many were removed.
+   */
+  removeDoneCallback(fn: (future: Future<T>) => void): number {
+    const kept: DoneCallback[] = [];
+    for (const callback of this.callbacks) {
+      if (callback.fn !== fn) kept.push(callback);
+    }
+    const removed = this.callbacks.length - kept.length;
+    this.callbacks = kept;
+    return removed;
+  }
+
+  /**
+   * Waits for the Future inside a coroutine: `const x = yield* future` pauses
+   * the coroutine's Task until the Future is done, then evaluates to its result
+   * (or throws its exception right there, inside the coroutine).
+   *
+   * @remarks The chapter's `__iter__` yields the Future and returns what the
+   * Task sends back in; here the Task resumes with a bare `next()` and the
+   * iterator fetches the result itself, as modern asyncio's `__await__` does.
+   * A Future that is already done does not pause at all (the chapter's
+   * footnote on what its sketch lacks).
+   * @see Chapter, "Factoring Coroutines With yield from"
+   */
+  *[Symbol.iterator](): Coroutine<T> {
+    if (this.state === "pending") {
+      yield this; // Tell the Task to resume us when this Future is done.
+    }
+    return this.result(); // Throws here, inside the coroutine, if it failed.
+  }
+
+  /**
+   * Makes the Future a thenable, so native `await future` works too: the
+   * JavaScript counterpart of Python's `__await__`, which lets `await` accept
+   * an object that is not a coroutine.
+   *
+   * This is the bridge out of stage 2, not part of it: no code in
+   * `src/generators/` awaits a Future, and `crawl()` in `index.ts` uses it once
+   * to hand its result to a Promise-based caller. A pending Future settles the
+   * Promise only if its loop keeps running.
+   *
+   * @see Brett Cannon, "How the heck does async/await work in Python 3.5?"
+   */
+  then<R1 = T, R2 = never>(
+    onFulfilled?: ((value: T) => R1 | PromiseLike<R1>) | null,
+    onRejected?: ((reason: unknown) => R2 | PromiseLike<R2>) | null,
+  ): Promise<R1 | R2> {
+    const future = this;
+    return new Promise<T>(function bridge(resolve, reject) {
+      function settle(): void {
+        try {
+          resolve(future.result());
+        } catch (error) {
+          reject(error);
+        }
+      }
+      // Done already: settle now, even if the loop has stopped.
+      if (future.done()) settle();
+      else future.addDoneCallback(settle);
+    }).then(onFulfilled, onRejected);
+  }
+
+  private settle(operation: string): void {
+    if (this.state !== "pending") {
+      throw new InvalidStateError(`${operation} on a Future that is already ${this.state}`);
+    }
+  }
+
+  private scheduleCallbacks(): void {
+    const callbacks = this.callbacks;
+    this.callbacks = [];
+    for (const callback of callbacks) this.schedule(callback);
+  }
+
+  private schedule(callback: DoneCallback): void {
+    if (this.loop === null) callback.run();
+    else this.loop.callSoon(callback.run);
+  }
+}

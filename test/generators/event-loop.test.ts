@@ -1,0 +1,210 @@
+import { describe, expect, it } from "vitest";
+import { InvalidStateError } from "../../src/shared/errors.js";
+import { EventLoop } from "../../src/generators/event-loop.js";
+import { Future, type Coroutine } from "../../src/generators/future.js";
+import { Task } from "../../src/generators/task.js";
+import { getRunningLoop, runningLoopOrNull } from "../../src/generators/running-loop.js";
+
+describe("EventLoop", () => {
+  it("runs callSoon callbacks first in, first out", () => {
+    const loop = new EventLoop();
+    const order: number[] = [];
+    for (const n of [1, 2, 3]) {
+      loop.callSoon(function record() {
+        order.push(n);
+      });
+    }
+    loop.runOnce();
+    expect(order).toEqual([1, 2, 3]);
+    loop.close();
+  });
+
+  it("runs a callback scheduled during an iteration in the next one", () => {
+    const loop = new EventLoop();
+    const order: string[] = [];
+    loop.callSoon(function outer() {
+      order.push("outer");
+      loop.callSoon(function inner() {
+        order.push("inner");
+      });
+    });
+    loop.runOnce();
+    expect(order).toEqual(["outer"]);
+    loop.runOnce();
+    expect(order).toEqual(["outer", "inner"]);
+    loop.close();
+  });
+
+  it("is the running loop only during an iteration", () => {
+    const loop = new EventLoop();
+    const seen: Array<EventLoop | null> = [];
+    loop.callSoon(function look() {
+      seen.push(getRunningLoop());
+    });
+    expect(runningLoopOrNull()).toBeNull();
+    expect(() => getRunningLoop()).toThrow(/No running event loop/);
+    loop.runOnce();
+    expect(seen).toEqual([loop]);
+    expect(runningLoopOrNull()).toBeNull();
+    loop.close();
+  });
+
+  it("runs the other callbacks of an iteration when one throws, then throws its error", () => {
+    const loop = new EventLoop();
+    let after = 0;
+    const error = new Error("callback bug");
+    loop.callSoon(function broken() {
+      throw error;
+    });
+    loop.callSoon(function fine() {
+      after += 1;
+    });
+    expect(() => loop.runOnce()).toThrow(error);
+    expect(after).toBe(1);
+    loop.close();
+  });
+
+  it("runs timers in order of their moment, ties in scheduling order", async () => {
+    const loop = new EventLoop();
+    const order: string[] = [];
+    const finished = new Future<void>(loop);
+    function record(label: string): () => void {
+      return function fire() {
+        order.push(label);
+        if (order.length === 5) finished.setResult(undefined);
+      };
+    }
+    loop.callLater(20, record("20ms"));
+    loop.callLater(0, record("0ms a"));
+    loop.callLater(5, record("5ms"));
+    loop.callLater(0, record("0ms b"));
+    loop.callLater(-3, record("negative"));
+    expect(loop.timerCount).toBe(5);
+    await loop.runUntilComplete(finished);
+    expect(order).toEqual(["0ms a", "0ms b", "negative", "5ms", "20ms"]);
+    expect(loop.timerCount).toBe(0);
+    loop.close();
+  });
+
+  it("never runs a cancelled timer and stops counting it at once", async () => {
+    const loop = new EventLoop();
+    const fired: string[] = [];
+    const finished = new Future<void>(loop);
+    const cancelled = loop.callLater(1, function cancelledTimer() {
+      fired.push("cancelled");
+    });
+    loop.callLater(10, function lastTimer() {
+      fired.push("last");
+      finished.setResult(undefined);
+    });
+    expect(cancelled.scheduled()).toBe(true);
+    cancelled.cancel();
+    cancelled.cancel(); // twice is harmless
+    expect(cancelled.scheduled()).toBe(false);
+    expect(loop.timerCount).toBe(1);
+    await loop.runUntilComplete(finished);
+    expect(fired).toEqual(["last"]);
+    loop.close();
+  });
+
+  it("steps a coroutine one iteration at a time with runOnce", () => {
+    const loop = new EventLoop();
+    const gates = [new Future<void>(loop), new Future<void>(loop), new Future<void>(loop)];
+    let steps = 0;
+    function* coro(): Coroutine<number> {
+      for (const gate of gates) {
+        steps += 1;
+        yield* gate;
+      }
+      return steps;
+    }
+    const task = new Task(coro(), loop);
+    loop.runOnce();
+    expect(steps).toBe(1);
+    gates[0]?.setResult(undefined);
+    loop.runOnce();
+    expect(steps).toBe(2);
+    loop.runOnce(); // nothing ready: nothing happens
+    expect(steps).toBe(2);
+    gates[1]?.setResult(undefined);
+    gates[2]?.setResult(undefined);
+    loop.runOnce();
+    loop.runOnce();
+    expect(task.result()).toBe(3);
+    loop.close();
+  });
+
+  it("runs a coroutine to its end in Node macrotasks and stops", async () => {
+    const loop = new EventLoop();
+    function* coro(): Coroutine<string> {
+      const future = new Future<string>();
+      loop.callLater(1, function resolveLater() {
+        future.setResult("done");
+      });
+      return yield* future;
+    }
+    const task = loop.runUntilComplete(coro());
+    expect(loop.isRunning()).toBe(true);
+    expect(task.done()).toBe(false); // it cannot block: the Task comes back at once
+    expect(await task).toBe("done");
+    await new Promise(setImmediate);
+    expect(loop.isRunning()).toBe(false);
+    loop.close();
+  });
+
+  it("stops runForever after the iteration in progress", async () => {
+    const loop = new EventLoop();
+    let iterations = 0;
+    const stopped = new Future<number>(null);
+    function tick(): void {
+      iterations += 1;
+      if (iterations === 3) {
+        loop.stop();
+        loop.callSoon(function afterStop() {
+          stopped.setResult(iterations);
+        });
+      } else {
+        loop.callSoon(tick);
+      }
+    }
+    loop.callSoon(tick);
+    loop.runForever();
+    await new Promise(setImmediate);
+    await new Promise(setImmediate);
+    await new Promise(setImmediate);
+    await new Promise(setImmediate);
+    expect(loop.isRunning()).toBe(false);
+    expect(iterations).toBe(3);
+    expect(stopped.done()).toBe(false); // scheduled for an iteration that did not happen
+    loop.runOnce();
+    expect(stopped.result()).toBe(3);
+    loop.close();
+  });
+
+  it("refuses runOnce and a second runForever while runForever drives it", () => {
+    const loop = new EventLoop();
+    loop.runForever();
+    expect(() => loop.runOnce()).toThrow(InvalidStateError);
+    expect(() => loop.runForever()).toThrow(InvalidStateError);
+    expect(() => loop.close()).toThrow(InvalidStateError);
+    loop.stop();
+    return new Promise<void>(function later(resolve) {
+      setImmediate(function check() {
+        expect(loop.isRunning()).toBe(false);
+        loop.close();
+        resolve();
+      });
+    });
+  });
+
+  it("drops its timers when closed and cannot run again", () => {
+    const loop = new EventLoop();
+    const handle = loop.callLater(1000, function never() {});
+    loop.close();
+    expect(loop.timerCount).toBe(0);
+    expect(handle.scheduled()).toBe(false);
+    expect(loop.isClosed()).toBe(true);
+    expect(() => loop.runForever()).toThrow(InvalidStateError);
+    expect(() => loop.runOnce()).toThrow(InvalidStateError);
+  });
+});

@@ -1,0 +1,264 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { CancelledError } from "../../src/shared/errors.js";
+import { EventLoop } from "../../src/generators/event-loop.js";
+import { Future, type Coroutine } from "../../src/generators/future.js";
+import { Task } from "../../src/generators/task.js";
+
+/** Steps the loop `turns` times (asyncio test_utils.run_briefly). */
+function runBriefly(loop: EventLoop, turns = 1): void {
+  for (let i = 0; i < turns; i++) loop.runOnce();
+}
+
+let loop = new EventLoop();
+afterEach(() => {
+  loop.close();
+  loop = new EventLoop();
+});
+
+describe("Task", () => {
+  it("does not start its coroutine before the loop runs", () => {
+    let started = 0;
+    function* coro(): Coroutine<void> {
+      started += 1;
+    }
+    const task = new Task(coro(), loop);
+    expect(started).toBe(0);
+    runBriefly(loop);
+    expect(started).toBe(1);
+    expect(task.done()).toBe(true);
+  });
+
+  it("drives a coroutine from Future to Future and resolves with its return value", () => {
+    const first = new Future<number>(loop);
+    const second = new Future<number>(loop);
+    const trail: string[] = [];
+    function* coro(): Coroutine<number> {
+      trail.push("start");
+      const a = yield* first;
+      trail.push(`got ${a}`);
+      const b = yield* second;
+      trail.push(`got ${b}`);
+      return a + b;
+    }
+    const task = new Task(coro(), loop);
+    runBriefly(loop);
+    expect(trail).toEqual(["start"]);
+    first.setResult(1);
+    runBriefly(loop); // the done callback (wakeUp) runs and steps
+    expect(trail).toEqual(["start", "got 1"]);
+    expect(task.done()).toBe(false);
+    second.setResult(2);
+    runBriefly(loop);
+    expect(task.result()).toBe(3);
+  });
+
+  it("propagates an exception up through yield* delegation", () => {
+    const future = new Future<number>(loop);
+    const caught: string[] = [];
+    function* inner(): Coroutine<number> {
+      return yield* future;
+    }
+    function* middle(): Coroutine<number> {
+      return yield* inner();
+    }
+    function* outer(): Coroutine<string> {
+      try {
+        yield* middle();
+        return "no error";
+      } catch (error) {
+        caught.push((error as Error).message);
+        return "caught";
+      }
+    }
+    const task = new Task(outer(), loop);
+    runBriefly(loop);
+    future.setException(new Error("ECONNRESET"));
+    runBriefly(loop);
+    expect(caught).toEqual(["ECONNRESET"]);
+    expect(task.result()).toBe("caught");
+  });
+
+  it("fails with the exception its coroutine does not catch", () => {
+    const error = new TypeError("bug");
+    function* coro(): Coroutine<void> {
+      throw error;
+    }
+    const task = new Task(coro(), loop);
+    runBriefly(loop);
+    expect(task.exception()).toBe(error);
+  });
+
+  it("throws CancelledError in at the paused yield* and runs finally blocks", () => {
+    const future = new Future<number>(loop);
+    const trail: string[] = [];
+    function* inner(): Coroutine<number> {
+      try {
+        return yield* future;
+      } finally {
+        trail.push("inner finally");
+      }
+    }
+    function* outer(): Coroutine<number> {
+      try {
+        return yield* inner();
+      } finally {
+        trail.push("outer finally");
+      }
+    }
+    const task = new Task(outer(), loop);
+    runBriefly(loop);
+    expect(task.cancel()).toBe(true);
+    expect(trail).toEqual([]); // not re-entered: the throw happens on the loop's next turn
+    runBriefly(loop);
+    expect(trail).toEqual(["inner finally", "outer finally"]);
+    expect(task.cancelled()).toBe(true);
+    expect(future.cancelled()).toBe(false); // the Future it waited on is left alone
+  });
+
+  it("keeps running when its coroutine catches the cancellation", () => {
+    const future = new Future<number>(loop);
+    const later = new Future<string>(loop);
+    function* coro(): Coroutine<string> {
+      try {
+        yield* future;
+        return "not cancelled";
+      } catch (error) {
+        if (!(error instanceof CancelledError)) throw error;
+      }
+      return yield* later;
+    }
+    const task = new Task(coro(), loop);
+    runBriefly(loop);
+    task.cancel();
+    runBriefly(loop);
+    expect(task.done()).toBe(false);
+    later.setResult("cleaned up");
+    runBriefly(loop);
+    expect(task.result()).toBe("cleaned up");
+  });
+
+  it("ignores the wake-up of a Future resolved just before cancel()", () => {
+    const future = new Future<number>(loop);
+    const next = new Future<number>(loop);
+    const got: string[] = [];
+    function* coro(): Coroutine<number> {
+      try {
+        got.push(`value ${yield* future}`);
+      } catch (error) {
+        if (!(error instanceof CancelledError)) throw error;
+        got.push("cancelled");
+      }
+      return yield* next;
+    }
+    const task = new Task(coro(), loop);
+    runBriefly(loop);
+    future.setResult(1); // its wake-up is now scheduled
+    task.cancel(); // and cancel schedules a step of its own
+    runBriefly(loop);
+    runBriefly(loop);
+    expect(got).toEqual(["cancelled"]);
+    expect(task.done()).toBe(false); // waiting on `next`, not stepped twice
+    next.setResult(2);
+    runBriefly(loop);
+    expect(task.result()).toBe(2);
+  });
+
+  it("is cancelled without running a coroutine that had not started", () => {
+    let started = 0;
+    function* coro(): Coroutine<void> {
+      started += 1;
+    }
+    const task = new Task(coro(), loop);
+    task.cancel();
+    runBriefly(loop);
+    expect(started).toBe(0);
+    expect(task.cancelled()).toBe(true);
+  });
+
+  it("can be cancelled by its own coroutine", () => {
+    const future = new Future<number>(loop);
+    let finallyRan = 0;
+    const holder: { task: Task<void> | null } = { task: null };
+    function* coro(): Coroutine<void> {
+      try {
+        holder.task?.cancel();
+        yield* future;
+      } finally {
+        finallyRan += 1;
+      }
+    }
+    holder.task = new Task(coro(), loop);
+    runBriefly(loop, 2);
+    expect(finallyRan).toBe(1);
+    expect(holder.task.cancelled()).toBe(true);
+  });
+
+  it("refuses to cancel a Task that is done", () => {
+    function* coro(): Coroutine<number> {
+      return 1;
+    }
+    const task = new Task(coro(), loop);
+    runBriefly(loop);
+    expect(task.cancel()).toBe(false);
+    expect(task.result()).toBe(1);
+  });
+
+  it("throws a TypeError that says to use yield* when the coroutine yields something else", () => {
+    function* coro(): Generator<unknown, string, undefined> {
+      try {
+        yield 42;
+        return "accepted";
+      } catch (error) {
+        return (error as Error).message;
+      }
+    }
+    // A plain JS coroutine can yield anything; the cast stands for that.
+    const task = new Task(coro() as Coroutine<string>, loop);
+    runBriefly(loop, 2);
+    expect(task.result()).toBe("Task got bad yield: 42; use yield*");
+  });
+
+  it("fails with that TypeError when the coroutine does not catch it", () => {
+    const future = new Future<number>(loop);
+    function* coro(): Coroutine<void> {
+      // @ts-expect-error -- a bare `yield` of a number is what the TypeError is for
+      yield 7;
+      yield* future;
+    }
+    const task = new Task(coro(), loop);
+    runBriefly(loop, 2);
+    expect(task.exception()).toBeInstanceOf(TypeError);
+  });
+
+  it("wakes a coroutine waiting on another Task when that Task finishes", () => {
+    const future = new Future<string>(loop);
+    function* child(): Coroutine<string> {
+      return (yield* future).toUpperCase();
+    }
+    function* parent(): Coroutine<string> {
+      const task = new Task(child());
+      return `child said ${yield* task}`;
+    }
+    const task = new Task(parent(), loop);
+    runBriefly(loop, 2);
+    future.setResult("hi");
+    runBriefly(loop, 3);
+    expect(task.result()).toBe("child said HI");
+  });
+
+  it("refuses setResult and setException from outside", () => {
+    function* coro(): Coroutine<number> {
+      return 1;
+    }
+    const task = new Task(coro(), loop);
+    expect(() => task.setResult(2)).toThrow(TypeError);
+    expect(() => task.setException(new Error("x"))).toThrow(TypeError);
+  });
+
+  it("needs a loop", () => {
+    function* coro(): Coroutine<number> {
+      return 1;
+    }
+    expect(() => new Task(coro())).toThrow(/event loop/);
+  });
+});
