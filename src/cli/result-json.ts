@@ -11,16 +11,23 @@ import type { StageName } from "../shared/trace.js";
  * `exclude` is its pattern's source, and "no limit" is null.
  */
 export interface OptionsJson {
+  /** Redirects followed from one URL. */
   maxRedirect: number;
+  /** Attempts per URL on network errors. */
   maxTries: number;
+  /** Fetches in flight at once. */
   maxTasks: number;
   /** The regular expression's source (`\.pdf$`), or null. */
   exclude: string | null;
+  /** Strict (true) or lenient (false) host matching. */
   strict: boolean;
+  /** Time allowed for one attempt, in milliseconds. */
   timeoutMs: number;
   /** Null when there is no limit (`Infinity` is not JSON). */
   maxPages: number | null;
+  /** The largest body accepted, in bytes. */
   maxBodyBytes: number;
+  /** The User-Agent header sent. */
   userAgent: string;
 }
 
@@ -36,9 +43,11 @@ export interface CrawlResultJson {
   seen: string[];
   /** URLs queued but never fetched. */
   todo: number;
-  /** `Date.now()` values: when the crawl started and finished (ms since 1970, UTC). */
+  /** `Date.now()` when the crawl started (ms since 1970, UTC). */
   startedAt: number;
+  /** `Date.now()` when the crawl finished. */
   finishedAt: number;
+  /** The options in force, defaults filled in. */
   options: OptionsJson;
 }
 
