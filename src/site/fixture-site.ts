@@ -221,12 +221,14 @@ export class FixtureSite {
       for (const timer of this.timers) clearTimeout(timer);
       this.timers.clear();
       const server = this.server;
-      this.closing = new Promise<void>(function closeServer(resolve) {
+      const serverClosed = new Promise<void>(function closeServer(resolve) {
         server.close(function closed() {
           resolve();
         });
       });
       for (const socket of this.sockets) socket.destroy();
+      // Destroyed sockets report 'close' a tick later; wait for every one.
+      this.closing = Promise.all([serverClosed, this.connectionsClosed()]).then(function bothDone() {});
     }
     return this.closing;
   }

@@ -1,0 +1,22 @@
+import { spawn } from "node:child_process";
+import { createInterface } from "node:readline";
+import { describe, expect, it } from "vitest";
+import { get } from "./helpers.js";
+
+describe("site cli", () => {
+  it("prints the URL and expected crawl as one JSON line, serves the site, and exits when stdin closes", async () => {
+    const child = spawn(process.execPath, ["--import", "tsx", "src/site/cli.ts", "--pages", "12", "--links", "3", "--seed", "9", "--redirects", "2"], {
+      stdio: ["pipe", "pipe", "inherit"],
+    });
+    const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
+    const lines = createInterface({ input: child.stdout });
+    const first = await new Promise<string>((resolve) => lines.once("line", resolve));
+    const line = JSON.parse(first) as { url: string; expected: { count: number; maxDepth: number; records: { url: string; status: number }[] } };
+    expect(line.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/$/);
+    expect(line.expected.count).toBe(line.expected.records.length);
+    expect(line.expected.records[0]?.url).toBe(line.url);
+    expect((await get(line.url)).status).toBe(200);
+    child.stdin.end();
+    expect(await exited).toBe(0);
+  });
+});
