@@ -1,0 +1,172 @@
+import net from "node:net";
+import tls from "node:tls";
+import { afterEach, describe, expect, it } from "vitest";
+import { CancelledError, errorName, FetchFailure, InvalidStateError, isRetryable } from "../../src/shared/errors.js";
+import { FETCH_ERRORS } from "../../src/shared/fetch-statistic.js";
+
+/** Servers opened by a test, closed after it. */
+const servers: net.Server[] = [];
+/** Sockets the servers accepted, destroyed after the test so close() need not wait for them. */
+const accepted = new Set<net.Socket>();
+
+afterEach(async () => {
+  for (const socket of accepted) socket.destroy();
+  accepted.clear();
+  await Promise.all(servers.splice(0).map(closeServer));
+});
+
+function closeServer(server: net.Server): Promise<void> {
+  return new Promise((resolve) => {
+    server.close(() => resolve());
+  });
+}
+
+/** Starts a loopback TCP server that hands each connection to `onConnection`; resolves with its port. */
+function listen(onConnection: (socket: net.Socket) => void): Promise<number> {
+  const server = net.createServer(function accept(socket) {
+    accepted.add(socket);
+    onConnection(socket);
+  });
+  servers.push(server);
+  return new Promise((resolve) => {
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      resolve(typeof address === "object" && address !== null ? address.port : 0);
+    });
+  });
+}
+
+/** A port on 127.0.0.1 that was just free: listened on, then closed. */
+async function closedPort(): Promise<number> {
+  const port = await listen(() => {});
+  await Promise.all(servers.splice(0).map(closeServer));
+  return port;
+}
+
+/** The error a real socket emits. */
+function socketError(socket: net.Socket): Promise<Error> {
+  return new Promise((resolve) => {
+    socket.once("error", resolve);
+  });
+}
+
+/** An Error with a Node-style `code`, like the ones the dns and tls modules throw. */
+function systemError(code: string, message: string): Error {
+  return Object.assign(new Error(message), { code });
+}
+
+describe("errorName", () => {
+  it("names a real refused connection ConnectionRefused", async () => {
+    const port = await closedPort();
+    const error = await socketError(net.connect(port, "127.0.0.1"));
+    expect(error).toMatchObject({ code: "ECONNREFUSED" });
+    expect(errorName(error)).toBe("ConnectionRefused");
+  });
+
+  it("names a real reset connection ConnectionReset", async () => {
+    const port = await listen(function resetAtOnce(socket) {
+      socket.resetAndDestroy();
+    });
+    const socket = net.connect(port, "127.0.0.1");
+    const error = await socketError(socket);
+    expect(error).toMatchObject({ code: "ECONNRESET" });
+    expect(errorName(error)).toBe("ConnectionReset");
+  });
+
+  it("names a real failed TLS handshake TlsError", async () => {
+    const port = await listen(function answerInPlainText(socket) {
+      socket.end("HTTP/1.1 400 Bad Request\r\n\r\n");
+    });
+    const socket = tls.connect({ port, host: "127.0.0.1", rejectUnauthorized: true });
+    const error = await socketError(socket);
+    socket.destroy();
+    expect(errorName(error)).toBe("TlsError");
+  });
+
+  it.each([
+    ["EPIPE", "ConnectionReset"],
+    ["ECONNABORTED", "ConnectionReset"],
+    ["ENOTFOUND", "HostNotFound"],
+    ["EAI_AGAIN", "HostNotFound"],
+    ["EAI_NODATA", "HostNotFound"],
+    ["EAI_NONAME", "HostNotFound"],
+    ["ETIMEDOUT", "Timeout"],
+  ])("maps the system error code %s to %s", (code, name) => {
+    expect(errorName(systemError(code, `${code} somewhere`))).toBe(name);
+  });
+
+  it.each([
+    ["ERR_TLS_CERT_ALTNAME_INVALID", "Hostname/IP does not match certificate's altnames"],
+    ["DEPTH_ZERO_SELF_SIGNED_CERT", "self-signed certificate"],
+    ["UNABLE_TO_VERIFY_LEAF_SIGNATURE", "unable to verify the first certificate"],
+    ["CERT_HAS_EXPIRED", "certificate has expired"],
+    ["ERR_SSL_WRONG_VERSION_NUMBER", "wrong version number"],
+  ])("maps the certificate or handshake code %s to TlsError", (code, message) => {
+    expect(errorName(systemError(code, message))).toBe("TlsError");
+  });
+
+  it("maps an error without code but with a TLS message to TlsError", () => {
+    expect(errorName(new Error("Client network socket disconnected before secure TLS connection was established"))).toBe(
+      "TlsError",
+    );
+  });
+
+  it.each(FETCH_ERRORS)("keeps the kind %s of a FetchFailure", (kind) => {
+    expect(errorName(new FetchFailure(kind, "it failed"))).toBe(kind);
+  });
+
+  it("names anything else NetworkError", () => {
+    const others: unknown[] = [
+      new Error("boom"),
+      new TypeError("x is not a function"),
+      systemError("EHOSTUNREACH", "no route to host"),
+      new CancelledError(),
+      "a thrown string",
+      undefined,
+      null,
+      { code: "ECONNREFUSED" },
+    ];
+    for (const other of others) expect(errorName(other), String(other)).toBe("NetworkError");
+  });
+});
+
+describe("isRetryable", () => {
+  it("retries the network faults", () => {
+    for (const kind of ["ConnectionRefused", "ConnectionReset", "HostNotFound", "Timeout", "NetworkError"] as const) {
+      expect(isRetryable(kind), kind).toBe(true);
+    }
+  });
+
+  it("does not retry what would fail the same way again", () => {
+    for (const kind of ["BadResponse", "BodyTooLarge", "TlsError"] as const) {
+      expect(isRetryable(kind), kind).toBe(false);
+    }
+  });
+});
+
+describe("FetchFailure", () => {
+  it("carries its kind, message and cause", () => {
+    const cause = new Error("inner");
+    const failure = new FetchFailure("BadResponse", "bad status line", { cause });
+    expect(failure).toBeInstanceOf(Error);
+    expect(failure).toMatchObject({ name: "FetchFailure", kind: "BadResponse", message: "bad status line", cause });
+  });
+});
+
+describe("CancelledError", () => {
+  it("is an Error named CancelledError with a default message", () => {
+    const error = new CancelledError();
+    expect(error).toBeInstanceOf(Error);
+    expect(error.name).toBe("CancelledError");
+    expect(error.message).toBe("cancelled");
+    expect(String(new CancelledError("worker stopped"))).toBe("CancelledError: worker stopped");
+  });
+});
+
+describe("InvalidStateError", () => {
+  it("is an Error named InvalidStateError", () => {
+    const error = new InvalidStateError("result() called while pending");
+    expect(error).toBeInstanceOf(Error);
+    expect(String(error)).toBe("InvalidStateError: result() called while pending");
+  });
+});
