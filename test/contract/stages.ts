@@ -1,0 +1,17 @@
+/**
+ * The crawlers the contract suite checks: one entry per stage, added by each
+ * stage's engineer once the stage passes. Every suite in test/contract runs
+ * against each entry, so the three stages are held to the same behaviour.
+ */
+import type { CrawlResult } from "../../src/shared/fetch-statistic.js";
+import type { CrawlOptions } from "../../src/shared/options.js";
+
+/** One stage's public API, as the contract suite calls it. */
+export interface Stage {
+  name: "callbacks" | "generators" | "asyncawait";
+  crawl: (roots: string | string[], options?: CrawlOptions) => Promise<CrawlResult>;
+  Crawler: new (roots: string | string[], options?: CrawlOptions) => { urlAllowed(url: string): boolean };
+}
+
+/** The registered stages. Add yours with one line, e.g. `{ name: "asyncawait", crawl, Crawler }`. */
+export const stages: Stage[] = [];
