@@ -5,6 +5,14 @@
  * @module
  */
 import { Parser } from "htmlparser2";
+import type { ParserOptions } from "htmlparser2";
+
+/** htmlparser2's HTML-mode defaults, spelled out because the link rules depend on them. */
+const PARSER_OPTIONS: ParserOptions = {
+  decodeEntities: true, // `&amp;` in an href is `&`
+  lowerCaseTags: true, // `<A>` is `<a>`
+  lowerCaseAttributeNames: true, // `HREF` is `href`
+};
 
 /**
  * The links of an HTML page: every `<a href>` and `<area href>`, resolved
@@ -48,9 +56,7 @@ export function parseLinks(html: string, pageUrl: string): string[] {
   }
 
   try {
-    new Parser({ onopentag }, { decodeEntities: true, lowerCaseTags: true, lowerCaseAttributeNames: true }).end(
-      String(html),
-    );
+    new Parser({ onopentag }, PARSER_OPTIONS).end(html);
   } catch {
     // htmlparser2 reports problems to onerror rather than throwing; this only
     // guards the promise that a page never stops the crawl. Keep what was found.
