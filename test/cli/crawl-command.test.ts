@@ -1,0 +1,186 @@
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { ComparisonJson, CrawlResultJson } from "../../src/cli/result-json.js";
+import { FixtureSite } from "../../src/site/index.js";
+import { CliProcess, requireBuiltCli, runCli } from "./cli-process.js";
+
+const STAGES = ["callbacks", "generators", "asyncawait"] as const;
+
+let site: FixtureSite;
+/** A port nothing listens on: a root there gets ConnectionRefused. */
+let closedPort: number;
+
+beforeAll(async () => {
+  requireBuiltCli();
+  const closed = await FixtureSite.start();
+  closedPort = closed.port;
+  await closed.close();
+
+  site = await FixtureSite.start();
+  // "/" → /a, /b, /old; /old redirects to /a, already seen: 4 records.
+  site.addPage("/", ["/a", "/b", "/old"]).addPage("/a", ["/"]).addPage("/b", []).addRedirect("/old", "/a");
+  // The same with one link to a port that refuses connections: an error record.
+  site.addPage("/with-error", ["/b", `http://127.0.0.1:${closedPort}/gone`]);
+  // A page whose links never answer: a crawl that only Ctrl-C ends early.
+  site.addPage("/slow", ["/silent/1", "/silent/2", "/silent/3", "/silent/4"]);
+  for (const n of [1, 2, 3, 4]) site.addFault(`/silent/${n}`, { kind: "silent" });
+});
+
+afterAll(async () => {
+  await site?.close();
+});
+
+/** The per-URL lines the report lists between its header and its counters. */
+function reportUrlLines(stdout: string): string[] {
+  const report = stdout.slice(stdout.indexOf("*** Report ***"));
+  return report.split("\n").filter((line) => line.startsWith("http://"));
+}
+
+describe("crawl --demo --compare", () => {
+  it("runs the three stages on the demo site and finds them identical", async () => {
+    const { code, stdout, stderr } = await runCli(["--demo", "--compare"]);
+    expect(stderr).toBe("");
+    expect(code).toBe(0);
+    const [header] = stdout.split("\n");
+    expect(header.trim().split(/\s+/)).toEqual([...STAGES]);
+    expect(stdout).toMatch(/^records +\d+ +\d+ +\d+$/m);
+    expect(stdout).toMatch(/^peak concurrency /m);
+    expect(stdout).toMatch(/^ {2}seen by server +\d+ +\d+ +\d+$/m);
+    expect(stdout).toMatch(/^identical: the 3 stages made the same records$/m);
+  });
+});
+
+describe("crawl --json", () => {
+  it("writes only the CrawlResult as JSON to stdout with -, and the report to stderr", async () => {
+    const { code, stdout, stderr } = await runCli([
+      "--json", "-", "--exclude", "/b$", "--max-pages", "10", "--lenient", "--timeout", "2.5", `${site.url}/`,
+    ]);
+    expect(code).toBe(0);
+    const result = JSON.parse(stdout) as CrawlResultJson;
+    expect(result.stage).toBe("asyncawait");
+    expect(result.interrupted).toBe(false);
+    expect(result.records.map((record) => record.url).sort()).toEqual(
+      [`${site.url}/`, `${site.url}/a`, `${site.url}/old`].sort(),
+    );
+    expect(result.records.find((record) => record.url === `${site.url}/old`)).toMatchObject({
+      status: 302,
+      nextUrl: `${site.url}/a`,
+    });
+    expect(result.seen).toEqual([`${site.url}/`, `${site.url}/a`, `${site.url}/old`]);
+    expect(result.todo).toBe(0);
+    expect(result.finishedAt).toBeGreaterThanOrEqual(result.startedAt);
+    expect(result.options).toEqual({
+      maxRedirect: 10,
+      maxTries: 4,
+      maxTasks: 100,
+      exclude: "/b$",
+      strict: false,
+      timeoutMs: 2500,
+      maxPages: 10,
+      maxBodyBytes: 10 * 1024 * 1024,
+      userAgent: "coroutine-crawler/0.1.0",
+    });
+    expect(stderr).toContain("*** Report ***");
+    expect(stderr).toContain("Done: 3");
+  });
+
+  it("writes to a file, and shows no limit and no exclude as null", async () => {
+    const directory = await mkdtemp(join(tmpdir(), "crawl-json-"));
+    try {
+      const file = join(directory, "result.json");
+      const { code, stdout } = await runCli(["--json", file, "--stage", "callbacks", `${site.url}/`]);
+      expect(code).toBe(0);
+      expect(stdout).toContain("*** Report ***");
+      const result = JSON.parse(await readFile(file, "utf8")) as CrawlResultJson;
+      expect(result.stage).toBe("callbacks");
+      expect(result.records).toHaveLength(4);
+      expect(result.options).toMatchObject({ exclude: null, maxPages: null, strict: true });
+    } finally {
+      await rm(directory, { recursive: true, force: true });
+    }
+  });
+
+  it("writes every stage's result and the verdict with --compare", async () => {
+    const { code, stdout, stderr } = await runCli(["--compare", "--json", "-", `${site.url}/`]);
+    expect(code).toBe(0);
+    const comparison = JSON.parse(stdout) as ComparisonJson;
+    expect(comparison.identical).toBe(true);
+    expect(comparison.stages.map((result) => result.stage)).toEqual([...STAGES]);
+    for (const result of comparison.stages) expect(result.records).toHaveLength(4);
+    expect(stderr).toContain("identical");
+  });
+});
+
+describe("crawl usage errors", () => {
+  it.each([
+    [["--bogus", "a.com"], "crawl: unknown option '--bogus'"],
+    [["--max-tasks", "lots", "a.com"], "crawl: --max-tasks expects a whole number, got 'lots'"],
+    [["--max-tries", "0", "a.com"], "crawl: bad --max-tries: expected `maxTries` to be an integer from 1 and up, got 0"],
+    [["--exclude", "[", "a.com"], "crawl: bad --exclude: expected `exclude` to be a valid regular expression, got \"[\""],
+    [[], "crawl: no ROOT given (or use --demo)"],
+    [["--stage", "threads", "a.com"], "crawl: unknown stage 'threads' (choose callbacks, generators, asyncawait)"],
+  ])("exits with 2 and one line for %j", async (args, message) => {
+    const { code, stdout, stderr } = await runCli(args);
+    expect(code).toBe(2);
+    expect(stdout).toBe("");
+    expect(stderr).toBe(`${message}\nTry 'crawl --help'.\n`);
+  });
+
+  it("prints the help and the version", async () => {
+    const help = await runCli(["--help"]);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/^Usage: crawl \[options\] ROOT\.\.\./);
+    expect(help.stdout).toContain("--max-tasks N");
+    const version = await runCli(["--version"]);
+    expect(version).toEqual({ code: 0, stdout: "crawl (coroutine-crawler) 0.1.0\n", stderr: "" });
+  });
+});
+
+describe.each(STAGES)("crawl --stage %s", (stage) => {
+  it("prints the report, and nothing on stderr when it is not a terminal", async () => {
+    const { code, stdout, stderr } = await runCli(["--stage", stage, `${site.url}/`]);
+    expect(code).toBe(0);
+    expect(stderr).toBe("");
+    expect(stdout.startsWith("*** Report ***\n")).toBe(true);
+    expect(reportUrlLines(stdout)).toHaveLength(4);
+    expect(stdout).toContain(`${site.url}/old 302 -> ${site.url}/a`);
+    expect(stdout).toContain("Todo: 0\nDone: 4\n");
+  });
+
+  it("prints a line per URL as it completes with -v, before the report", async () => {
+    const { code, stdout } = await runCli(["-v", "--stage", stage, `${site.url}/`]);
+    expect(code).toBe(0);
+    const live = stdout.slice(0, stdout.indexOf("*** Report ***")).trimEnd().split("\n");
+    expect(live).toHaveLength(4);
+    expect([...live].sort()).toEqual(reportUrlLines(stdout));
+    expect(stdout).toMatch(/^Options: maxTasks=100 /m);
+  });
+
+  it("lists only the errors with -q", async () => {
+    const { code, stdout } = await runCli(["-q", "--max-tries", "1", "--stage", stage, `${site.url}/with-error`]);
+    expect(code).toBe(0);
+    expect(reportUrlLines(stdout)).toEqual([`http://127.0.0.1:${closedPort}/gone error ConnectionRefused`]);
+    expect(stdout).toContain("Done: 3");
+  });
+
+  it("reports a root that cannot be fetched and exits with 0", async () => {
+    const { code, stdout } = await runCli(["--max-tries", "2", "--stage", stage, `http://127.0.0.1:${closedPort}/`]);
+    expect(code).toBe(0);
+    expect(reportUrlLines(stdout)).toEqual([`http://127.0.0.1:${closedPort}/ error ConnectionRefused`]);
+    expect(stdout).toContain("Todo: 0\nDone: 1\n");
+  });
+
+  it("stops at Ctrl-C, prints Interrupted and the partial report, and exits with 130", async () => {
+    const crawl = new CliProcess(["-v", "--max-tasks", "2", "--stage", stage, `${site.url}/slow`]);
+    await crawl.waitForStdout(`${site.url}/slow 200`);
+    crawl.kill("SIGINT");
+    const { code, stdout, stderr } = await crawl.outcome();
+    expect(code).toBe(130);
+    expect(stderr).toBe("Interrupted\n");
+    // Two silent pages were in flight (cancelled, no record), two waited in the queue.
+    expect(reportUrlLines(stdout)).toHaveLength(1);
+    expect(stdout).toContain("Todo: 4\nDone: 1\n");
+  });
+});
