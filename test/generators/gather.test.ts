@@ -1,0 +1,58 @@
+import { describe, expect, expectTypeOf, it } from "vitest";
+import { EventLoop } from "../../src/generators/event-loop.js";
+import type { Coroutine } from "../../src/generators/future.js";
+import { gather } from "../../src/generators/gather.js";
+import { sleep } from "../../src/generators/sleep.js";
+
+describe("gather", () => {
+  it("runs coroutines at once and returns their results in the order given", async () => {
+    const loop = new EventLoop();
+    const finished: string[] = [];
+    function* after(seconds: number, label: string): Coroutine<string> {
+      yield* sleep(seconds);
+      finished.push(label);
+      return label;
+    }
+    function* count(): Coroutine<number> {
+      yield* sleep(0);
+      finished.push("count");
+      return 3;
+    }
+    function* main(): Coroutine<[string, number, string]> {
+      const results = yield* gather(after(0.02, "slow"), count(), after(0.001, "fast"));
+      expectTypeOf(results).toEqualTypeOf<[string, number, string]>();
+      return results;
+    }
+    expect(await loop.runUntilComplete(main())).toEqual(["slow", 3, "fast"]);
+    expect(finished).toEqual(["count", "fast", "slow"]);
+    loop.close();
+  });
+
+  it("returns an empty list for no coroutines", async () => {
+    const loop = new EventLoop();
+    expect(await loop.runUntilComplete(gather())).toEqual([]);
+    loop.close();
+  });
+
+  it("throws the first failure and cancels the coroutines still running", async () => {
+    const loop = new EventLoop();
+    const trail: string[] = [];
+    const error = new Error("first failure");
+    function* fails(): Coroutine<number> {
+      yield* sleep(0.001);
+      throw error;
+    }
+    function* slow(): Coroutine<number> {
+      try {
+        yield* sleep(3600);
+        return 1;
+      } finally {
+        trail.push("slow finally");
+      }
+    }
+    await expect(loop.runUntilComplete(gather(slow(), fails()))).rejects.toBe(error);
+    expect(trail).toEqual(["slow finally"]);
+    expect(loop.timerCount).toBe(0);
+    loop.close();
+  });
+});

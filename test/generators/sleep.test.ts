@@ -1,0 +1,48 @@
+import { describe, expect, it } from "vitest";
+import { CancelledError } from "../../src/shared/errors.js";
+import { EventLoop } from "../../src/generators/event-loop.js";
+import type { Coroutine } from "../../src/generators/future.js";
+import { sleep } from "../../src/generators/sleep.js";
+import { Task } from "../../src/generators/task.js";
+
+describe("sleep", () => {
+  it("wakes shorter sleepers first while all sleep at once", async () => {
+    const loop = new EventLoop();
+    const woke: string[] = [];
+    function* sleeper(label: string, seconds: number): Coroutine<void> {
+      yield* sleep(seconds);
+      woke.push(label);
+    }
+    function* main(): Coroutine<void> {
+      const tasks = [new Task(sleeper("slow", 0.03)), new Task(sleeper("fast", 0.001)), new Task(sleeper("mid", 0.015))];
+      for (const task of tasks) yield* task;
+    }
+    await loop.runUntilComplete(main());
+    expect(woke).toEqual(["fast", "mid", "slow"]);
+    expect(loop.timerCount).toBe(0);
+    loop.close();
+  });
+
+  it("cancels its timer when its Task is cancelled", async () => {
+    const loop = new EventLoop();
+    function* main(): Coroutine<number> {
+      const sleeper = new Task(sleep(3600));
+      yield* sleep(0);
+      const during = loop.timerCount;
+      sleeper.cancel();
+      try {
+        yield* sleeper;
+      } catch (error) {
+        if (!(error instanceof CancelledError)) throw error;
+      }
+      return during;
+    }
+    expect(await loop.runUntilComplete(main())).toBe(1);
+    expect(loop.timerCount).toBe(0);
+    loop.close();
+  });
+
+  it("needs a running loop", () => {
+    expect(() => sleep(1).next()).toThrow(/No running event loop/);
+  });
+});
