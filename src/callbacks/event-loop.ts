@@ -1,0 +1,207 @@
+/**
+ * The stage 1 event loop: select, dispatch the ready sockets' callbacks, run
+ * the due timers, again and again.
+ *
+ * @module
+ */
+import { performance } from "node:perf_hooks";
+import { InvalidStateError } from "../shared/errors.js";
+import { Selector } from "../shared/selector.js";
+import type { SelectorKey } from "../shared/selector.js";
+import { TimerHeap } from "./timer-heap.js";
+import type { TimerHandle } from "./timer-heap.js";
+
+/**
+ * What a socket's key carries: the callback to call when the socket is ready,
+ * as in the chapter, where `event_key.data` is the callback.
+ */
+export type IoCallback = (key: SelectorKey<IoCallback>, mask: number) => void;
+
+/**
+ * Where an exception that escaped a callback came from: the ready key whose
+ * callback threw, or the timer whose callback threw.
+ */
+export type ExceptionSource = SelectorKey<IoCallback> | TimerHandle;
+
+/**
+ * The loop of the chapter's callback stage: it asks the {@link Selector}
+ * which sockets are ready and calls the callback registered for each, and
+ * runs the {@link TimerHandle timers} set with {@link EventLoop.callLater}.
+ * Nothing in a callback is interrupted: a callback runs to its end before the
+ * loop takes the next one.
+ *
+ * One iteration (`runOnce`, asyncio's `_run_once`) selects, dispatches, then
+ * runs every timer that is due. JavaScript cannot block in `select()`, so each
+ * iteration runs as its own Node macrotask (`setImmediate`): the next one is
+ * scheduled at once while sockets are still ready (the selector is
+ * level-triggered), and otherwise the loop sleeps in Node's own loop until the
+ * selector's wakeup (a socket event) or a `setTimeout` for the earliest timer.
+ * While it sleeps, nothing of ours is on the JavaScript stack.
+ *
+ * An exception thrown by a callback goes to the exception handler, if one is
+ * set ({@link EventLoop.setExceptionHandler}, asyncio's
+ * `set_exception_handler`); the crawler sets one that turns it into the URL's
+ * `NetworkError` record. With no handler it escapes the iteration, into Node,
+ * as an uncaught exception: its stack trace starts at the loop, not at the
+ * code that started the fetch. That is stack ripping, shown in example 03.
+ *
+ * @remarks The chapter's loop is `while not stopped:` over module globals
+ * (`selector`, `stopped`); here a run's state lives on one EventLoop, so tests
+ * and notebooks can run many. `runForever` returns at once and calls
+ * `onStopped` when the loop stops, because it cannot block.
+ * @see Chapter, "The Traditional Approach: Callbacks" and "Programming With Callbacks"; asyncio `BaseEventLoop._run_once`
+ */
+export class EventLoop {
+  /** The selector every socket of this loop is registered with; each key's data is its callback. */
+  readonly selector = new Selector<IoCallback>();
+  private readonly timers = new TimerHeap();
+  private running = false;
+  private stopping = false;
+  /** True while an iteration runs: it plans the next one itself at its end. */
+  private iterating = false;
+  private onStopped: (() => void) | null = null;
+  /** The next iteration, when one is scheduled as a macrotask. */
+  private scheduled: NodeJS.Immediate | null = null;
+  /** The `setTimeout` that wakes the sleeping loop for its earliest timer. */
+  private sleepTimer: NodeJS.Timeout | null = null;
+  private exceptionHandler: ((error: unknown, source: ExceptionSource) => void) | null = null;
+
+  constructor() {
+    const loop = this;
+    this.selector.setWakeup(function wakeup(): void {
+      if (loop.running) loop.schedule();
+    });
+  }
+
+  /** Timers set and neither cancelled nor run yet. */
+  get pendingTimers(): number {
+    return this.timers.size;
+  }
+
+  /** Whether the loop is running (between `runForever` and the moment it stops). */
+  isRunning(): boolean {
+    return this.running;
+  }
+
+  /**
+   * Calls `callback` after `delayMs` milliseconds, from the loop. Timers due
+   * at the same moment run in the order they were set.
+   */
+  callLater(delayMs: number, callback: () => void): TimerHandle {
+    const timer = this.timers.push(performance.now() + Math.max(0, delayMs), callback);
+    // A sleeping loop must re-plan its sleep for the new timer; a running iteration plans at its end.
+    if (this.running && !this.iterating) this.schedule();
+    return timer;
+  }
+
+  /**
+   * Sets the function that gets an exception a callback threw, with the key or
+   * timer whose callback threw it; `null` lets such exceptions escape.
+   */
+  setExceptionHandler(handler: ((error: unknown, source: ExceptionSource) => void) | null): void {
+    this.exceptionHandler = handler;
+  }
+
+  /**
+   * Starts the loop and returns at once; the iterations run as Node
+   * macrotasks until {@link stop} is called, then `onStopped` is called.
+   *
+   * @throws InvalidStateError if the loop is already running (Python: `RuntimeError`).
+   */
+  runForever(onStopped: () => void = doNothing): void {
+    if (this.running) throw new InvalidStateError("This event loop is already running");
+    this.running = true;
+    this.stopping = false;
+    this.onStopped = onStopped;
+    this.schedule();
+  }
+
+  /**
+   * Stops the loop after the iteration that is running now (or at once if it
+   * sleeps), as asyncio's `stop()` does. Sockets and timers stay as they are:
+   * closing them is their owners' job.
+   */
+  stop(): void {
+    this.stopping = true;
+    if (this.running) this.schedule();
+  }
+
+  private schedule(): void {
+    if (this.scheduled !== null) return;
+    if (this.sleepTimer !== null) {
+      clearTimeout(this.sleepTimer);
+      this.sleepTimer = null;
+    }
+    this.scheduled = setImmediate(this.runOnce);
+  }
+
+  /** One iteration, run as a macrotask: select and dispatch, run due timers, then plan the next iteration. */
+  private readonly runOnce = (): void => {
+    this.scheduled = null;
+    this.sleepTimer = null;
+    this.iterating = true;
+    let ready = 0;
+    try {
+      ready = this.selector.select(this.dispatch);
+      let timer = this.timers.popDue(performance.now());
+      while (timer !== undefined) {
+        this.runTimer(timer);
+        timer = this.timers.popDue(performance.now());
+      }
+    } finally {
+      this.iterating = false;
+    }
+    if (this.stopping) {
+      this.finish();
+      return;
+    }
+    if (ready > 0) {
+      this.schedule(); // Level-triggered: what was ready may still be.
+      return;
+    }
+    const next = this.timers.peek();
+    if (this.scheduled === null && next !== undefined) {
+      // Asleep: only the selector's wakeup or this timer runs the next iteration.
+      this.sleepTimer = setTimeout(this.runOnce, Math.max(0, next.when - performance.now()));
+    }
+  };
+
+  /** Calls the callback registered for a ready key: the chapter's `callback(event_key, event_mask)`. */
+  private readonly dispatch = (key: SelectorKey<IoCallback>, mask: number): void => {
+    if (this.exceptionHandler === null) {
+      key.data(key, mask); // An exception escapes into Node: stack ripping, visible.
+      return;
+    }
+    try {
+      key.data(key, mask);
+    } catch (error) {
+      this.exceptionHandler(error, key);
+    }
+  };
+
+  private runTimer(timer: TimerHandle): void {
+    if (this.exceptionHandler === null) {
+      timer.callback();
+      return;
+    }
+    try {
+      timer.callback();
+    } catch (error) {
+      this.exceptionHandler(error, timer);
+    }
+  }
+
+  private finish(): void {
+    if (this.scheduled !== null) clearImmediate(this.scheduled);
+    if (this.sleepTimer !== null) clearTimeout(this.sleepTimer);
+    this.scheduled = null;
+    this.sleepTimer = null;
+    this.running = false;
+    this.stopping = false;
+    const onStopped = this.onStopped ?? doNothing;
+    this.onStopped = null;
+    onStopped();
+  }
+}
+
+function doNothing(): void {}

@@ -1,0 +1,163 @@
+/**
+ * The stage 1 Fetcher: one URL's fetch as a chain of callbacks.
+ *
+ * @module
+ */
+import type { Socket } from "node:net";
+import { errorName, FetchFailure, isRetryable } from "../shared/errors.js";
+import type { FetchError } from "../shared/fetch-statistic.js";
+import { formatGetRequest, ResponseParser } from "../shared/http.js";
+import type { HttpResponse } from "../shared/http.js";
+import { connect, EVENT_READ, EVENT_WRITE, recv, send } from "../shared/selector.js";
+import type { SelectorKey } from "../shared/selector.js";
+import type { EventLoop, IoCallback } from "./event-loop.js";
+import type { TimerHandle } from "./timer-heap.js";
+
+/** The options a Fetcher needs, as `resolveOptions` fills them in. */
+export interface FetcherOptions {
+  /** Attempts before a network error is final. */
+  maxTries: number;
+  /** Time for one attempt: connect and the whole response. */
+  timeoutMs: number;
+  /** The longest body the parser accepts. */
+  maxBodyBytes: number;
+  /** Sent as `User-Agent`. */
+  userAgent: string;
+}
+
+/** How a fetch ended: a complete response, or the name of the last attempt's error. */
+export type FetchOutcome = { response: HttpResponse; error: null } | { response: null; error: FetchError };
+
+/**
+ * Fetches one URL with callbacks: `fetch()` starts connecting and registers
+ * `connected`; `connected` sends the request and registers `readResponse`;
+ * `readResponse` takes at most 4096 bytes per call and feeds them to the
+ * shared HTTP parser, until the response is complete. Then the Fetcher
+ * closes its socket and hands the outcome to `onFetched`.
+ *
+ * Between two callbacks the fetch is not running anywhere: all it knows lives
+ * on `this` (URL, socket, parser, tries, timer). That is the state a callback
+ * chain must carry by hand. Each callback catches its own failures and turns
+ * them into an error name, because an exception thrown in a callback reaches
+ * the event loop, not `fetch()`, whose frame is long gone: stack ripping.
+ * The repetition of `try`/`catch` in every callback is the price, kept in
+ * view on purpose.
+ *
+ * A timer set with `callLater` bounds each attempt; a network error (or the
+ * timeout) starts a new attempt with a new socket, up to `maxTries`.
+ *
+ * @remarks The chapter's Fetcher reads until the server closes and then
+ * parses links and starts new Fetchers itself; this one stops as soon as the
+ * parser has a whole response and leaves the links to the Crawler.
+ * @see Chapter, "Programming With Callbacks"
+ * @example
+ * ```ts
+ * const loop = new EventLoop();
+ * const fetcher = new Fetcher("http://127.0.0.1:8080/353/", loop, options, function fetched(_f, outcome) {
+ *   console.log(outcome.response?.status ?? outcome.error);
+ *   loop.stop();
+ * });
+ * fetcher.fetch();
+ * loop.runForever();
+ * ```
+ */
+export class Fetcher {
+  /** Attempts started so far. */
+  tries = 0;
+  /** The socket of the current attempt, or null between attempts and once done. */
+  socket: Socket | null = null;
+  /** The parser of the current attempt's response. */
+  parser: ResponseParser | null = null;
+  /** The current attempt's timeout. */
+  timer: TimerHandle | null = null;
+
+  constructor(
+    /** The URL to fetch (absolute, no fragment). */
+    readonly url: string,
+    private readonly loop: EventLoop,
+    private readonly options: FetcherOptions,
+    private readonly onFetched: (fetcher: Fetcher, outcome: FetchOutcome) => void,
+  ) {}
+
+  /** Starts an attempt: connects a non-blocking socket and registers `connected` for when it is writable. */
+  fetch(): void {
+    this.tries += 1;
+    this.parser = new ResponseParser({ maxBodyBytes: this.options.maxBodyBytes });
+    this.timer = this.loop.callLater(this.options.timeoutMs, this.timedOut);
+    try {
+      this.socket = connect(new URL(this.url));
+      this.loop.selector.register(this.socket, EVENT_WRITE, this.connected);
+    } catch (error) {
+      this.failed(error);
+    }
+  }
+
+  /** The socket is writable: the connection is up (or failed). Sends the request, then waits to read. */
+  readonly connected: IoCallback = (key: SelectorKey<IoCallback>): void => {
+    try {
+      this.loop.selector.unregister(key.socket);
+      send(key.socket, formatGetRequest(new URL(this.url), this.options.userAgent));
+      this.loop.selector.register(key.socket, EVENT_READ, this.readResponse);
+    } catch (error) {
+      this.failed(error);
+    }
+  };
+
+  /** The socket is readable: takes one chunk (at most 4096 bytes) and feeds the parser. */
+  readonly readResponse: IoCallback = (key: SelectorKey<IoCallback>): void => {
+    let response: HttpResponse;
+    try {
+      const parser = this.parserOrFail();
+      const chunk = recv(key.socket, 4096);
+      if (chunk.length > 0) {
+        parser.feed(chunk);
+      } else {
+        parser.end(); // The server closed: a close-delimited body ends, anything else was cut short.
+      }
+      if (!parser.done) return; // Not yet: the loop calls readResponse again when more bytes arrive.
+      response = parser.response();
+    } catch (error) {
+      this.failed(error);
+      return;
+    }
+    this.close();
+    this.onFetched(this, { response, error: null });
+  };
+
+  /** The attempt's time is up. */
+  readonly timedOut = (): void => {
+    this.timer = null;
+    this.failed(new FetchFailure("Timeout", `No complete response within ${this.options.timeoutMs} ms`));
+  };
+
+  /**
+   * Ends the current attempt: unregisters and destroys the socket and cancels
+   * the timer. Also how the crawler cancels a fetch in flight.
+   */
+  close(): void {
+    if (this.socket !== null) {
+      if (this.loop.selector.getKey(this.socket) !== undefined) this.loop.selector.unregister(this.socket);
+      this.socket.destroy();
+      this.socket = null;
+    }
+    this.timer?.cancel();
+    this.timer = null;
+    this.parser = null;
+  }
+
+  /** An attempt failed: retry a network error while tries are left, else hand over the error's name. */
+  private failed(error: unknown): void {
+    this.close();
+    const name = errorName(error);
+    if (isRetryable(name) && this.tries < this.options.maxTries) {
+      this.fetch();
+      return;
+    }
+    this.onFetched(this, { response: null, error: name });
+  }
+
+  private parserOrFail(): ResponseParser {
+    if (this.parser === null) throw new Error(`readResponse called for ${this.url} with no attempt in progress`);
+    return this.parser;
+  }
+}

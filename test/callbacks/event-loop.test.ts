@@ -1,0 +1,172 @@
+import net from "node:net";
+import type { Socket } from "node:net";
+import { describe, expect, it } from "vitest";
+import { EventLoop } from "../../src/callbacks/event-loop.js";
+import type { ExceptionSource, IoCallback } from "../../src/callbacks/event-loop.js";
+import { TimerHeap } from "../../src/callbacks/timer-heap.js";
+import { InvalidStateError } from "../../src/shared/errors.js";
+import { connect, EVENT_READ, EVENT_WRITE, recv } from "../../src/shared/selector.js";
+
+/** Runs the loop until it stops, resolving then. */
+function run(loop: EventLoop): Promise<void> {
+  return new Promise((resolve) => loop.runForever(resolve));
+}
+
+describe("TimerHeap", () => {
+  it("pops timers in due order, ties in the order they were set", () => {
+    const heap = new TimerHeap();
+    const order: string[] = [];
+    for (const [when, name] of [[30, "c"], [10, "a1"], [20, "b"], [10, "a2"], [5, "first"]] as const) {
+      heap.push(when, () => order.push(name));
+    }
+    for (let timer = heap.popDue(100); timer !== undefined; timer = heap.popDue(100)) timer.callback();
+    expect(order).toEqual(["first", "a1", "a2", "b", "c"]);
+    expect(heap.size).toBe(0);
+  });
+
+  it("keeps timers that are not due yet", () => {
+    const heap = new TimerHeap();
+    heap.push(10, () => {});
+    heap.push(50, () => {});
+    expect(heap.popDue(20)?.when).toBe(10);
+    expect(heap.popDue(20)).toBeUndefined();
+    expect(heap.size).toBe(1);
+    expect(heap.peek()?.when).toBe(50);
+  });
+
+  it("skips cancelled timers and counts only live ones", () => {
+    const heap = new TimerHeap();
+    const timers = Array.from({ length: 200 }, (_, index) => heap.push(index, () => {}));
+    for (const timer of timers.slice(0, 150)) timer.cancel();
+    timers[0]?.cancel(); // twice: no effect
+    expect(heap.size).toBe(50);
+    expect(heap.popDue(1000)?.when).toBe(150);
+    expect(heap.size).toBe(49);
+  });
+});
+
+describe("EventLoop", () => {
+  it("runs timers in the order they are due, then stops", async () => {
+    const loop = new EventLoop();
+    const order: string[] = [];
+    loop.callLater(30, function third() {
+      order.push("third");
+      loop.stop();
+    });
+    loop.callLater(0, function first() {
+      order.push("first");
+    });
+    loop.callLater(10, function second() {
+      order.push("second");
+    });
+    await run(loop);
+    expect(order).toEqual(["first", "second", "third"]);
+    expect(loop.pendingTimers).toBe(0);
+    expect(loop.isRunning()).toBe(false);
+  });
+
+  it("does not run a cancelled timer", async () => {
+    const loop = new EventLoop();
+    let ran = 0;
+    const timer = loop.callLater(5, function cancelledBeforeDue() {
+      ran += 1;
+    });
+    loop.callLater(15, function stopLoop() {
+      loop.stop();
+    });
+    timer.cancel();
+    expect(loop.pendingTimers).toBe(1);
+    await run(loop);
+    expect(ran).toBe(0);
+  });
+
+  it("stops after the current iteration and leaves later timers pending", async () => {
+    const loop = new EventLoop();
+    let late = 0;
+    loop.callLater(0, function stopSoon() {
+      loop.stop();
+    });
+    const later = loop.callLater(60_000, function tooLate() {
+      late += 1;
+    });
+    await run(loop);
+    expect(late).toBe(0);
+    expect(loop.pendingTimers).toBe(1);
+    later.cancel();
+    expect(loop.pendingTimers).toBe(0);
+  });
+
+  it("wakes from sleep for a timer set while it sleeps", async () => {
+    const loop = new EventLoop();
+    const stopped = run(loop);
+    let calls = 0;
+    setTimeout(function setTimerFromOutside() {
+      loop.callLater(1, function fromOutside() {
+        calls += 1;
+        loop.stop();
+      });
+    }, 5);
+    await stopped;
+    expect(calls).toBe(1);
+  });
+
+  it("refuses to run twice at once", () => {
+    const loop = new EventLoop();
+    loop.runForever();
+    expect(() => loop.runForever()).toThrow(InvalidStateError);
+    loop.stop();
+  });
+
+  it("dispatches the callback registered for a ready socket with its key and mask", async () => {
+    const server = net.createServer(function greet(socket) {
+      socket.end("hi");
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const { port } = server.address() as net.AddressInfo;
+    const loop = new EventLoop();
+    const socket: Socket = connect(new URL(`http://127.0.0.1:${port}/`));
+    const calls: string[] = [];
+    const received: Buffer[] = [];
+    const readResponse: IoCallback = function readResponse(key, mask) {
+      calls.push(`readResponse ${mask}`);
+      const chunk = recv(key.socket);
+      if (chunk.length > 0) {
+        received.push(chunk);
+        return;
+      }
+      loop.selector.unregister(key.socket);
+      loop.stop();
+    };
+    const connected: IoCallback = function connected(key, mask) {
+      calls.push(`connected ${mask}`);
+      loop.selector.unregister(key.socket);
+      loop.selector.register(key.socket, EVENT_READ, readResponse);
+    };
+    loop.selector.register(socket, EVENT_WRITE, connected);
+    await run(loop);
+    socket.destroy();
+    server.close();
+    expect(calls[0]).toBe(`connected ${EVENT_WRITE}`);
+    expect(calls.at(-1)).toBe(`readResponse ${EVENT_READ}`);
+    expect(Buffer.concat(received).toString()).toBe("hi");
+    expect(loop.selector.size).toBe(0);
+  });
+
+  it("hands an exception thrown by a callback to the exception handler and keeps running", async () => {
+    const loop = new EventLoop();
+    const seen: Array<{ error: unknown; source: ExceptionSource }> = [];
+    loop.setExceptionHandler(function exceptionHandler(error, source) {
+      seen.push({ error, source });
+    });
+    const failing = loop.callLater(0, function buggyCallback() {
+      throw new Error("bug");
+    });
+    loop.callLater(5, function afterTheBug() {
+      loop.stop();
+    });
+    await run(loop);
+    expect(seen).toHaveLength(1);
+    expect(seen[0]?.source).toBe(failing);
+    expect(seen[0]?.error).toMatchObject({ message: "bug" });
+  });
+});
