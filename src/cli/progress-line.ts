@@ -100,7 +100,9 @@ export class ProgressLine {
   };
 
   private draw(): void {
-    const width = Math.max(10, (this.stream.columns ?? 80) - 1);
+    // Some terminals (and `script`) report 0 columns: assume 80 then.
+    const columns = this.stream.columns !== undefined && this.stream.columns > 0 ? this.stream.columns : 80;
+    const width = Math.max(10, columns - 1);
     this.stream.write(CLEAR_LINE + this.text().slice(0, width));
     this.visible = true;
     this.lastDrawAt = this.now();

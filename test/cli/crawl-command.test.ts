@@ -55,7 +55,7 @@ describe("crawl --demo --compare", () => {
 describe("crawl --json", () => {
   it("writes only the CrawlResult as JSON to stdout with -, and the report to stderr", async () => {
     const { code, stdout, stderr } = await runCli([
-      "--json", "-", "--exclude", "/b$", "--max-pages", "10", "--lenient", "--timeout", "2.5", `${site.url}/`,
+      "--json", "-", "--exclude", "b$", "--max-pages", "10", "--lenient", "--timeout", "2.5", `${site.url}/`,
     ]);
     expect(code).toBe(0);
     const result = JSON.parse(stdout) as CrawlResultJson;
@@ -75,7 +75,7 @@ describe("crawl --json", () => {
       maxRedirect: 10,
       maxTries: 4,
       maxTasks: 100,
-      exclude: "/b$",
+      exclude: "b$",
       strict: false,
       timeoutMs: 2500,
       maxPages: 10,
