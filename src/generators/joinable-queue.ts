@@ -1,0 +1,135 @@
+/**
+ * The joinable queue the crawler's workers share, built on Futures.
+ *
+ * @module
+ */
+import { Fifo } from "./fifo.js";
+import { Future, type Coroutine } from "./future.js";
+
+/** `getNowait()` on an empty queue (asyncio.QueueEmpty). */
+export class QueueEmpty extends Error {
+  override readonly name = "QueueEmpty";
+}
+
+/**
+ * A FIFO queue of work that also counts unfinished work: every `put` adds
+ * one, every `taskDone` takes one away, and `join` waits until the count is
+ * zero. The crawler puts URLs in, its workers `get` them and call `taskDone`
+ * when a URL is fully handled (including queueing its links), so `join`
+ * returns exactly when the crawl is over.
+ *
+ * Waiting is done with Futures. A `get` on an empty queue makes a Future,
+ * appends it to `getters` and waits on it; `putNowait` resolves the oldest
+ * waiting one. `join` waits on the `joinFuture` that `taskDone` resolves when
+ * the count drops to zero.
+ *
+ * @remarks The chapter's sketch makes one `_join_future` in the constructor
+ * and resolves it whenever the count reaches zero: with a real Future, whose
+ * result can be set once, a second time would throw. Here the join Future is
+ * made by the first `join` while work is unfinished and dropped once
+ * resolved, so the queue can be joined again after more work (asyncio uses an
+ * Event for the same reason). This queue is unbounded: `put` never waits.
+ * @see Chapter, "Coordinating Coroutines"; asyncio `Queue` (Lib/asyncio/queues.py)
+ */
+export class JoinableQueue<T> {
+  private readonly items = new Fifo<T>();
+  /** Futures of `get` calls waiting for an item, oldest first; cancelled ones are skipped. */
+  private readonly getters = new Fifo<Future<void>>();
+  private unfinished = 0;
+  private joinFuture: Future<void> | null = null;
+
+  /** Items waiting in the queue. */
+  qsize(): number {
+    return this.items.length;
+  }
+
+  /** Whether no item is waiting. */
+  empty(): boolean {
+    return this.items.length === 0;
+  }
+
+  /** Items put and not yet marked done with `taskDone()`: queued or being worked on. */
+  get unfinishedTasks(): number {
+    return this.unfinished;
+  }
+
+  /**
+   * Puts `item` in the queue. The queue is unbounded, so this never waits; it
+   * is a coroutine so code can `yield*` it like asyncio's `put`.
+   */
+  *put(item: T): Coroutine<void> {
+    this.putNowait(item);
+  }
+
+  /** Puts `item` in the queue, counts one more unfinished task, and wakes the oldest waiting `get`. */
+  putNowait(item: T): void {
+    this.items.push(item);
+    this.unfinished += 1;
+    this.wakeNextGetter();
+  }
+
+  /**
+   * Takes the item at the head of the queue, waiting for one if it is empty.
+   *
+   * @remarks Cancelled while waiting, it leaves no trace in the queue, and if
+   * it had already been woken for an item, it wakes the next getter instead,
+   * so the item is not stranded.
+   */
+  *get(): Coroutine<T> {
+    while (this.empty()) {
+      const getter = new Future<void>();
+      this.getters.push(getter);
+      try {
+        yield* getter; // Paused here until putNowait() wakes us (where idle workers wait).
+      } catch (error) {
+        getter.cancel(); // Skipped by wakeNextGetter from now on.
+        if (!this.empty()) this.wakeNextGetter(); // We were woken for an item: pass it on.
+        throw error;
+      }
+    }
+    return this.getNowait();
+  }
+
+  /**
+   * Takes the item at the head of the queue.
+   *
+   * @throws {@link QueueEmpty} if there is none.
+   */
+  getNowait(): T {
+    if (this.empty()) throw new QueueEmpty("The queue is empty");
+    return this.items.shift();
+  }
+
+  /**
+   * Marks one item taken with `get` as fully handled. When no unfinished item
+   * is left, the `join` waiting resumes.
+   *
+   * @throws RangeError if called more times than items were put.
+   */
+  taskDone(): void {
+    if (this.unfinished <= 0) throw new RangeError("taskDone() called too many times");
+    this.unfinished -= 1;
+    if (this.unfinished === 0 && this.joinFuture !== null) {
+      this.joinFuture.setResult(undefined);
+      this.joinFuture = null;
+    }
+  }
+
+  /** Waits until every item put has been marked done with `taskDone()`. */
+  *join(): Coroutine<void> {
+    if (this.unfinished > 0) {
+      this.joinFuture ??= new Future<void>();
+      yield* this.joinFuture;
+    }
+  }
+
+  private wakeNextGetter(): void {
+    while (this.getters.length > 0) {
+      const getter = this.getters.shift();
+      if (!getter.done()) {
+        getter.setResult(undefined);
+        return;
+      }
+    }
+  }
+}

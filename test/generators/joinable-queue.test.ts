@@ -1,0 +1,149 @@
+import { describe, expect, it } from "vitest";
+import { CancelledError } from "../../src/shared/errors.js";
+import { EventLoop } from "../../src/generators/event-loop.js";
+import type { Coroutine } from "../../src/generators/future.js";
+import { JoinableQueue, QueueEmpty } from "../../src/generators/joinable-queue.js";
+import { sleep } from "../../src/generators/sleep.js";
+import { Task } from "../../src/generators/task.js";
+
+function run<T>(coro: Coroutine<T>): Promise<T> {
+  const loop = new EventLoop();
+  const task = loop.runUntilComplete(coro);
+  return Promise.resolve(task).finally(function closeLoop() {
+    setImmediate(function afterStop() {
+      loop.close();
+    });
+  });
+}
+
+describe("JoinableQueue", () => {
+  it("gives items back first in, first out", () => {
+    const queue = new JoinableQueue<string>();
+    queue.putNowait("a");
+    queue.putNowait("b");
+    queue.putNowait("c");
+    expect(queue.qsize()).toBe(3);
+    expect([queue.getNowait(), queue.getNowait(), queue.getNowait()]).toEqual(["a", "b", "c"]);
+    expect(queue.empty()).toBe(true);
+  });
+
+  it("throws QueueEmpty from getNowait() on an empty queue", () => {
+    expect(() => new JoinableQueue<number>().getNowait()).toThrow(QueueEmpty);
+  });
+
+  it("throws RangeError when taskDone() is called more times than items were put", () => {
+    const queue = new JoinableQueue<number>();
+    queue.putNowait(1);
+    queue.getNowait();
+    queue.taskDone();
+    expect(() => queue.taskDone()).toThrow(RangeError);
+    expect(queue.unfinishedTasks).toBe(0);
+  });
+
+  it("returns from join() at once when nothing is unfinished", async () => {
+    const queue = new JoinableQueue<number>();
+    function* main(): Coroutine<string> {
+      yield* queue.join();
+      return "joined";
+    }
+    expect(await run(main())).toBe("joined");
+  });
+
+  it("resumes join() only after taskDone() for every item put, including items put by workers", async () => {
+    const queue = new JoinableQueue<number>();
+    const events: string[] = [];
+    function* worker(): Coroutine<void> {
+      for (;;) {
+        const n = yield* queue.get();
+        yield* sleep(0);
+        if (n > 0) queue.putNowait(n - 1); // new work, put before this item is done
+        events.push(`done ${n}`);
+        queue.taskDone();
+      }
+    }
+    function* main(): Coroutine<void> {
+      queue.putNowait(3);
+      const workers = [new Task(worker()), new Task(worker())];
+      yield* queue.join();
+      events.push("joined");
+      for (const w of workers) w.cancel();
+    }
+    await run(main());
+    expect(events).toEqual(["done 3", "done 2", "done 1", "done 0", "joined"]);
+    expect(queue.unfinishedTasks).toBe(0);
+  });
+
+  it("can be joined again after more work", async () => {
+    const queue = new JoinableQueue<string>();
+    let joins = 0;
+    function* finishSoon(): Coroutine<void> {
+      yield* sleep(0);
+      queue.getNowait();
+      queue.taskDone();
+    }
+    function* main(): Coroutine<void> {
+      for (const item of ["first", "second"]) {
+        queue.putNowait(item);
+        const finisher = new Task(finishSoon());
+        yield* queue.join();
+        joins += 1;
+        yield* finisher;
+      }
+    }
+    await run(main());
+    expect(joins).toBe(2);
+  });
+
+  it("wakes waiting getters in the order they started waiting", async () => {
+    const queue = new JoinableQueue<string>();
+    const got: string[] = [];
+    function* getter(name: string): Coroutine<void> {
+      got.push(`${name} got ${yield* queue.get()}`);
+    }
+    function* main(): Coroutine<void> {
+      const first = new Task(getter("first"));
+      const second = new Task(getter("second"));
+      yield* sleep(0); // both are waiting now
+      yield* queue.put("x");
+      yield* queue.put("y");
+      yield* first;
+      yield* second;
+    }
+    await run(main());
+    expect(got).toEqual(["first got x", "second got y"]);
+  });
+
+  it("does not strand an item when the getter it woke is cancelled", async () => {
+    const queue = new JoinableQueue<string>();
+    const got: string[] = [];
+    function* getter(name: string): Coroutine<void> {
+      got.push(`${name} got ${yield* queue.get()}`);
+    }
+    function* main(): Coroutine<void> {
+      const cancelled = new Task(getter("cancelled"));
+      const patient = new Task(getter("patient"));
+      yield* sleep(0);
+      queue.putNowait("item"); // wakes `cancelled`...
+      cancelled.cancel(); // ...which is cancelled before it can take the item
+      try {
+        yield* cancelled;
+      } catch (error) {
+        if (!(error instanceof CancelledError)) throw error;
+      }
+      yield* patient;
+    }
+    await run(main());
+    expect(got).toEqual(["patient got item"]);
+  });
+
+  it("keeps its order across many items", () => {
+    const queue = new JoinableQueue<number>();
+    const out: number[] = [];
+    for (let i = 0; i < 5000; i++) {
+      queue.putNowait(i);
+      if (i % 3 === 0) out.push(queue.getNowait());
+    }
+    while (!queue.empty()) out.push(queue.getNowait());
+    expect(out).toEqual(Array.from({ length: 5000 }, (_, i) => i));
+  });
+});
