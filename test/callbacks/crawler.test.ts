@@ -1,0 +1,159 @@
+import net from "node:net";
+import { afterEach, describe, expect, it } from "vitest";
+import { crawl, Crawler } from "../../src/callbacks/index.js";
+import type { CrawlResult } from "../../src/shared/fetch-statistic.js";
+import type { CrawlOptions } from "../../src/shared/options.js";
+import { FixtureSite } from "../../src/site/fixture-site.js";
+import { SyntheticSite } from "../../src/site/synthetic-site.js";
+
+const closers: Array<() => Promise<void>> = [];
+
+afterEach(async () => {
+  for (const close of closers.splice(0)) await close();
+});
+
+async function startSite(): Promise<FixtureSite> {
+  const site = await FixtureSite.start();
+  closers.push(() => site.close());
+  return site;
+}
+
+async function refusedUrl(): Promise<string> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return `http://127.0.0.1:${port}/`;
+}
+
+/** Crawls with the callback-style method, keeping the Crawler to inspect its loop afterwards. */
+function crawlWith(roots: string | string[], options: CrawlOptions): Promise<{ result: CrawlResult; crawler: Crawler }> {
+  return new Promise((resolve) => {
+    const crawler = new Crawler(roots, options);
+    crawler.crawl(function done(result) {
+      resolve({ result, crawler });
+    });
+  });
+}
+
+describe("Crawler", () => {
+  it("crawls a 2,000-page synthetic site: every expected page, no socket left open", async () => {
+    const synthetic = await SyntheticSite.start({ pages: 2_000, linksPerPage: 5, seed: 3, redirects: 20, notFound: 10 });
+    closers.push(() => synthetic.close());
+    const { result, crawler } = await crawlWith(synthetic.url, { maxTasks: 10 });
+    const byUrl = (a: { url: string }, b: { url: string }) => (a.url < b.url ? -1 : 1);
+    expect([...result.records].sort(byUrl)).toEqual(
+      synthetic.expected.records.map((record) => ({ ...record, numNewUrls: expect.any(Number) })).sort(byUrl),
+    );
+    const newUrls = result.records.reduce((sum, record) => sum + record.numNewUrls, 0);
+    expect(newUrls).toBe(synthetic.expected.records.reduce((sum, record) => sum + record.numNewUrls, 0));
+    expect(result.todo).toBe(0);
+    expect(synthetic.site.peakRequestsInFlight).toBeLessThanOrEqual(10);
+    expect(crawler.loop.selector.size).toBe(0);
+    expect(crawler.loop.pendingTimers).toBe(0);
+    await synthetic.site.connectionsClosed();
+  });
+
+  it("with maxTasks 1 makes the expected records in the expected order", async () => {
+    const synthetic = await SyntheticSite.start({ pages: 300, linksPerPage: 4, seed: 9, redirects: 5, notFound: 3 });
+    closers.push(() => synthetic.close());
+    const result = await crawl(synthetic.url, { maxTasks: 1 });
+    expect(result.records).toEqual(synthetic.expected.records);
+    expect(synthetic.site.peakRequestsInFlight).toBe(1);
+  });
+
+  it("records a silent server, a refused port and a malformed response, and goes on", async () => {
+    const site = await startSite();
+    const refused = await refusedUrl();
+    site.addPage("/", ["/silent", "/garbage", "/ok"]);
+    site.addFault("/silent", { kind: "silent" });
+    site.addFault("/garbage", { kind: "raw", bytes: "HTTP/1.1 abc\r\n\r\n" });
+    site.addPage("/ok", ["/"]);
+    const result = await crawl([site.urlFor("/"), refused], { maxTries: 2, timeoutMs: 100 });
+    const errors = Object.fromEntries(result.records.map((record) => [record.url, record.error]));
+    expect(errors).toEqual({
+      [site.urlFor("/")]: null,
+      [site.urlFor("/silent")]: "Timeout",
+      [site.urlFor("/garbage")]: "BadResponse",
+      [site.urlFor("/ok")]: null,
+      [refused]: "ConnectionRefused",
+    });
+    expect(result.records.find((record) => record.url === refused)).toMatchObject({ status: null, size: 0 });
+    await site.connectionsClosed();
+  });
+
+  it("never runs more than maxTasks fetches at once", async () => {
+    const synthetic = await SyntheticSite.start({ pages: 60, linksPerPage: 6, seed: 5, delayMs: 5 });
+    closers.push(() => synthetic.close());
+    const result = await crawl(synthetic.url, { maxTasks: 3 });
+    expect(result.records).toHaveLength(synthetic.expected.records.length);
+    expect(synthetic.site.peakRequestsInFlight).toBe(3);
+  });
+
+  it("stops taking URLs after maxPages and counts the rest as todo", async () => {
+    const synthetic = await SyntheticSite.start({ pages: 100, linksPerPage: 5, seed: 2 });
+    closers.push(() => synthetic.close());
+    const result = await crawl(synthetic.url, { maxPages: 7, maxTasks: 3 });
+    expect(result.records).toHaveLength(7);
+    expect(result.todo).toBe(result.seen.length - 7);
+  });
+
+  it("keeps crawling and keeps the record when onRecord throws", async () => {
+    const synthetic = await SyntheticSite.start({ pages: 20, linksPerPage: 3, seed: 4 });
+    closers.push(() => synthetic.close());
+    let calls = 0;
+    const result = await crawl(synthetic.url, {
+      onRecord() {
+        calls += 1;
+        throw new Error("progress bar broke");
+      },
+    });
+    expect(result.records).toHaveLength(synthetic.expected.records.length);
+    expect(calls).toBe(result.records.length);
+    expect(result.records.every((record) => record.error === null)).toBe(true);
+  });
+
+  it("stops when the signal aborts: fetches in flight make no record, sockets and timers are gone", async () => {
+    const synthetic = await SyntheticSite.start({ pages: 500, linksPerPage: 5, seed: 6, delayMs: 2 });
+    closers.push(() => synthetic.close());
+    const controller = new AbortController();
+    let records = 0;
+    const { result, crawler } = await crawlWith(synthetic.url, {
+      signal: controller.signal,
+      onRecord() {
+        records += 1;
+        if (records === 10) controller.abort();
+      },
+    });
+    expect(result.records).toHaveLength(10);
+    expect(result.todo).toBe(result.seen.length - 10);
+    expect(crawler.loop.selector.size).toBe(0);
+    expect(crawler.loop.pendingTimers).toBe(0);
+    await synthetic.site.connectionsClosed();
+  });
+
+  it("makes no record when the signal is already aborted", async () => {
+    const site = await startSite();
+    site.addPage("/", []);
+    const result = await crawl(site.url, { signal: AbortSignal.abort() });
+    expect(result.records).toEqual([]);
+    expect(result.todo).toBe(1);
+    expect(site.totalRequests).toBe(0);
+  });
+
+  it("answers urlAllowed by the shared URL policy", () => {
+    const crawler = new Crawler("xkcd.com", { exclude: "/private/" });
+    expect(crawler.urlAllowed("http://www.xkcd.com/353/")).toBe(true);
+    expect(crawler.urlAllowed("https://xkcd.com/private/x")).toBe(false);
+    expect(crawler.urlAllowed("http://example.com/")).toBe(false);
+    expect(crawler.urlAllowed("not a url")).toBe(false);
+  });
+
+  it("rejects bad options with a TypeError naming the option, and crawls only once", async () => {
+    await expect(crawl("http://127.0.0.1/", { maxTasks: 0 })).rejects.toThrow(/maxTasks/);
+    const site = await startSite();
+    site.addPage("/", []);
+    const { crawler } = await crawlWith(site.url, {});
+    expect(() => crawler.crawl(() => {})).toThrow(/already crawled/);
+  });
+});
