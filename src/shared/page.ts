@@ -1,0 +1,95 @@
+/**
+ * What a crawler learns from one response: a redirect target, or the page's
+ * size, type, charset and links.
+ *
+ * @module
+ */
+import { charsetLabel, decodeContent, decodeText, mediaType } from "./body.js";
+import type { HttpResponse } from "./http.js";
+import { parseLinks } from "./links.js";
+import { defragment } from "./urls.js";
+
+/**
+ * One response, read: every field a record needs, and the links to queue.
+ * A redirect has `nextUrl` and nothing else; an ordinary response has
+ * `nextUrl: null` and the rest.
+ */
+export interface Page {
+  /** The HTTP status. */
+  status: number;
+  /** The redirect target (absolute, without fragment), or null when this is not a redirect. */
+  nextUrl: string | null;
+  /** The media type, lowercased (`text/html`); null for a redirect or without Content-Type. */
+  contentType: string | null;
+  /** The charset label the response names, lowercased; `utf-8` when none; null for a redirect. */
+  encoding: string | null;
+  /** Body bytes after content decoding; 0 for a redirect. */
+  size: number;
+  /**
+   * The page's links: absolute http(s) URLs without fragment, each once, in
+   * document order. Not yet filtered by the URL policy: that is the crawler's call.
+   */
+  links: string[];
+}
+
+const REDIRECT_STATUSES: ReadonlySet<number> = new Set([300, 301, 302, 303, 307, 308]);
+
+/** Media types whose body is searched for links. */
+const LINK_TYPES: ReadonlySet<string> = new Set(["text/html", "application/xml"]);
+
+/**
+ * Whether a status is one the crawler treats as a redirect (when it comes
+ * with a usable `Location`): 300, 301, 302, 303, 307 or 308.
+ *
+ * @remarks The chapter's `crawling.py` checks `(300, 301, 302, 303, 307)`;
+ * 308 Permanent Redirect (RFC 7538, 2015) is added here.
+ */
+export function isRedirect(status: number): boolean {
+  return REDIRECT_STATUSES.has(status);
+}
+
+/**
+ * Reads a response the way every stage's crawler does.
+ *
+ * A redirect status with a `Location` that resolves against `url` gives a
+ * page with `nextUrl` set and nothing else: the body is not decoded, and the
+ * crawler decides whether to follow. Any other response, including a 3xx
+ * without a usable `Location`, is an ordinary page: its body is decoded
+ * ({@link decodeContent}), `size`, `contentType` and `encoding` are filled in,
+ * and a 200 `text/html` or `application/xml` body is decoded as text by its
+ * charset and searched for links.
+ *
+ * @param url - The URL that was fetched (absolute, without fragment).
+ * @param response - The parsed response.
+ * @param maxBodyBytes - The longest body accepted once decoded.
+ * @remarks The chapter's `fetch()` does this inline, with aiohttp's
+ * `response.text()` and a regular expression for links; here it is one
+ * function so three stages cannot drift apart. An empty `Location` counts as
+ * no `Location`.
+ * @see Chapter, "Coordinating Coroutines" (`Crawler.fetch` and `parse_links` in `crawling.py`)
+ * @throws FetchFailure `BadResponse` or `BodyTooLarge` when the body cannot be decoded within `maxBodyBytes`.
+ * @example
+ * ```ts
+ * const page = readPage("http://example.com/", parseResponse(bytes, { maxBodyBytes }), maxBodyBytes);
+ * if (page.nextUrl !== null) console.log("redirect to", page.nextUrl);
+ * ```
+ */
+export function readPage(url: string, response: HttpResponse, maxBodyBytes: number): Page {
+  const { status, headers } = response;
+  const nextUrl = isRedirect(status) ? redirectTarget(url, headers["location"]) : null;
+  if (nextUrl !== null) {
+    return { status, nextUrl, contentType: null, encoding: null, size: 0, links: [] };
+  }
+  const body = decodeContent(headers, response.body, maxBodyBytes);
+  const contentType = mediaType(headers);
+  const encoding = charsetLabel(headers, body) ?? "utf-8";
+  const hasLinks = status === 200 && contentType !== null && LINK_TYPES.has(contentType);
+  const links = hasLinks ? parseLinks(decodeText(body, encoding), url) : [];
+  return { status, nextUrl: null, contentType, encoding, size: body.length, links };
+}
+
+/** `Location` resolved against the URL (the chapter's `urljoin`), without fragment; null when unusable. */
+function redirectTarget(url: string, location: string | undefined): string | null {
+  if (location === undefined || location.trim() === "" || !URL.canParse(location, url)) return null;
+  return defragment(new URL(location, url).href);
+}

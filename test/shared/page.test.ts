@@ -1,0 +1,136 @@
+import { Buffer } from "node:buffer";
+import { gzipSync } from "node:zlib";
+import { describe, expect, it } from "vitest";
+import { FetchFailure } from "../../src/shared/errors.js";
+import type { HttpResponse } from "../../src/shared/http.js";
+import { isRedirect, readPage } from "../../src/shared/page.js";
+
+const URL_ = "http://example.com/dir/page";
+const MAX = 10_000;
+
+function response(status: number, headers: Record<string, string>, body: string | Uint8Array = ""): HttpResponse {
+  return { status, headers, body: typeof body === "string" ? Buffer.from(body) : body };
+}
+
+const HTML = '<a href="/a">a</a> <a href="b#x">b</a> <a href="/a">again</a> <a href="mailto:x@y">m</a>';
+
+describe("isRedirect", () => {
+  it("is true for 300, 301, 302, 303, 307 and 308 only", () => {
+    const redirects = [];
+    for (let status = 100; status < 600; status++) if (isRedirect(status)) redirects.push(status);
+    expect(redirects).toEqual([300, 301, 302, 303, 307, 308]);
+  });
+});
+
+describe("readPage", () => {
+  describe("refuses bad input", () => {
+    it("throws FetchFailure BadResponse for a body that does not decode", () => {
+      const bad = response(200, { "content-type": "text/html", "content-encoding": "gzip" }, "not gzip");
+      expect(() => readPage(URL_, bad, MAX)).toThrow(FetchFailure);
+      expect(() => readPage(URL_, bad, MAX)).toThrow(expect.objectContaining({ kind: "BadResponse" }));
+    });
+
+    it("throws FetchFailure BodyTooLarge for a body that inflates past the limit", () => {
+      const big = response(200, { "content-encoding": "gzip" }, gzipSync(Buffer.alloc(MAX + 1)));
+      expect(() => readPage(URL_, big, MAX)).toThrow(expect.objectContaining({ kind: "BodyTooLarge" }));
+    });
+  });
+
+  describe("reads redirects", () => {
+    it.each([300, 301, 302, 303, 307, 308])("reads %i with Location as a redirect, resolved and defragmented", (status) => {
+      const page = readPage(URL_, response(status, { location: "../other?q=1#frag" }, "moved"), MAX);
+      expect(page).toEqual({
+        status,
+        nextUrl: "http://example.com/other?q=1",
+        contentType: null,
+        encoding: null,
+        size: 0,
+        links: [],
+      });
+    });
+
+    it("does not decode a redirect's body, even a corrupt one", () => {
+      const page = readPage(URL_, response(301, { location: "/x", "content-encoding": "gzip" }, "junk"), MAX);
+      expect(page.nextUrl).toBe("http://example.com/x");
+    });
+
+    it("keeps an absolute Location on another host or scheme", () => {
+      expect(readPage(URL_, response(302, { location: "https://other.org/" }), MAX).nextUrl).toBe("https://other.org/");
+    });
+
+    it("reads a redirect status without a usable Location as an ordinary page", () => {
+      const unusable: Array<Record<string, string>> = [{}, { location: "" }, { location: "http://[bad" }];
+      for (const headers of unusable) {
+        const page = readPage(URL_, response(301, { ...headers, "content-type": "text/html" }, HTML), MAX);
+        expect(page.nextUrl).toBeNull();
+        expect(page.size).toBe(HTML.length);
+        expect(page.links).toEqual([]);
+      }
+    });
+
+    it("reads other 3xx statuses with Location as ordinary pages", () => {
+      for (const status of [304, 305, 306]) {
+        expect(readPage(URL_, response(status, { location: "/x" }), MAX).nextUrl).toBeNull();
+      }
+    });
+  });
+
+  describe("reads pages", () => {
+    it("reads links from a 200 text/html page: absolute, defragmented, unique, in document order", () => {
+      const page = readPage(URL_, response(200, { "content-type": "text/html; charset=UTF-8" }, HTML), MAX);
+      expect(page).toEqual({
+        status: 200,
+        nextUrl: null,
+        contentType: "text/html",
+        encoding: "utf-8",
+        size: Buffer.byteLength(HTML),
+        links: ["http://example.com/a", "http://example.com/dir/b"],
+      });
+    });
+
+    it("reads links from application/xml", () => {
+      expect(readPage(URL_, response(200, { "content-type": "application/xml" }, HTML), MAX).links).toHaveLength(2);
+    });
+
+    it("reads no links from other media types, other statuses, or without Content-Type", () => {
+      expect(readPage(URL_, response(200, { "content-type": "text/plain" }, HTML), MAX).links).toEqual([]);
+      expect(readPage(URL_, response(200, {}, HTML), MAX).links).toEqual([]);
+      expect(readPage(URL_, response(404, { "content-type": "text/html" }, HTML), MAX).links).toEqual([]);
+      expect(readPage(URL_, response(203, { "content-type": "text/html" }, HTML), MAX).links).toEqual([]);
+    });
+
+    it("reports utf-8 when no charset is named, and the size after gzip is undone", () => {
+      const page = readPage(URL_, response(200, { "content-type": "text/html", "content-encoding": "gzip" }, gzipSync(HTML)), MAX);
+      expect(page.encoding).toBe("utf-8");
+      expect(page.size).toBe(HTML.length);
+      expect(page.links).toEqual(["http://example.com/a", "http://example.com/dir/b"]);
+    });
+
+    it("decodes the text with the charset from <meta> before reading links", () => {
+      // "café" in windows-1252 is 63 61 66 e9; as UTF-8 the é byte would become U+FFFD.
+      const body = Buffer.concat([
+        Buffer.from('<meta charset="windows-1252"><a href="/caf'),
+        Buffer.from([0xe9]),
+        Buffer.from('">x</a>'),
+      ]);
+      const page = readPage(URL_, response(200, { "content-type": "text/html" }, body), MAX);
+      expect(page.encoding).toBe("windows-1252");
+      expect(page.links).toEqual(["http://example.com/caf%C3%A9"]);
+    });
+
+    it("reports an unknown charset label as named, and decodes as UTF-8", () => {
+      const page = readPage(
+        URL_,
+        response(200, { "content-type": "text/html; charset=x-unknown" }, '<a href="/caf\u00e9">x</a>'),
+        MAX,
+      );
+      expect(page.encoding).toBe("x-unknown");
+      expect(page.links).toEqual(["http://example.com/caf%C3%A9"]);
+    });
+
+    it("reads an error page's size and type, without links", () => {
+      const page = readPage(URL_, response(500, { "content-type": "text/html" }, "oops"), MAX);
+      expect(page).toEqual({ status: 500, nextUrl: null, contentType: "text/html", encoding: "utf-8", size: 4, links: [] });
+    });
+  });
+});
