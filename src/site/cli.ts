@@ -2,10 +2,11 @@
  * Runs a synthetic site in its own process, for the benchmark (so the server
  * does not share the crawler's event loop).
  *
- * `tsx src/site/cli.ts --pages 2000 --links 10 --seed 1 --delay 0 [--port 0] [--redirects 0] [--not-found 0]`
+ * `tsx src/site/cli.ts --pages 2000 --links 10 --seed 1 --delay 0 [--port 0] [--redirects 0] [--not-found 0] [--max-tasks 10]`
  *
  * When listening it prints one JSON line to stdout:
- * `{ "url": "http://127.0.0.1:PORT/", "expected": { "count", "maxDepth", "records" } }`.
+ * `{ "url": "http://127.0.0.1:PORT/", "expected": { "count", "maxDepth", "records" }, "bound": ms }`,
+ * where `bound` is {@link SyntheticSite.latencyBound} for `--max-tasks` workers.
  * It exits on SIGTERM or SIGINT, or when its stdin closes (so it dies with
  * the process that piped it; give it a pipe, not /dev/null).
  *
@@ -23,6 +24,7 @@ const { values } = parseArgs({
     port: { type: "string", default: "0" },
     redirects: { type: "string", default: "0" },
     "not-found": { type: "string", default: "0" },
+    "max-tasks": { type: "string", default: "10" },
   },
 });
 
@@ -38,7 +40,8 @@ const synthetic = await SyntheticSite.start(
   { port: Number(values.port) },
 );
 const expected = { count: synthetic.expected.records.length, maxDepth: synthetic.expected.maxDepth, records: synthetic.expected.records };
-process.stdout.write(`${JSON.stringify({ url: synthetic.url, expected })}\n`);
+const bound = synthetic.latencyBound(Number(values["max-tasks"]));
+process.stdout.write(`${JSON.stringify({ url: synthetic.url, expected, bound })}\n`);
 
 async function shutDown(): Promise<void> {
   await synthetic.close();
