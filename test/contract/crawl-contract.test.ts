@@ -1,0 +1,560 @@
+/**
+ * The contract every stage keeps: the chapter's crawler tests (500lines
+ * `crawler/test/test_crawling.py`) as sentences, plus the faults a real
+ * crawler meets, each run against every registered stage on a loopback
+ * FixtureSite. The old test name is in a comment where there is one.
+ */
+import type { ServerResponse } from "node:http";
+import { gzipSync } from "node:zlib";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { FetchStatistic } from "../../src/shared/fetch-statistic.js";
+import { requestHeaders } from "../../src/shared/http.js";
+import { DEFAULT_OPTIONS } from "../../src/shared/options.js";
+import { FixtureSite } from "../../src/site/fixture-site.js";
+import { linksHtml } from "../../src/site/html.js";
+import { encodeLegacy } from "../../src/site/legacy-charset.js";
+import { errorRecordOf, linksPageRecord, pageRecordOf, redirectRecordOf } from "./records.js";
+import { stages } from "./stages.js";
+
+describe.skipIf(stages.length === 0)("crawl contract", () => {
+  describe.each(stages)("$name crawler", ({ crawl, Crawler }) => {
+    let site: FixtureSite;
+    let u: (path: string) => string;
+
+    beforeEach(async () => {
+      site = await FixtureSite.start();
+      u = (path) => site.urlFor(path);
+    });
+
+    afterEach(async () => {
+      // Every crawl closes every socket it opened: the server sees none left.
+      await site.connectionsClosed();
+      await site.close();
+    });
+
+    describe("links", () => {
+      it("follows a link from the root", async () => {
+        // test_link
+        site.addPage("/", ["/foo"]).addPage("/foo", []);
+        const result = await crawl(site.url);
+        expect(result.records).toEqual([linksPageRecord(u("/"), ["/foo"], 1, 1), linksPageRecord(u("/foo"), [], 0, 0)]);
+        expect(result.seen).toEqual([u("/"), u("/foo")]);
+        expect(result.todo).toBe(0);
+      });
+
+      it("fetches each page of a link cycle once", async () => {
+        // test_link_cycle
+        site.addPage("/", ["/foo"]).addPage("/foo", ["/"]);
+        const result = await crawl(site.url);
+        expect(result.records).toEqual([linksPageRecord(u("/"), ["/foo"], 1, 1), linksPageRecord(u("/foo"), ["/"], 1, 0)]);
+        expect(site.requestsFor("/")).toBe(1);
+        expect(site.requestsFor("/foo")).toBe(1);
+      });
+
+      it("counts a link once however often a page repeats it, and drops fragments", async () => {
+        const links = ["/a", "/a#top", "/b", "/a", "#self"];
+        site.addPage("/", links).addPage("/a", []).addPage("/b", []);
+        const result = await crawl(site.url, { maxTasks: 1 });
+        expect(result.records).toEqual([
+          linksPageRecord(u("/"), links, 3, 2),
+          linksPageRecord(u("/a"), [], 0, 0),
+          linksPageRecord(u("/b"), [], 0, 0),
+        ]);
+      });
+
+      it("does not crawl a link to another host", async () => {
+        // test_prohibited_host
+        site.addPage("/", ["http://example.com/", "https://localhost/x"]);
+        const result = await crawl(site.url);
+        expect(result.records).toEqual([linksPageRecord(u("/"), ["http://example.com/", "https://localhost/x"], 0, 0)]);
+        expect(site.totalRequests).toBe(1);
+      });
+
+      it("ignores links that are not HTTP", async () => {
+        // test_non_http
+        const links = ["mailto:someone@example.com", "ftp://127.0.0.1/file", "javascript:void(0)", "data:text/html,x", "/ok"];
+        site.addPage("/", links).addPage("/ok", []);
+        const result = await crawl(site.url);
+        expect(result.records).toEqual([linksPageRecord(u("/"), links, 1, 1), linksPageRecord(u("/ok"), [], 0, 0)]);
+      });
+
+      it("resolves links against the first <base href>", async () => {
+        const html = '<html><head><base href="/sub/"><base href="/ignored/"></head><body><a href="page">p</a></body></html>';
+        site.addPage("/", html).addPage("/sub/page", []);
+        const result = await crawl(site.url);
+        expect(result.records).toEqual([
+          pageRecordOf(u("/"), { size: Buffer.byteLength(html), numUrls: 1, numNewUrls: 1 }),
+          linksPageRecord(u("/sub/page"), [], 0, 0),
+        ]);
+      });
+
+      it("does not crawl URLs matching exclude, but always crawls the roots", async () => {
+        // test_exclude
+        site.addPage("/", ["/foo", "/bar"]).addPage("/foo", []).addPage("/bar", []);
+        const result = await crawl(site.url, { exclude: "foo|/$" });
+        expect(result.records).toEqual([linksPageRecord(u("/"), ["/foo", "/bar"], 1, 1), linksPageRecord(u("/bar"), [], 0, 0)]);
+        expect(site.requestsFor("/foo")).toBe(0);
+      });
+    });
+
+    describe("roots", () => {
+      it("crawls every root, in order, each once", async () => {
+        // test_roots
+        site.addPage("/a", []).addPage("/b", []);
+        const result = await crawl([u("/a"), u("/b"), u("/a#again")], { maxTasks: 1 });
+        expect(result.records).toEqual([linksPageRecord(u("/a"), [], 0, 0), linksPageRecord(u("/b"), [], 0, 0)]);
+        expect(result.seen).toEqual([u("/a"), u("/b")]);
+      });
+
+      it("gives a root without a scheme http://", async () => {
+        site.addPage("/", []);
+        const result = await crawl(`127.0.0.1:${site.port}`);
+        expect(result.records).toEqual([linksPageRecord(u("/"), [], 0, 0)]);
+        expect(new Crawler("example.com").urlAllowed("http://example.com/page")).toBe(true);
+      });
+
+      it("crawls a root with a path, and links outside that path on the same host", async () => {
+        // test_deep_root
+        site.addPage("/deep/root/", ["page", "../up", "/top"]).addPage("/deep/root/page", []);
+        site.addPage("/deep/up", []).addPage("/top", []);
+        const result = await crawl(u("/deep/root/"), { maxTasks: 1 });
+        expect(result.records.map((record) => record.url)).toEqual([u("/deep/root/"), u("/deep/root/page"), u("/deep/up"), u("/top")]);
+      });
+    });
+
+    describe("host policy", () => {
+      it("allows only the root hosts, modulo www., when strict", () => {
+        // test_strict_host_checking
+        const crawler = new Crawler("http://example.com");
+        expect(crawler.urlAllowed("http://example.com/a")).toBe(true);
+        expect(crawler.urlAllowed("https://www.example.com/a")).toBe(true);
+        expect(crawler.urlAllowed("http://foo.example.com/a")).toBe(false);
+        expect(crawler.urlAllowed("http://example.org/a")).toBe(false);
+        expect(new Crawler("http://www.example.com").urlAllowed("http://example.com/")).toBe(true);
+      });
+
+      it("allows any host with the same last two labels when lenient", () => {
+        // test_lenient_host_checking
+        const crawler = new Crawler("http://example.com", { strict: false });
+        expect(crawler.urlAllowed("http://foo.example.com/a")).toBe(true);
+        expect(crawler.urlAllowed("http://a.b.example.com/a")).toBe(true);
+        expect(crawler.urlAllowed("http://example.org/a")).toBe(false);
+      });
+
+      it("matches IP hosts exactly, strict or not", () => {
+        const lenient = new Crawler("http://127.0.0.1:8080/", { strict: false });
+        expect(lenient.urlAllowed("http://127.0.0.1:9999/x")).toBe(true);
+        expect(lenient.urlAllowed("http://127.0.0.2/x")).toBe(false);
+        expect(lenient.urlAllowed("http://1.0.0.1/x")).toBe(false);
+      });
+
+      it("refuses non-HTTP URLs, excluded URLs and strings that are not URLs", () => {
+        const crawler = new Crawler("http://example.com", { exclude: /private/ });
+        expect(crawler.urlAllowed("ftp://example.com/a")).toBe(false);
+        expect(crawler.urlAllowed("http://example.com/private/a")).toBe(false);
+        expect(crawler.urlAllowed("not a url")).toBe(false);
+      });
+    });
+
+    describe("redirects", () => {
+      it("records a redirect and crawls its target", async () => {
+        // test_redirect
+        site.addPage("/", ["/foo"]).addRedirect("/foo", "/bar").addPage("/bar", []);
+        const result = await crawl(site.url);
+        expect(result.records).toEqual([
+          linksPageRecord(u("/"), ["/foo"], 1, 1),
+          redirectRecordOf(u("/foo"), 302, u("/bar")),
+          linksPageRecord(u("/bar"), [], 0, 0),
+        ]);
+      });
+
+      it("stops at a redirect back to a URL already seen", async () => {
+        // test_redirect_cycle
+        site.addPage("/", ["/foo"]).addRedirect("/foo", "/foo#loop");
+        const result = await crawl(site.url);
+        expect(result.records).toEqual([linksPageRecord(u("/"), ["/foo"], 1, 1), redirectRecordOf(u("/foo"), 302, u("/foo"))]);
+        expect(site.requestsFor("/foo")).toBe(1);
+      });
+
+      it("fetches the target of two redirects once", async () => {
+        // test_redirect_join
+        site.addPage("/", ["/a", "/b"]).addRedirect("/a", "/c").addRedirect("/b", "/c", 301).addPage("/c", []);
+        const result = await crawl(site.url, { maxTasks: 1 });
+        expect(result.records).toEqual([
+          linksPageRecord(u("/"), ["/a", "/b"], 2, 2),
+          redirectRecordOf(u("/a"), 302, u("/c")),
+          redirectRecordOf(u("/b"), 301, u("/c")),
+          linksPageRecord(u("/c"), [], 0, 0),
+        ]);
+        expect(site.requestsFor("/c")).toBe(1);
+      });
+
+      it("follows at most maxRedirect redirects from one URL", async () => {
+        // test_max_redirect
+        site.addPage("/", ["/r0"]).addRedirect("/r0", "/r1").addRedirect("/r1", "/r2").addRedirect("/r2", "/end").addPage("/end", []);
+        const limited = await crawl(site.url, { maxRedirect: 2 });
+        expect(limited.records).toEqual([
+          linksPageRecord(u("/"), ["/r0"], 1, 1),
+          redirectRecordOf(u("/r0"), 302, u("/r1")),
+          redirectRecordOf(u("/r1"), 302, u("/r2")),
+          redirectRecordOf(u("/r2"), 302, u("/end")),
+        ]);
+        expect(site.requestsFor("/end")).toBe(0);
+        const none = await crawl(u("/r0"), { maxRedirect: 0 });
+        expect(none.records).toEqual([redirectRecordOf(u("/r0"), 302, u("/r1"))]);
+        const enough = await crawl(site.url, { maxRedirect: 3 });
+        expect(enough.records.at(-1)).toEqual(linksPageRecord(u("/end"), [], 0, 0));
+      });
+
+      it("treats 303 and 308 as redirects and resolves relative Locations", async () => {
+        site.addPage("/", ["/see", "/perm"]).addRedirect("/see", "other", 303).addRedirect("/perm", "./kept?x=1", 308);
+        site.addPage("/other", []).addPage("/kept?x=1", []);
+        const result = await crawl(site.url, { maxTasks: 1 });
+        expect(result.records).toEqual([
+          linksPageRecord(u("/"), ["/see", "/perm"], 2, 2),
+          redirectRecordOf(u("/see"), 303, u("/other")),
+          redirectRecordOf(u("/perm"), 308, u("/kept?x=1")),
+          linksPageRecord(u("/other"), [], 0, 0),
+          linksPageRecord(u("/kept?x=1"), [], 0, 0),
+        ]);
+      });
+
+      it("does not follow a redirect to another host", async () => {
+        site.addRedirect("/", "http://example.com/elsewhere");
+        const result = await crawl(site.url);
+        expect(result.records).toEqual([redirectRecordOf(u("/"), 302, "http://example.com/elsewhere")]);
+      });
+
+      it("treats a 3xx without Location, or an odd 3xx, as an ordinary response", async () => {
+        site.addPage("/", ["/no-location", "/use-proxy"]);
+        const body = '<a href="/x">x</a>';
+        site.addPage("/no-location", body, "text/html", { status: 302 });
+        site.addPage("/use-proxy", "proxy", "text/plain", { status: 305, headers: { Location: "/y" } });
+        const result = await crawl(site.url, { maxTasks: 1 });
+        expect(result.records).toEqual([
+          linksPageRecord(u("/"), ["/no-location", "/use-proxy"], 2, 2),
+          pageRecordOf(u("/no-location"), { status: 302, size: body.length }),
+          pageRecordOf(u("/use-proxy"), { status: 305, size: 5, contentType: "text/plain" }),
+        ]);
+        expect(site.totalRequests).toBe(3);
+      });
+    });
+
+    describe("responses", () => {
+      it("records the charset the Content-Type names, else the <meta> one, else utf-8", async () => {
+        // test_encoding
+        const meta = linksHtml([], { metaCharset: "ISO-8859-2" });
+        site.addPage("/", ["/header", "/meta", "/none"]);
+        site.addPage("/header", "<p>hi</p>", "text/html; charset=ISO-8859-1");
+        site.addPage("/meta", meta, "text/html");
+        site.addPage("/none", "<p>hi</p>", "text/html");
+        const result = await crawl(site.url, { maxTasks: 1 });
+        expect(result.records.slice(1)).toEqual([
+          pageRecordOf(u("/header"), { size: 9, encoding: "iso-8859-1" }),
+          pageRecordOf(u("/meta"), { size: Buffer.byteLength(meta), encoding: "iso-8859-2" }),
+          pageRecordOf(u("/none"), { size: 9 }),
+        ]);
+      });
+
+      it("records the media type alone, lowercased, and reads links from application/xml", async () => {
+        // test_content_type
+        site.addPage("/", ["/upper", "/xml"]);
+        site.addPage("/upper", "<p>hi</p>", "Text/HTML; Charset=UTF-8");
+        const xml = '<feed><a href="/from-xml">x</a></feed>';
+        site.addPage("/xml", xml, "application/xml");
+        site.addPage("/from-xml", []);
+        const result = await crawl(site.url, { maxTasks: 1 });
+        expect(result.records.slice(1)).toEqual([
+          pageRecordOf(u("/upper"), { size: 9 }),
+          pageRecordOf(u("/xml"), { size: xml.length, contentType: "application/xml", numUrls: 1, numNewUrls: 1 }),
+          linksPageRecord(u("/from-xml"), [], 0, 0),
+        ]);
+      });
+
+      it("reads no links from other media types or from non-200 responses", async () => {
+        // test_non_html
+        const text = '<a href="/hidden1">x</a>';
+        const json = '{"href": "<a href=/hidden3>"}';
+        site.addPage("/", ["/text", "/gone", "/json"]);
+        site.addPage("/text", text, "text/plain");
+        site.addPage("/gone", ["/hidden2"], "text/html; charset=utf-8", { status: 404 });
+        site.addPage("/json", json, "application/json");
+        const result = await crawl(site.url, { maxTasks: 1 });
+        expect(result.records.slice(1)).toEqual([
+          pageRecordOf(u("/text"), { size: text.length, contentType: "text/plain" }),
+          pageRecordOf(u("/gone"), { status: 404, size: Buffer.byteLength(linksHtml(["/hidden2"])) }),
+          pageRecordOf(u("/json"), { size: json.length, contentType: "application/json" }),
+        ]);
+        expect(site.totalRequests).toBe(4);
+      });
+
+      it("records a 404 for a missing page", async () => {
+        site.addPage("/", ["/missing"]);
+        const result = await crawl(site.url);
+        expect(result.records[1]).toEqual(pageRecordOf(u("/missing"), { status: 404, size: 10, contentType: "text/plain" }));
+      });
+
+      it("decodes gzip and deflate bodies, counting the decoded size", async () => {
+        site.addPage("/", ["/gzip", "/deflate", "/raw-deflate"]);
+        site.addPage("/gzip", ["/from-gzip"], undefined, { contentEncoding: "gzip" });
+        site.addPage("/deflate", ["/from-deflate"], undefined, { contentEncoding: "deflate" });
+        site.addPage("/raw-deflate", ["/from-raw"], undefined, { contentEncoding: "deflate-raw" });
+        site.addPage("/from-gzip", []).addPage("/from-deflate", []).addPage("/from-raw", []);
+        const result = await crawl(site.url, { maxTasks: 1 });
+        expect(result.records.slice(1, 4)).toEqual([
+          linksPageRecord(u("/gzip"), ["/from-gzip"], 1, 1),
+          linksPageRecord(u("/deflate"), ["/from-deflate"], 1, 1),
+          linksPageRecord(u("/raw-deflate"), ["/from-raw"], 1, 1),
+        ]);
+        expect(result.records).toHaveLength(7);
+      });
+
+      it("decodes legacy charsets before reading links", async () => {
+        const latin = encodeLegacy(linksHtml(["/café"]), "windows-1252");
+        const japanese = encodeLegacy(linksHtml(["/日本"], { metaCharset: "shift_jis" }), "shift_jis");
+        site.addPage("/", ["/latin", "/sjis"]);
+        site.addPage("/latin", latin, "text/html; charset=windows-1252");
+        site.addPage("/sjis", japanese, "text/html");
+        site.addPage("/café", []).addPage("/日本", []);
+        const result = await crawl(site.url, { maxTasks: 1 });
+        expect(result.records.slice(1)).toEqual([
+          pageRecordOf(u("/latin"), { size: latin.length, encoding: "windows-1252", numUrls: 1, numNewUrls: 1 }),
+          pageRecordOf(u("/sjis"), { size: japanese.length, encoding: "shift_jis", numUrls: 1, numNewUrls: 1 }),
+          linksPageRecord(u("/caf%C3%A9"), [], 0, 0),
+          linksPageRecord(u("/%E6%97%A5%E6%9C%AC"), [], 0, 0),
+        ]);
+      });
+
+      it("sends the same request headers in every stage", async () => {
+        const seen: Array<Record<string, string | string[] | undefined>> = [];
+        site.addHandler("/", function recordHeaders(request, response) {
+          seen.push(request.headers);
+          response.writeHead(200, { "Content-Type": "text/plain", "Content-Length": "0" }).end();
+        });
+        await crawl(site.url);
+        await crawl(site.url, { userAgent: "test-agent/1" });
+        for (const [index, userAgent] of [DEFAULT_OPTIONS.userAgent, "test-agent/1"].entries()) {
+          const expected = requestHeaders(userAgent);
+          expect(seen[index]).toMatchObject({
+            "user-agent": expected["User-Agent"],
+            accept: expected["Accept"],
+            "accept-encoding": "gzip, deflate, identity",
+            host: `127.0.0.1:${site.port}`,
+          });
+        }
+      });
+    });
+
+    describe("faults", () => {
+      it("tries a dropped connection maxTries times, then records ConnectionReset", async () => {
+        // test_max_tries
+        site.addPage("/", ["/drop"]).addFault("/drop", { kind: "drop" });
+        const result = await crawl(site.url, { maxTries: 3 });
+        expect(result.records).toEqual([linksPageRecord(u("/"), ["/drop"], 1, 1), errorRecordOf(u("/drop"), "ConnectionReset")]);
+        expect(site.requestsFor("/drop")).toBe(3);
+        site.resetCounters();
+        await crawl(u("/drop"));
+        expect(site.requestsFor("/drop")).toBe(DEFAULT_OPTIONS.maxTries);
+      });
+
+      it("records ConnectionRefused for a port nobody listens on", async () => {
+        const closed = await FixtureSite.start();
+        const url = closed.urlFor("/");
+        await closed.close();
+        const result = await crawl(url, { maxTries: 2 });
+        expect(result.records).toEqual([errorRecordOf(url, "ConnectionRefused")]);
+      });
+
+      it("records Timeout for a server that never answers, after maxTries attempts", async () => {
+        site.addFault("/silent", { kind: "silent" });
+        const result = await crawl(u("/silent"), { timeoutMs: 300, maxTries: 2 });
+        expect(result.records).toEqual([errorRecordOf(u("/silent"), "Timeout")]);
+        expect(site.requestsFor("/silent")).toBe(2);
+      });
+
+      it("reads a slowly dripped body that arrives within the timeout", async () => {
+        site.addFault("/drip", { kind: "drip", body: "<p>slow</p>", bytesPerTick: 1, intervalMs: 5 });
+        const result = await crawl(u("/drip"), { timeoutMs: 10_000 });
+        expect(result.records).toEqual([pageRecordOf(u("/drip"), { size: 11 })]);
+      });
+
+      it("times out a dripped body that takes longer than timeoutMs in all", async () => {
+        site.addFault("/drip", { kind: "drip", body: "x".repeat(400), bytesPerTick: 1, intervalMs: 10 });
+        const result = await crawl(u("/drip"), { timeoutMs: 300, maxTries: 1 });
+        expect(result.records).toEqual([errorRecordOf(u("/drip"), "Timeout")]);
+      });
+
+      it("records BodyTooLarge for a declared or streamed body over maxBodyBytes, without retrying", async () => {
+        site.addPage("/", ["/declared", "/streamed", "/bomb"]);
+        site.addFault("/declared", { kind: "huge", bytes: 5_000_000 });
+        site.addFault("/streamed", { kind: "huge", bytes: 5_000_000, declared: false });
+        site.addPage("/bomb", gzipSync(Buffer.alloc(3_000_000, " ")), "text/html", { headers: { "Content-Encoding": "gzip" } });
+        const result = await crawl(site.url, { maxBodyBytes: 1_000_000, maxTasks: 1 });
+        expect(result.records.slice(1)).toEqual([
+          errorRecordOf(u("/declared"), "BodyTooLarge"),
+          errorRecordOf(u("/streamed"), "BodyTooLarge"),
+          errorRecordOf(u("/bomb"), "BodyTooLarge"),
+        ]);
+        expect([site.requestsFor("/declared"), site.requestsFor("/streamed"), site.requestsFor("/bomb")]).toEqual([1, 1, 1]);
+      });
+
+      it("records BadResponse for malformed responses, each tried once", async () => {
+        const malformed: Record<string, string> = {
+          "/garbage": "garbage\r\n\r\n",
+          "/bad-chunk": "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nhi\r\n0\r\n\r\n",
+          "/two-lengths": "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\nhi",
+          "/truncated": "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 10\r\n\r\nhi",
+          "/truncated-head": "HTTP/1.1 200 OK\r\nContent-Le",
+          "/bad-gzip": "HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: 5\r\n\r\nnot-z",
+        };
+        const paths = Object.keys(malformed);
+        site.addPage("/", paths);
+        for (const [path, bytes] of Object.entries(malformed)) site.addFault(path, { kind: "raw", bytes });
+        const result = await crawl(site.url, { maxTasks: 1 });
+        expect(result.records.slice(1)).toEqual(paths.map((path) => errorRecordOf(u(path), "BadResponse")));
+        expect(paths.map((path) => site.requestsFor(path))).toEqual(paths.map(() => 1));
+      });
+
+      it("goes on crawling after every kind of failure", async () => {
+        site.addPage("/", ["/drop", "/garbage", "/after"]).addFault("/drop", { kind: "drop" });
+        site.addFault("/garbage", { kind: "raw", bytes: "nonsense" }).addPage("/after", []);
+        const result = await crawl(site.url, { maxTries: 1, maxTasks: 1 });
+        expect(result.records.map((record) => record.error)).toEqual([null, "ConnectionReset", "BadResponse", null]);
+      });
+    });
+
+    describe("concurrency and limits", () => {
+      /**
+       * Leaves that answer only once `maxTasks` requests (or all that remain)
+       * are waiting at once, so a correct crawler reaches exactly `maxTasks` in
+       * flight whatever its speed. The batch is released 50 ms after it fills,
+       * so a crawler that sends more than `maxTasks` gets caught holding them.
+       */
+      function addHeldLeaves(count: number, maxTasks: number): string[] {
+        const leaves = Array.from({ length: count }, (_, index) => `/leaf/${index}`);
+        const held: ServerResponse[] = [];
+        let remaining = count;
+        let releasing = false;
+        function releaseBatch(): void {
+          releasing = false;
+          remaining -= held.length;
+          for (const waiting of held.splice(0)) waiting.writeHead(200, { "Content-Type": "text/plain" }).end("leaf");
+        }
+        for (const leaf of leaves) {
+          site.addHandler(leaf, function holdUntilBatch(_request, response) {
+            held.push(response);
+            if (!releasing && held.length >= Math.min(maxTasks, remaining)) {
+              releasing = true;
+              setTimeout(releaseBatch, 50);
+            }
+          });
+        }
+        return leaves;
+      }
+
+      it("never has more than maxTasks requests in flight, and reaches maxTasks", async () => {
+        // test_max_tasks
+        site.addPage("/", addHeldLeaves(12, 3));
+        const result = await crawl(site.url, { maxTasks: 3 });
+        expect(result.records).toHaveLength(13);
+        expect(site.peakRequestsInFlight).toBe(3);
+      });
+
+      it("fetches one URL at a time with maxTasks 1", async () => {
+        site.addPage("/", addHeldLeaves(5, 1));
+        const result = await crawl(site.url, { maxTasks: 1 });
+        expect(result.records).toHaveLength(6);
+        expect(site.peakRequestsInFlight).toBe(1);
+      });
+
+      it("stops taking URLs after maxPages, leaving the rest as todo", async () => {
+        const links = Array.from({ length: 10 }, (_, index) => `/p/${index}`);
+        site.addPage("/", links);
+        for (const link of links) site.addPage(link, []);
+        const result = await crawl(site.url, { maxPages: 3, maxTasks: 1 });
+        expect(result.records).toEqual([
+          linksPageRecord(u("/"), links, 10, 10),
+          linksPageRecord(u("/p/0"), [], 0, 0),
+          linksPageRecord(u("/p/1"), [], 0, 0),
+        ]);
+        expect(result.seen).toHaveLength(11);
+        expect(result.todo).toBe(8);
+        expect(site.totalRequests).toBe(3);
+      });
+
+      it("calls onRecord once per record, in record order, as each is made", async () => {
+        site.addPage("/", ["/a", "/b"]).addPage("/a", []).addRedirect("/b", "/a");
+        const reported: FetchStatistic[] = [];
+        const result = await crawl(site.url, {
+          onRecord(record) {
+            reported.push(record);
+          },
+        });
+        expect(reported).toEqual(result.records);
+        expect(reported).toHaveLength(3);
+      });
+
+      it("finishes the crawl when onRecord throws", async () => {
+        site.addPage("/", ["/a", "/b"]).addPage("/a", []).addPage("/b", []);
+        const result = await crawl(site.url, {
+          onRecord() {
+            throw new Error("a broken progress callback");
+          },
+        });
+        expect(result.records.map((record) => record.url).sort()).toEqual([u("/"), u("/a"), u("/b")].sort());
+        expect(result.todo).toBe(0);
+      });
+
+      it("makes no records when the signal is already aborted", async () => {
+        site.addPage("/", []);
+        const result = await crawl(site.url, { signal: AbortSignal.abort() });
+        expect(result.records).toEqual([]);
+        expect(result.todo).toBe(result.seen.length);
+        expect(site.totalRequests).toBe(0);
+      });
+
+      it("stops taking URLs when the signal aborts, keeping the records so far", async () => {
+        const links = Array.from({ length: 10 }, (_, index) => `/p/${index}`);
+        site.addPage("/", links);
+        for (const link of links) site.addPage(link, []);
+        const controller = new AbortController();
+        const result = await crawl(site.url, {
+          maxTasks: 1,
+          signal: controller.signal,
+          onRecord(record) {
+            if (record.url === u("/p/0")) controller.abort();
+          },
+        });
+        expect(result.records.map((record) => record.url)).toEqual([u("/"), u("/p/0")]);
+        expect(result.todo).toBe(9);
+      });
+
+      it("returns the options in force and the times", async () => {
+        site.addPage("/", []);
+        const result = await crawl(site.url, { maxTasks: 2, exclude: "x" });
+        expect(result.options).toMatchObject({ maxTasks: 2, maxTries: 4, maxRedirect: 10, strict: true });
+        expect(result.options.exclude).toEqual(/x/);
+        expect(result.finishedAt).toBeGreaterThanOrEqual(result.startedAt);
+      });
+    });
+
+    describe("bad input", () => {
+      it("throws TypeError naming a bad option", async () => {
+        await expect(Promise.resolve().then(() => crawl(site.url, { maxTasks: 0 }))).rejects.toThrow(/`maxTasks`/);
+        await expect(Promise.resolve().then(() => crawl(site.url, { timeoutMs: -5 }))).rejects.toThrow(TypeError);
+        expect(() => new Crawler(site.url, { maxTries: 1.5 })).toThrow(/`maxTries`/);
+        expect(() => new Crawler(site.url, { exclude: "(" })).toThrow(/`exclude`/);
+        expect(site.totalRequests).toBe(0);
+      });
+
+      it("throws TypeError for a root that is not an http(s) URL", async () => {
+        await expect(Promise.resolve().then(() => crawl("ftp://127.0.0.1/"))).rejects.toThrow(TypeError);
+        expect(() => new Crawler("http://")).toThrow(TypeError);
+      });
+    });
+  });
+});
+
+describe.runIf(stages.length === 0)("crawl contract (no stage registered yet)", () => {
+  it.skip("runs once a stage adds itself to test/contract/stages.ts", () => {});
+});
