@@ -3,6 +3,7 @@
  * stage's engineer once the stage passes. Every suite in test/contract runs
  * against each entry, so the three stages are held to the same behaviour.
  */
+import { crawl as crawlWithCallbacks, Crawler as CallbacksCrawler } from "../../src/callbacks/index.js";
 import type { CrawlResult } from "../../src/shared/fetch-statistic.js";
 import type { CrawlOptions } from "../../src/shared/options.js";
 
@@ -14,4 +15,6 @@ export interface Stage {
 }
 
 /** The registered stages. Add yours with one line, e.g. `{ name: "asyncawait", crawl, Crawler }`. */
-export const stages: Stage[] = [];
+export const stages: Stage[] = [
+  { name: "callbacks", crawl: crawlWithCallbacks, Crawler: CallbacksCrawler },
+];
