@@ -78,8 +78,9 @@ async function runCommand(commandLine: CommandLine): Promise<number> {
     },
   );
   interrupt.listen();
-  const demo: SyntheticSite | null = commandLine.demo ? await startDemoSite() : null;
+  let demo: SyntheticSite | null = null;
   try {
+    if (commandLine.demo) demo = await startDemoSite();
     const roots = demo === null ? commandLine.roots : [demo.url];
     const stages = commandLine.compare ? STAGE_NAMES : [commandLine.stage];
     const runs: StageRun[] = [];
