@@ -4,6 +4,7 @@
  * against each entry, so the three stages are held to the same behaviour.
  */
 import { crawl as crawlWithCallbacks, Crawler as CallbacksCrawler } from "../../src/callbacks/index.js";
+import { Crawler as GeneratorsCrawler, crawl as crawlWithGenerators } from "../../src/generators/index.js";
 import type { CrawlResult } from "../../src/shared/fetch-statistic.js";
 import type { CrawlOptions } from "../../src/shared/options.js";
 
@@ -17,4 +18,5 @@ export interface Stage {
 /** The registered stages. Add yours with one line, e.g. `{ name: "asyncawait", crawl, Crawler }`. */
 export const stages: Stage[] = [
   { name: "callbacks", crawl: crawlWithCallbacks, Crawler: CallbacksCrawler },
+  { name: "generators", crawl: crawlWithGenerators, Crawler: GeneratorsCrawler },
 ];
