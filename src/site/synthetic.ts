@@ -28,6 +28,7 @@ export interface SyntheticSiteOptions {
 /** A page of a synthetic site: its links (paths, some with a fragment) and how its bytes are sent. */
 export interface SyntheticPage {
   readonly kind: "page";
+  /** The hrefs, in document order. */
   readonly links: readonly string[];
   /** The charset named in Content-Type (default utf-8). */
   readonly charset?: "utf-8" | LegacyCharset;
@@ -40,7 +41,9 @@ export interface SyntheticPage {
 /** A redirect of a synthetic site: `status` with `Location: to`. */
 export interface SyntheticRedirect {
   readonly kind: "redirect";
+  /** The Location: a path on the site. */
   readonly to: string;
+  /** 301, 302, 303, 307 or 308. */
   readonly status: number;
 }
 
@@ -49,7 +52,9 @@ export type SyntheticRoute = SyntheticPage | SyntheticRedirect;
 
 /** A whole synthetic site: the options it was made from and every route, by path. */
 export interface SyntheticSiteDefinition {
+  /** The options, defaults filled in (`delayMs` is the site's response delay). */
   readonly options: Readonly<Required<SyntheticSiteOptions>>;
+  /** Every route by path; the root is `/`. */
   readonly routes: ReadonlyMap<string, SyntheticRoute>;
 }
 
@@ -57,6 +62,7 @@ export interface SyntheticSiteDefinition {
 export interface RenderedPage {
   /** The bytes on the wire (compressed when the page says so). */
   readonly body: Buffer;
+  /** Content-Type, and Content-Encoding when compressed. */
   readonly headers: Readonly<Record<string, string>>;
   /** Body length after content decoding: the record's `size`. */
   readonly size: number;
