@@ -149,9 +149,10 @@ const LF = 0x0a;
  * (obs-fold, a line starting with a space or tab) are unfolded into the
  * previous value, where llhttp refuses them; only HTTP/1.0 and HTTP/1.1 are
  * accepted (llhttp also takes 0.9 and 2.0 status lines); the status must be
- * 100–999 (llhttp also takes 000–099). The chapter's fetcher just reads until
- * the server closes and splits on `\r\n\r\n`.
- * @remarks The parser keeps references to the fed chunks until the response is
+ * 100–999 (llhttp also takes statuses under 100). The chapter's fetcher just
+ * reads until the server closes and splits on `\r\n\r\n`.
+ *
+ * The parser keeps references to the fed chunks until the response is
  * complete, so a caller must not reuse a fed buffer before then (sockets hand
  * out a fresh buffer per read).
  * @see Chapter, "Programming With Callbacks" (`Fetcher.read_response`); RFC 9112 §4–§7
@@ -186,7 +187,7 @@ export class ResponseParser {
   private bodyParts: Uint8Array[] = [];
   private bodyLength = 0;
 
-  /** @param options.maxBodyBytes - The longest body accepted, before content decoding. */
+  /** @param options - `maxBodyBytes`: the longest body accepted, before content decoding. */
   constructor(options: { maxBodyBytes: number }) {
     this.maxBodyBytes = options.maxBodyBytes;
   }
