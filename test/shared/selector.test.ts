@@ -206,6 +206,22 @@ describe("Selector", () => {
     expect(() => recv(socket)).toThrow(expect.objectContaining({ code: "ECONNREFUSED" }));
   });
 
+  it("keeps a TLS socket from write-readiness until its handshake ends, and reports a failed one", async () => {
+    const peer = await startPeer();
+    const selector = new Selector<string>();
+    const url = new URL(peer.url.href.replace("http:", "https:"));
+    const socket = open(url);
+    selector.register(socket, EVENT_WRITE, "connected");
+    const server = await peer.accepted; // TCP is up; the TLS handshake is not.
+    await new Promise<void>((resolve) => server.once("data", () => resolve())); // the ClientHello
+    expect(selectNow(selector)).toEqual([]);
+    expect(() => send(socket, Buffer.from("x"))).toThrow(expect.objectContaining({ code: "EAGAIN" }));
+    server.write("HTTP/1.1 400 Bad Request\r\n\r\n"); // not a TLS record: the handshake fails
+    const ready = await selectReady(selector);
+    expect(ready[0]?.events).toBe(EVENT_WRITE);
+    expect(() => recv(socket)).toThrow(expect.objectContaining({ code: expect.stringMatching(/SSL|TLS/) }));
+  });
+
   it("reports data that arrived while a socket was unregistered as soon as it is registered again", async () => {
     const peer = await startPeer();
     const selector = new Selector<string>();
