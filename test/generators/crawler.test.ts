@@ -1,0 +1,96 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { CancelledError, InvalidStateError } from "../../src/shared/errors.js";
+import { FixtureSite } from "../../src/site/index.js";
+import { Crawler } from "../../src/generators/crawler.js";
+import { EventLoop } from "../../src/generators/event-loop.js";
+import type { Coroutine } from "../../src/generators/future.js";
+
+let site: FixtureSite;
+let loop: EventLoop;
+beforeEach(async () => {
+  site = await FixtureSite.start();
+  loop = new EventLoop();
+});
+afterEach(async () => {
+  await site.close();
+});
+
+/** Serves `count` pages that never answer, calling `whenAllWaiting` once all are in flight. */
+function addSilentPages(count: number, whenAllWaiting: () => void): string[] {
+  const paths = Array.from({ length: count }, (_, index) => `/silent/${index}`);
+  let waiting = 0;
+  for (const path of paths) {
+    site.addHandler(path, function neverAnswer() {
+      waiting += 1;
+      if (waiting === count) whenAllWaiting();
+    });
+  }
+  return paths;
+}
+
+describe("Crawler", () => {
+  it("leaves no socket, registration or timer when the signal aborts in the middle of fetches", async () => {
+    const controller = new AbortController();
+    site.addPage("/", addSilentPages(4, () => controller.abort()));
+    const crawler = new Crawler(site.url, { maxTasks: 4, signal: controller.signal, timeoutMs: 60_000 });
+    const result = await loop.runUntilComplete(crawler.crawl());
+    expect(result.records.map((record) => record.url)).toEqual([site.urlFor("/")]);
+    expect(result.todo).toBe(4);
+    expect(loop.selector.size).toBe(0);
+    expect(loop.timerCount).toBe(0);
+    await site.connectionsClosed();
+    expect(site.openConnections).toBe(0);
+    await new Promise(setImmediate);
+    loop.close();
+  });
+
+  it("closes every socket when the crawl Task itself is cancelled", async () => {
+    const crawler = new Crawler(site.url, { maxTasks: 3, timeoutMs: 60_000 });
+    let crawlTask: { cancel(): boolean } | null = null;
+    site.addPage("/", addSilentPages(3, () => crawlTask?.cancel()));
+    const task = loop.runUntilComplete(crawler.crawl());
+    crawlTask = task;
+    await expect(task).rejects.toBeInstanceOf(CancelledError);
+    expect(loop.selector.size).toBe(0);
+    expect(loop.timerCount).toBe(0);
+    await site.connectionsClosed();
+    await new Promise(setImmediate);
+    loop.close();
+  });
+
+  it("gives a URL whose handling throws a NetworkError record, and the worker goes on", async () => {
+    site.addPage("/", ["/a"]).addPage("/a", []).addPage("/other", []);
+    const crawler = new Crawler([site.urlFor("/"), site.urlFor("/other")], { maxTasks: 1 });
+    const real = crawler.urlAllowed.bind(crawler);
+    vi.spyOn(crawler, "urlAllowed").mockImplementation(function buggy(url: string): boolean {
+      if (url === site.urlFor("/a")) throw new Error("a bug in the policy");
+      return real(url);
+    });
+    const result = await loop.runUntilComplete(crawler.crawl());
+    expect(result.records.map((record) => [record.url, record.error])).toEqual([
+      [site.urlFor("/"), "NetworkError"],
+      [site.urlFor("/other"), null],
+    ]);
+    expect(result.todo).toBe(0);
+    await new Promise(setImmediate);
+    loop.close();
+  });
+
+  it("crawls once", async () => {
+    site.addPage("/", []);
+    const crawler = new Crawler(site.url);
+    await loop.runUntilComplete(crawler.crawl());
+    function* again(): Coroutine<string> {
+      try {
+        yield* crawler.crawl();
+        return "crawled again";
+      } catch (error) {
+        return error instanceof InvalidStateError ? "refused" : "other error";
+      }
+    }
+    await new Promise(setImmediate);
+    expect(await loop.runUntilComplete(again())).toBe("refused");
+    await new Promise(setImmediate);
+    loop.close();
+  });
+});
