@@ -1,7 +1,12 @@
 import { Buffer } from "node:buffer";
+import { once } from "node:events";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import net from "node:net";
 import { describe, expect, it } from "vitest";
 import { FetchFailure, InvalidStateError } from "../../src/shared/errors.js";
 import type { FetchError } from "../../src/shared/fetch-statistic.js";
+import type { HttpResponse } from "../../src/shared/http.js";
 import {
   FIRST_ONLY_HEADERS,
   formatGetRequest,
@@ -393,5 +398,64 @@ describe("ResponseParser", () => {
     expect(feeds).toBe(Math.ceil(wire.length / 4096));
     expect(parser.done).toBe(true);
     expect(parser.response().body).toHaveLength(size);
+  });
+});
+
+describe("ResponseParser against node:http", () => {
+  /** Answers every request with a chunked body and repeated headers, and remembers the request headers. */
+  function startServer(seen: http.IncomingHttpHeaders[]): http.Server {
+    return http.createServer(function respond(request, reply) {
+      seen.push(request.headers);
+      reply.setHeader("Content-Type", "text/html; charset=utf-8");
+      reply.setHeader("Vary", ["Accept", "Accept-Encoding"]);
+      reply.setHeader("Set-Cookie", ["a=1", "b=2"]);
+      reply.write("<p>chunked ");
+      reply.end("body</p>");
+    });
+  }
+
+  /** One GET over a raw socket, written by formatGetRequest and read by ResponseParser. */
+  async function rawGet(url: URL): Promise<HttpResponse> {
+    const socket = net.connect(Number(url.port), url.hostname);
+    await once(socket, "connect");
+    socket.end(formatGetRequest(url, "raw/1"));
+    const parser = new ResponseParser(LIMIT);
+    for await (const chunk of socket) parser.feed(chunk);
+    parser.end();
+    return parser.response();
+  }
+
+  /** The same GET with node:http's client. */
+  function nodeGet(url: URL): Promise<http.IncomingMessage> {
+    return new Promise(function get(resolve, reject) {
+      http.get(url, { agent: false }, resolve).on("error", reject);
+    });
+  }
+
+  it("reads what node:http's server sends as node:http's client does", async () => {
+    const seen: http.IncomingHttpHeaders[] = [];
+    const server = startServer(seen);
+    server.listen(0, "127.0.0.1");
+    await once(server, "listening");
+    try {
+      const { port } = server.address() as AddressInfo; // listening on TCP, so an AddressInfo
+      const url = new URL(`http://127.0.0.1:${port}/page?x=1`);
+      const raw = await rawGet(url);
+
+      const message = await nodeGet(url);
+      const chunks: Buffer[] = [];
+      for await (const chunk of message) chunks.push(chunk);
+
+      const { date: _rawDate, ...rawHeaders } = raw.headers;
+      const { date: _nodeDate, connection: _connection, ...nodeHeaders } = message.headers;
+      expect(rawHeaders).toMatchObject({ ...nodeHeaders, "set-cookie": "a=1, b=2", connection: "close" });
+      expect(raw.status).toBe(message.statusCode);
+      expect(Buffer.from(raw.body)).toEqual(Buffer.concat(chunks));
+      expect(raw.headers["transfer-encoding"]).toBe("chunked");
+      expect(seen[0]).toMatchObject({ host: `127.0.0.1:${port}`, "user-agent": "raw/1", connection: "close" });
+      expect(seen[0]?.["accept-encoding"]).toBe("gzip, deflate, identity");
+    } finally {
+      server.close();
+    }
   });
 });
