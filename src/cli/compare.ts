@@ -10,7 +10,9 @@ import type { StageName } from "../shared/trace.js";
 
 /** One stage's crawl, with the concurrency figures seen while it ran. */
 export interface StageRun {
+  /** The stage that crawled. */
   stage: StageName;
+  /** What its `crawl()` resolved to. */
   result: CrawlResult;
   /** The most fetches in flight, from the stage's trace events; null when it emitted none. */
   peakInFlight: number | null;

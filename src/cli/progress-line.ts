@@ -12,6 +12,7 @@ export interface StatusStream {
   readonly isTTY?: boolean;
   /** The terminal's width, to keep the line on one row. */
   readonly columns?: number;
+  /** Writes text as it is (the line brings its own control characters). */
   write(text: string): boolean;
 }
 
