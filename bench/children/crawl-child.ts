@@ -1,0 +1,50 @@
+/**
+ * One measured crawl, alone in its process: `node crawl-child.js '<json>'`
+ * with a {@link CrawlRequest}; prints one {@link CrawlReport} as a JSON line.
+ *
+ * Peak RSS is the process's own (`process.resourceUsage().maxRSS`), read
+ * as soon as the crawl resolves, before the report is serialised.
+ *
+ * @module
+ */
+import { performance } from "node:perf_hooks";
+import type { FetchStatistic } from "../../src/shared/fetch-statistic.js";
+import type { CrawlOptions } from "../../src/shared/options.js";
+import type { StageName, TraceEvent } from "../../src/shared/trace.js";
+import { loadCrawl } from "./load-stage.js";
+
+/** What the parent asks for. */
+export interface CrawlRequest {
+  stage: StageName;
+  url: string;
+  maxTasks: number;
+  /** Pass a `trace` callback that only counts events (the `--trace-overhead` comparison). */
+  trace: boolean;
+}
+
+/** What the child prints. */
+export interface CrawlReport {
+  records: FetchStatistic[];
+  todo: number;
+  wallMs: number;
+  /** Peak resident set size of this process, in bytes. */
+  peakRssBytes: number;
+  /** Trace events received (0 without `trace`). */
+  traceEvents: number;
+}
+
+const request = JSON.parse(process.argv[2] ?? "{}") as CrawlRequest; // written by bench/crawl-process.ts
+const crawl = await loadCrawl(request.stage);
+let traceEvents = 0;
+function countEvent(_event: TraceEvent): void {
+  traceEvents += 1;
+}
+const options: CrawlOptions = { maxTasks: request.maxTasks, ...(request.trace ? { trace: countEvent } : {}) };
+
+const start = performance.now();
+const result = await crawl(request.url, options);
+const wallMs = performance.now() - start;
+const peakRssBytes = process.resourceUsage().maxRSS * 1024; // maxRSS is in KiB
+
+const report: CrawlReport = { records: result.records, todo: result.todo, wallMs, peakRssBytes, traceEvents };
+process.stdout.write(`${JSON.stringify(report)}\n`);

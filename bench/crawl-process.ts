@@ -1,0 +1,111 @@
+/**
+ * Runs one crawl in a child process and checks it against the crawl the
+ * site expects.
+ *
+ * @module
+ */
+import { execFile } from "node:child_process";
+import type { FetchStatistic } from "../src/shared/fetch-statistic.js";
+import type { StageName } from "../src/shared/trace.js";
+import { childScript } from "./build.js";
+import type { CrawlReport, CrawlRequest } from "./children/crawl-child.js";
+import type { Scenario } from "./scenarios.js";
+import type { SiteProcess } from "./site-process.js";
+
+/** One crawl's figures, or why it does not count. */
+export interface RunResult {
+  /** Records made, and records the site expected. */
+  pages: number;
+  expectedPages: number;
+  /** Null when the crawl made exactly the expected records; else what was wrong. A failed run is not a figure. */
+  failure: string | null;
+  wallMs: number;
+  pagesPerSecond: number;
+  peakRssBytes: number;
+  /** Wall time over the site's lower bound (null when the bound is 0: no delay). */
+  boundRatio: number | null;
+  traceEvents: number;
+}
+
+/**
+ * Crawls `site` with `stage` in a fresh process and compares the records
+ * with the expected ones: the same URLs with the same status, redirect
+ * target, error, size and link count (`numNewUrls` depends on the order in
+ * which concurrent fetches finish, so it is not compared).
+ */
+export async function runCrawl(
+  stage: StageName,
+  scenario: Scenario,
+  site: SiteProcess,
+  options: { trace: boolean },
+): Promise<RunResult> {
+  const request: CrawlRequest = { stage, url: site.url, maxTasks: scenario.maxTasks, trace: options.trace };
+  const expectedPages = site.expectedRecords.length;
+  // A run far beyond its bound has hung: give up on it instead of waiting forever.
+  const timeout = Math.max(120_000, 20 * site.bound);
+  let stdout: string;
+  try {
+    stdout = await new Promise<string>(function runChild(resolve, reject) {
+      execFile(
+        process.execPath,
+        [childScript("crawl-child"), JSON.stringify(request)],
+        { timeout, maxBuffer: 256 * 1024 * 1024 },
+        function childExited(error, out, err) {
+          if (error === null) resolve(out);
+          else reject(new Error(`${error.message.split("\n")[0] ?? ""} ${err.trim().split("\n").slice(-3).join(" ")}`));
+        },
+      );
+    });
+  } catch (error) {
+    const failure = `crawl process failed: ${error instanceof Error ? error.message : String(error)}`;
+    return { pages: 0, expectedPages, failure, wallMs: 0, pagesPerSecond: 0, peakRssBytes: 0, boundRatio: null, traceEvents: 0 };
+  }
+  const report = JSON.parse(stdout) as CrawlReport; // the one line crawl-child.ts prints
+  const pages = report.records.length;
+  return {
+    pages,
+    expectedPages,
+    failure: compareRecords(report.records, site.expectedRecords, report.todo),
+    wallMs: report.wallMs,
+    pagesPerSecond: (pages * 1000) / report.wallMs,
+    peakRssBytes: report.peakRssBytes,
+    boundRatio: site.bound > 0 ? report.wallMs / site.bound : null,
+    traceEvents: report.traceEvents,
+  };
+}
+
+/** Null when `records` are the expected ones in some order; else a short description of the difference. */
+export function compareRecords(
+  records: readonly FetchStatistic[],
+  expected: readonly FetchStatistic[],
+  todo: number,
+): string | null {
+  const wanted = new Map<string, string>();
+  for (const record of expected) wanted.set(record.url, comparable(record));
+  const problems: string[] = [];
+  let missing = wanted.size;
+  let differing = 0;
+  let unexpected = 0;
+  let errors = 0;
+  for (const record of records) {
+    if (record.error !== null) errors += 1;
+    const want = wanted.get(record.url);
+    if (want === undefined) {
+      unexpected += 1;
+      continue;
+    }
+    missing -= 1;
+    if (want !== comparable(record)) differing += 1;
+  }
+  if (records.length !== expected.length) problems.push(`${records.length} records, expected ${expected.length}`);
+  if (missing > 0) problems.push(`${missing} missing`);
+  if (unexpected > 0) problems.push(`${unexpected} unexpected`);
+  if (differing > 0) problems.push(`${differing} differing`);
+  if (errors > 0) problems.push(`${errors} errors`);
+  if (todo !== 0) problems.push(`todo ${todo}`);
+  return problems.length === 0 ? null : problems.join(", ");
+}
+
+function comparable(record: FetchStatistic): string {
+  return JSON.stringify([record.status, record.nextUrl, record.error, record.size, record.contentType, record.numUrls]);
+}

@@ -1,0 +1,77 @@
+/**
+ * The shape of `bench/results/latest.json`: every run's figures, their
+ * spread, and the memory per waiting unit.
+ *
+ * @module
+ */
+import type { StageName } from "../src/shared/trace.js";
+import type { MemoryReport } from "./children/memory-child.js";
+import type { RunResult } from "./crawl-process.js";
+import type { Machine } from "./machine.js";
+import type { Scenario } from "./scenarios.js";
+import { spread, type Spread } from "./stats.js";
+
+/** One stage on one scenario: each run, and the spread of the runs that count. */
+export interface StageOnScenario {
+  stage: StageName;
+  /** Whether the crawls had a `trace` callback (the `--trace-overhead` comparison). */
+  traced: boolean;
+  runs: RunResult[];
+  /** Runs that missed or got wrong pages: they are not in the spreads. */
+  failures: number;
+  wallMs: Spread | null;
+  pagesPerSecond: Spread | null;
+  peakRssBytes: Spread | null;
+  boundRatio: Spread | null;
+}
+
+/** One scenario: its site, its bound, and every stage's results. */
+export interface ScenarioResult {
+  scenario: Scenario;
+  expectedPages: number;
+  maxDepth: number;
+  /** The site's lower bound on wall time, in ms. */
+  boundMs: number;
+  stages: StageOnScenario[];
+}
+
+/** Everything one `npm run bench` measured. */
+export interface BenchResults {
+  machine: Machine;
+  startedAt: string;
+  quick: boolean;
+  runsPerStage: number;
+  scenarios: ScenarioResult[];
+  memory: MemoryReport[];
+}
+
+/** Summarises the runs of one stage on one scenario; failed runs are counted, not averaged. */
+export function summarise(stage: StageName, traced: boolean, runs: RunResult[]): StageOnScenario {
+  const good = runs.filter(function counts(run) {
+    return run.failure === null;
+  });
+  const ratios: number[] = [];
+  for (const run of good) if (run.boundRatio !== null) ratios.push(run.boundRatio);
+  return {
+    stage,
+    traced,
+    runs,
+    failures: runs.length - good.length,
+    wallMs: spread(good.map(wallMsOf)),
+    pagesPerSecond: spread(good.map(pagesPerSecondOf)),
+    peakRssBytes: spread(good.map(peakRssOf)),
+    boundRatio: spread(ratios),
+  };
+}
+
+function wallMsOf(run: RunResult): number {
+  return run.wallMs;
+}
+
+function pagesPerSecondOf(run: RunResult): number {
+  return run.pagesPerSecond;
+}
+
+function peakRssOf(run: RunResult): number {
+  return run.peakRssBytes;
+}

@@ -1,0 +1,131 @@
+/**
+ * `npm run bench`: crawls three synthetic sites with each stage, several
+ * times, each crawl in its own process, and measures the memory of a
+ * waiting unit of each stage; prints a markdown table and writes
+ * `latest.json` and `latest.md`.
+ *
+ * `tsx bench/run.ts [--quick] [--runs N] [--stages callbacks,generators,asyncawait]
+ *  [--scenarios S1,S2,S3] [--units N] [--no-memory] [--trace-overhead] [--out DIR]`
+ *
+ * Exits with 1 if any crawl missed or got a page wrong: such a run is a
+ * failure, not a figure. Nothing in `npm test` depends on the timings; the
+ * test runs `--quick` to check that the harness works.
+ *
+ * @module
+ */
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import type { StageName } from "../src/shared/trace.js";
+import { buildChildren, PROJECT_ROOT } from "./build.js";
+import { STAGE_NAMES } from "./children/load-stage.js";
+import type { MemoryReport } from "./children/memory-child.js";
+import { runCrawl, type RunResult } from "./crawl-process.js";
+import { describeMachine } from "./machine.js";
+import { measureWaitingUnits } from "./memory-process.js";
+import { summarise, type BenchResults, type ScenarioResult } from "./results.js";
+import { QUICK_SCENARIOS, SCENARIOS, type Scenario } from "./scenarios.js";
+import { SiteProcess } from "./site-process.js";
+import { markdownReport } from "./table.js";
+
+const { values } = parseArgs({
+  options: {
+    quick: { type: "boolean", default: false },
+    runs: { type: "string" },
+    stages: { type: "string", default: STAGE_NAMES.join(",") },
+    scenarios: { type: "string", default: "S1,S2,S3" },
+    units: { type: "string" },
+    "no-memory": { type: "boolean", default: false },
+    "trace-overhead": { type: "boolean", default: false },
+    out: { type: "string", default: join(PROJECT_ROOT, "bench", "results") },
+  },
+});
+const quick = values.quick;
+const runs = Number(values.runs ?? (quick ? 1 : 3));
+const units = Number(values.units ?? (quick ? 10_000 : 100_000));
+const stages = values.stages.split(",").filter(isStageName);
+const wanted = new Set(values.scenarios.split(","));
+const scenarios = (quick ? QUICK_SCENARIOS : SCENARIOS).filter(function chosen(scenario) {
+  return wanted.has(scenario.id);
+});
+
+function isStageName(name: string): name is StageName {
+  return (STAGE_NAMES as readonly string[]).includes(name);
+}
+
+function log(message: string): void {
+  process.stderr.write(`${message}\n`);
+}
+
+function describeRun(run: RunResult): string {
+  if (run.failure !== null) return `FAILED (${run.failure})`;
+  const ratio = run.boundRatio === null ? "" : `, ${run.boundRatio.toFixed(2)} × bound`;
+  return `${run.pages} pages in ${run.wallMs.toFixed(0)} ms, ${run.pagesPerSecond.toFixed(0)}/s, ${(run.peakRssBytes / 1e6).toFixed(0)} MB${ratio}`;
+}
+
+/** Crawls one scenario's site with every stage, `runs` times, the stages taking turns. */
+async function benchScenario(scenario: Scenario): Promise<ScenarioResult> {
+  const site = await SiteProcess.start(scenario);
+  log(`${scenario.id}: ${site.expectedRecords.length} pages, depth ${site.maxDepth}, bound ${site.bound.toFixed(0)} ms`);
+  const traceToo = values["trace-overhead"] && scenario.id === "S1";
+  const variants = stages.flatMap(function withTrace(stage) {
+    return traceToo ? [{ stage, trace: false }, { stage, trace: true }] : [{ stage, trace: false }];
+  });
+  const results = variants.map(function noRunsYet(): RunResult[] {
+    return [];
+  });
+  try {
+    for (let round = 0; round < runs; round++) {
+      for (const [i, variant] of variants.entries()) {
+        const run = await runCrawl(variant.stage, scenario, site, { trace: variant.trace });
+        results[i]?.push(run);
+        log(`  ${variant.stage}${variant.trace ? " (traced)" : ""} #${round + 1}: ${describeRun(run)}`);
+      }
+    }
+  } finally {
+    await site.stop();
+  }
+  return {
+    scenario,
+    expectedPages: site.expectedRecords.length,
+    maxDepth: site.maxDepth,
+    boundMs: site.bound,
+    stages: variants.map(function summary(variant, i) {
+      return summarise(variant.stage, variant.trace, results[i] ?? []);
+    }),
+  };
+}
+
+log("bench: compiling the crawlers for the child processes…");
+buildChildren();
+const startedAt = new Date().toISOString();
+const scenarioResults: ScenarioResult[] = [];
+for (const scenario of scenarios) scenarioResults.push(await benchScenario(scenario));
+const memory: MemoryReport[] = [];
+if (!values["no-memory"]) {
+  for (const stage of stages) {
+    const report = await measureWaitingUnits(stage, units);
+    log(`memory: ${stage}: ${report.bytesPerUnit.toFixed(0)} bytes per waiting unit`);
+    memory.push(report);
+  }
+}
+
+const results: BenchResults = {
+  machine: describeMachine(),
+  startedAt,
+  quick,
+  runsPerStage: runs,
+  scenarios: scenarioResults,
+  memory,
+};
+const markdown = markdownReport(results);
+mkdirSync(values.out, { recursive: true });
+writeFileSync(join(values.out, "latest.json"), `${JSON.stringify(results, null, 2)}\n`);
+writeFileSync(join(values.out, "latest.md"), markdown);
+process.stdout.write(markdown);
+const failed = scenarioResults.some(function anyFailure(result) {
+  return result.stages.some(function failedRuns(entry) {
+    return entry.failures > 0;
+  });
+});
+process.exitCode = failed ? 1 : 0;

@@ -1,0 +1,74 @@
+/**
+ * The synthetic site, served by its own process (`src/site/cli.ts`), so the
+ * server neither shares the crawler's event loop nor counts in its memory.
+ *
+ * @module
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { createInterface } from "node:readline";
+import type { FetchStatistic } from "../src/shared/fetch-statistic.js";
+import { SITE_SCRIPT } from "./build.js";
+import type { Scenario } from "./scenarios.js";
+
+/** What the site process prints once it listens. */
+interface SiteLine {
+  url: string;
+  expected: { count: number; maxDepth: number; records: FetchStatistic[] };
+  bound: number;
+}
+
+/**
+ * A running site process for one scenario: its root URL, the crawl it
+ * expects, and the lower bound on a crawl's wall time that it computed.
+ */
+export class SiteProcess {
+  private constructor(
+    private readonly child: ChildProcess,
+    /** The root URL to crawl. */
+    readonly url: string,
+    /** Every record a correct crawl makes (in breadth-first order). */
+    readonly expectedRecords: readonly FetchStatistic[],
+    /** Breadth-first depth of the deepest page. */
+    readonly maxDepth: number,
+    /** `max(pages × delay / maxTasks, (maxDepth + 1) × delay)` in ms, for the scenario's maxTasks. */
+    readonly bound: number,
+  ) {}
+
+  /**
+   * Starts the site for `scenario` and resolves once it listens.
+   *
+   * @throws Error if the process exits or prints something else first.
+   */
+  static async start(scenario: Scenario): Promise<SiteProcess> {
+    const args = [
+      SITE_SCRIPT,
+      ...["--pages", String(scenario.pages), "--links", String(scenario.links), "--seed", String(scenario.seed)],
+      ...["--delay", String(scenario.delayMs), "--max-tasks", String(scenario.maxTasks)],
+    ];
+    // stdin is a pipe: the site exits when it closes, so it cannot outlive the benchmark.
+    const child = spawn(process.execPath, args, { stdio: ["pipe", "pipe", "inherit"] });
+    const lines = createInterface({ input: child.stdout });
+    const first = await new Promise<string>(function firstLine(resolve, reject) {
+      lines.once("line", resolve);
+      child.once("exit", function exited(code) {
+        reject(new Error(`the site process exited with ${String(code)} before listening`));
+      });
+    });
+    lines.close();
+    const line = JSON.parse(first) as SiteLine; // the one line src/site/cli.ts documents
+    return new SiteProcess(child, line.url, line.expected.records, line.expected.maxDepth, line.bound);
+  }
+
+  /** Stops the site process and waits for it to exit. */
+  stop(): Promise<void> {
+    const child = this.child;
+    if (child.exitCode !== null) return Promise.resolve();
+    const exited = new Promise<void>(function waitForExit(resolve) {
+      child.once("exit", function stopped() {
+        resolve();
+      });
+    });
+    child.stdin?.end();
+    return exited;
+  }
+}

@@ -1,0 +1,162 @@
+/**
+ * The benchmark's results as markdown: the crawl table, the memory table
+ * beside the chapter's figures, and (when measured) the cost of tracing.
+ *
+ * @module
+ */
+import type { StageName } from "../src/shared/trace.js";
+import type { MemoryReport } from "./children/memory-child.js";
+import type { BenchResults, ScenarioResult, StageOnScenario } from "./results.js";
+import type { Spread } from "./stats.js";
+import { CHAPTER_FIGURES, TARGETS } from "./targets.js";
+
+const WAITING_UNITS: Readonly<Record<StageName, string>> = {
+  callbacks: "a Fetcher with its callback registered",
+  generators: "a Task paused on a Future (queue.get())",
+  asyncawait: "an async worker paused on queue.get()",
+};
+
+/** Renders `results` as a markdown document. */
+export function markdownReport(results: BenchResults): string {
+  const { machine } = results;
+  const lines = [
+    `# Benchmark results${results.quick ? " (quick mode: small sites, not comparable to the targets)" : ""}`,
+    "",
+    `${machine.cores} cores (${machine.cpuModel}), ${(machine.totalMemoryBytes / 2 ** 30).toFixed(1)} GiB, ` +
+      `Node ${machine.node}, ${machine.platform}; the site runs in its own process on the same cores. ` +
+      `${results.runsPerStage} run(s) per stage and scenario, each crawl in a fresh process: median [min–max]. ` +
+      `Measured ${results.startedAt}.`,
+    "",
+    "| scenario | stage | pages | wall (ms) | pages/s | peak RSS (MB) | wall / bound | target |",
+    "|---|---|---|---|---|---|---|---|",
+  ];
+  for (const scenario of results.scenarios) {
+    for (const entry of scenario.stages) {
+      if (!entry.traced) lines.push(crawlRow(scenario, entry, results.quick));
+    }
+  }
+  lines.push(
+    "",
+    "Lower bound = max(pages × delay / maxTasks, (BFS depth + 1) × delay), computed by the site; " +
+      "a run that misses or gets a page wrong is a failure and is left out of the figures.",
+    "",
+    "## Memory per waiting unit",
+    "",
+    `Heap bytes per suspended unit, over ${results.memory[0]?.units.toLocaleString("en-US") ?? 0} of them ` +
+      `(\`--expose-gc\`, heap after a full collection). The chapter: ${kb(CHAPTER_FIGURES.bytesPerThread)} per thread, ` +
+      `${kb(CHAPTER_FIGURES.bytesPerCoroutine)} per Python coroutine.`,
+    "",
+    "| stage | waiting unit | heap per unit | target | vs a thread | vs a Python coroutine |",
+    "|---|---|---|---|---|---|",
+  );
+  for (const report of results.memory) lines.push(memoryRow(report, results.quick));
+  const callbacks = results.memory.find(function isCallbacks(report) {
+    return report.stage === "callbacks";
+  });
+  if (callbacks?.socketBytes !== null && callbacks?.socketBytes !== undefined) {
+    lines.push(
+      "",
+      `Stage 1's Fetchers are registered on unconnected \`net.Socket\`s (that many real connections would exceed ` +
+        `the file-descriptor limit); each such socket adds ${kb(callbacks.socketBytes)} of heap, not counted above.`,
+    );
+  }
+  const traced = traceRows(results.scenarios);
+  if (traced.length > 0) {
+    lines.push("", "## Cost of tracing (S1 with a `trace` callback that counts events)", "");
+    lines.push("| stage | pages/s untraced | pages/s traced | events per page | slowdown |", "|---|---|---|---|---|");
+    lines.push(...traced);
+  }
+  return `${lines.join("\n")}\n`;
+}
+
+function crawlRow(scenario: ScenarioResult, entry: StageOnScenario, quick: boolean): string {
+  const { scenario: s } = scenario;
+  const label = `${s.id} ${s.title}: ${s.pages.toLocaleString("en-US")} pages, ${s.delayMs} ms, maxTasks ${s.maxTasks.toLocaleString("en-US")}`;
+  const pages = entry.failures === 0 ? `${scenario.expectedPages} ✓` : `✗ ${entry.failures}/${entry.runs.length} failed: ${firstFailure(entry)}`;
+  return [
+    label,
+    entry.stage,
+    pages,
+    show(entry.wallMs, 0),
+    show(entry.pagesPerSecond, 0),
+    show(scale(entry.peakRssBytes, 1e-6), 0),
+    show(entry.boundRatio, 2),
+    quick ? "—" : crawlTarget(s.id, entry),
+  ].join(" | ").replace(/^/, "| ").concat(" |");
+}
+
+function crawlTarget(id: string, entry: StageOnScenario): string {
+  const targets = TARGETS[entry.stage];
+  if (entry.failures > 0) return "✗ missed pages";
+  switch (id) {
+    case "S1":
+      return verdict((entry.pagesPerSecond?.median ?? 0) >= targets.s1PagesPerSecond, `≥ ${targets.s1PagesPerSecond.toLocaleString("en-US")}/s`);
+    case "S2":
+      return verdict((entry.boundRatio?.median ?? Infinity) <= targets.s2BoundRatio, `≤ ${targets.s2BoundRatio} × bound`);
+    case "S3": {
+      const fast = (entry.boundRatio?.median ?? Infinity) <= targets.s3BoundRatio;
+      const small = (entry.peakRssBytes?.max ?? Infinity) <= targets.s3PeakRssBytes;
+      return verdict(fast && small, `≤ ${targets.s3BoundRatio} × bound, ≤ ${targets.s3PeakRssBytes / 1e6} MB`);
+    }
+    default:
+      return "—";
+  }
+}
+
+function memoryRow(report: MemoryReport, quick: boolean): string {
+  const target = TARGETS[report.stage].bytesPerWaitingUnit;
+  return [
+    report.stage,
+    WAITING_UNITS[report.stage],
+    kb(report.bytesPerUnit),
+    quick ? "—" : verdict(report.bytesPerUnit <= target, `≤ ${kb(target)}`),
+    `${(CHAPTER_FIGURES.bytesPerThread / report.bytesPerUnit).toFixed(0)}× smaller`,
+    `${(CHAPTER_FIGURES.bytesPerCoroutine / report.bytesPerUnit).toFixed(1)}× smaller`,
+  ].join(" | ").replace(/^/, "| ").concat(" |");
+}
+
+function traceRows(scenarios: readonly ScenarioResult[]): string[] {
+  const rows: string[] = [];
+  for (const scenario of scenarios) {
+    for (const traced of scenario.stages) {
+      if (!traced.traced) continue;
+      const plain = scenario.stages.find(function untracedTwin(entry) {
+        return !entry.traced && entry.stage === traced.stage;
+      });
+      const before = plain?.pagesPerSecond?.median ?? 0;
+      const after = traced.pagesPerSecond?.median ?? 0;
+      const events = traced.runs[0]?.traceEvents ?? 0;
+      const perPage = scenario.expectedPages > 0 ? (events / scenario.expectedPages).toFixed(1) : "—";
+      const slowdown = before > 0 && after > 0 ? `${((before / after - 1) * 100).toFixed(0)} %` : "—";
+      rows.push(`| ${traced.stage} | ${before.toFixed(0)} | ${after.toFixed(0)} | ${perPage} | ${slowdown} |`);
+    }
+  }
+  return rows;
+}
+
+function firstFailure(entry: StageOnScenario): string {
+  for (const run of entry.runs) if (run.failure !== null) return run.failure;
+  return "";
+}
+
+function verdict(met: boolean, target: string): string {
+  return `${met ? "✓" : "✗"} ${target}`;
+}
+
+function show(value: Spread | null, digits: number): string {
+  if (value === null) return "—";
+  const median = fixed(value.median, digits);
+  return value.min === value.max ? median : `${median} [${fixed(value.min, digits)}–${fixed(value.max, digits)}]`;
+}
+
+function fixed(n: number, digits: number): string {
+  return n.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
+}
+
+function scale(value: Spread | null, factor: number): Spread | null {
+  return value === null ? null : { median: value.median * factor, min: value.min * factor, max: value.max * factor };
+}
+
+function kb(bytes: number): string {
+  return bytes >= 10_240 ? `${(bytes / 1024).toFixed(0)} KB` : `${(bytes / 1024).toFixed(2)} KB`;
+}

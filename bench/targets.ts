@@ -1,0 +1,33 @@
+/**
+ * The figures each stage must reach on the full-size scenarios (issue 8),
+ * and the check of a stage's results against them.
+ *
+ * @module
+ */
+import type { StageName } from "../src/shared/trace.js";
+
+/** One stage's targets. */
+export interface Targets {
+  /** S1: at least this many pages per second (median). */
+  s1PagesPerSecond: number;
+  /** S2: wall time at most this times the lower bound (median). */
+  s2BoundRatio: number;
+  /** S3: wall time at most this times the lower bound (median). */
+  s3BoundRatio: number;
+  /** S3: peak RSS at most this many bytes (max over runs). */
+  s3PeakRssBytes: number;
+  /** Heap bytes per waiting unit, at most. */
+  bytesPerWaitingUnit: number;
+}
+
+const MB = 1_000_000;
+
+/** The targets of issue 8, per stage: stage 3 has the tighter ones. */
+export const TARGETS: Readonly<Record<StageName, Targets>> = {
+  callbacks: { s1PagesPerSecond: 2_500, s2BoundRatio: 1.2, s3BoundRatio: 1.2, s3PeakRssBytes: 150 * MB, bytesPerWaitingUnit: 2048 },
+  generators: { s1PagesPerSecond: 2_500, s2BoundRatio: 1.2, s3BoundRatio: 1.2, s3PeakRssBytes: 150 * MB, bytesPerWaitingUnit: 2048 },
+  asyncawait: { s1PagesPerSecond: 4_500, s2BoundRatio: 1.15, s3BoundRatio: 1.12, s3PeakRssBytes: 150 * MB, bytesPerWaitingUnit: 1024 },
+};
+
+/** The chapter's figures: memory per thread and per Python coroutine. */
+export const CHAPTER_FIGURES = { bytesPerThread: 50 * 1024, bytesPerCoroutine: 3 * 1024 } as const;

@@ -1,0 +1,76 @@
+import { spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { compareRecords } from "../bench/crawl-process.js";
+import type { BenchResults } from "../bench/results.js";
+import { spread } from "../bench/stats.js";
+import { errorRecord, pageRecord, redirectRecord } from "../src/shared/fetch-statistic.js";
+
+const page = { status: 200, size: 10, contentType: "text/html", encoding: "utf-8" };
+const root = pageRecord("http://h/", page, 2, 2);
+const redirect = redirectRecord("http://h/r", 301, "http://h/a");
+const target = pageRecord("http://h/a", page, 1, 0);
+const expected = [root, redirect, target];
+
+describe("compareRecords", () => {
+  it("accepts the expected records in another order and with other numNewUrls", () => {
+    const reordered = [target, root, redirect].map((record) => ({ ...record, numNewUrls: 0 }));
+    expect(compareRecords(reordered, expected, 0)).toBeNull();
+  });
+
+  it("names missing, unexpected, differing and error records", () => {
+    const records = [root, { ...redirect, status: 302 }, errorRecord("http://h/x", "Timeout")];
+    expect(compareRecords(records, expected, 0)).toBe("1 missing, 1 unexpected, 1 differing, 1 errors");
+  });
+
+  it("counts a crawl that left URLs in its queue as a failure", () => {
+    expect(compareRecords(expected, expected, 2)).toBe("todo 2");
+  });
+});
+
+describe("spread", () => {
+  it("gives the median, min and max of odd and even counts", () => {
+    expect(spread([3, 1, 2])).toEqual({ median: 2, min: 1, max: 3 });
+    expect(spread([4, 1, 2, 3])).toEqual({ median: 2.5, min: 1, max: 4 });
+    expect(spread([])).toBeNull();
+  });
+});
+
+describe("npm run bench --quick", () => {
+  const out = mkdtempSync(join(tmpdir(), "bench-"));
+  afterAll(() => rmSync(out, { recursive: true, force: true }));
+
+  it("crawls every scenario with every stage, measures memory, and writes the JSON and the table", async () => {
+    const child = spawn(process.execPath, ["--import", "tsx", "bench/run.ts", "--quick", "--out", out], {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stdout = "";
+    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.resume();
+    const status = await new Promise<number | null>((resolve) => child.once("exit", resolve));
+    expect(status).toBe(0);
+
+    const results = JSON.parse(readFileSync(join(out, "latest.json"), "utf8")) as BenchResults;
+    expect(results.quick).toBe(true);
+    expect(results.machine.cores).toBeGreaterThan(0);
+    expect(results.scenarios.map((s) => s.scenario.id)).toEqual(["S1", "S2", "S3"]);
+    for (const scenario of results.scenarios) {
+      expect(scenario.stages.map((s) => s.stage)).toEqual(["callbacks", "generators", "asyncawait"]);
+      for (const entry of scenario.stages) {
+        expect(entry.failures).toBe(0);
+        expect(entry.runs).toHaveLength(1);
+        expect(entry.runs[0]?.pages).toBe(scenario.expectedPages);
+        expect(entry.runs[0]?.peakRssBytes).toBeGreaterThan(0);
+      }
+    }
+    expect(results.memory.map((m) => m.stage)).toEqual(["callbacks", "generators", "asyncawait"]);
+    for (const report of results.memory) expect(report.bytesPerUnit).toBeGreaterThan(0);
+
+    const markdown = readFileSync(join(out, "latest.md"), "utf8");
+    expect(stdout).toBe(markdown);
+    expect(markdown.match(/^\| S[123] /gm)).toHaveLength(9);
+    expect(markdown).toContain(`Node ${process.version}`);
+  }, 300_000);
+});
