@@ -1,0 +1,42 @@
+/**
+ * Stage 3: the crawler in native async/await, the shape the chapter's last
+ * section arrives at, on Node's own event loop.
+ *
+ * The engine's promise jobs now do what stage 2's hand-made Task and
+ * EventLoop did: `await` suspends a worker as `yield*` suspended a
+ * coroutine. What JavaScript lacks, this stage adds: a joinable queue
+ * ({@link JoinableQueue}), and a pooled HTTP client ({@link HttpClient}) in
+ * place of aiohttp. Cancellation is the platform's `AbortController`, aborted
+ * with the same `CancelledError` the generator stage throws.
+ *
+ * Read `joinable-queue.ts` first, then `crawler.ts` (`crawl`, `work`, `fetch`:
+ * the chapter's "Coordinating Coroutines"), then `http-client.ts`.
+ *
+ * @example
+ * import { crawl } from "coroutine-crawler/asyncawait";
+ * const result = await crawl("http://127.0.0.1:8080/", { maxTasks: 100 });
+ *
+ * @module
+ */
+import type { CrawlResult } from "../shared/fetch-statistic.js";
+import type { CrawlOptions } from "../shared/options.js";
+import { Crawler } from "./crawler.js";
+
+export { Crawler } from "./crawler.js";
+export { HttpClient, type HttpClientOptions } from "./http-client.js";
+export { JoinableQueue } from "./joinable-queue.js";
+
+/**
+ * Crawls from `roots` with `maxTasks` async workers and resolves with every
+ * record: `new Crawler(roots, options).crawl()`.
+ *
+ * @throws TypeError for a bad option or an unusable root (a rejection).
+ * @example
+ * const controller = new AbortController();
+ * process.once("SIGINT", () => controller.abort());
+ * const { records, todo } = await crawl("xkcd.com", { signal: controller.signal });
+ * @see Chapter, "Coordinating Coroutines"
+ */
+export async function crawl(roots: string | string[], options?: CrawlOptions): Promise<CrawlResult> {
+  return new Crawler(roots, options).crawl();
+}

@@ -1,0 +1,182 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { crawl, Crawler } from "../../src/asyncawait/index.js";
+import { InvalidStateError } from "../../src/shared/errors.js";
+import type { FetchStatistic } from "../../src/shared/fetch-statistic.js";
+import { FixtureSite } from "../../src/site/fixture-site.js";
+import { SyntheticSite } from "../../src/site/synthetic-site.js";
+
+/** Records sorted by URL, to compare crawls whose completion order may differ. */
+function byUrl(records: readonly FetchStatistic[]): FetchStatistic[] {
+  return [...records].sort((a, b) => (a.url < b.url ? -1 : a.url > b.url ? 1 : 0));
+}
+
+describe("Crawler", () => {
+  const opened: Array<{ close(): Promise<void> }> = [];
+
+  afterEach(async () => {
+    await Promise.all(opened.splice(0).map((site) => site.close()));
+  });
+
+  async function startSite(): Promise<FixtureSite> {
+    const site = await FixtureSite.start();
+    opened.push(site);
+    return site;
+  }
+
+  async function startSynthetic(pages: number, linksPerPage: number, delayMs = 0, redirects = 5): Promise<SyntheticSite> {
+    const synthetic = await SyntheticSite.start({ pages, linksPerPage, seed: 11, redirects, notFound: 3, delayMs });
+    opened.push(synthetic);
+    return synthetic;
+  }
+
+  it("makes the breadth-first records of a synthetic site with one task, in order", async () => {
+    const synthetic = await startSynthetic(150, 4);
+    const result = await crawl(synthetic.url, { maxTasks: 1 });
+    expect(result.records).toEqual(synthetic.expected.records);
+    expect(result.seen).toEqual(synthetic.expected.seen);
+    expect(result.todo).toBe(0);
+    await synthetic.site.connectionsClosed();
+  });
+
+  it("makes the same records as a set with many tasks, and the same sum of new URLs", async () => {
+    // No redirects: a redirect's target is queued without counting in numNewUrls, so with
+    // redirects the sum depends on whether a page or a redirect reached a URL first.
+    const synthetic = await startSynthetic(300, 5, 0, 0);
+    const result = await crawl(synthetic.url, { maxTasks: 50 });
+    const strip = (record: FetchStatistic) => ({ ...record, numNewUrls: 0 });
+    expect(byUrl(result.records).map(strip)).toEqual(byUrl(synthetic.expected.records).map(strip));
+    const sum = (records: readonly FetchStatistic[]) => records.reduce((total, record) => total + record.numNewUrls, 0);
+    expect(sum(result.records)).toBe(sum(synthetic.expected.records));
+  });
+
+  it("keeps at most maxTasks requests in flight", async () => {
+    const synthetic = await startSynthetic(60, 6, 5);
+    await crawl(synthetic.url, { maxTasks: 4 });
+    expect(synthetic.site.peakRequestsInFlight).toBeLessThanOrEqual(4);
+    expect(synthetic.site.peakRequestsInFlight).toBeGreaterThan(1);
+  });
+
+  it("fetches every page of a 10,000-page site with 10,000 workers", { timeout: 180_000 }, async () => {
+    const synthetic = await SyntheticSite.start({ pages: 10_000, linksPerPage: 3, seed: 3 });
+    opened.push(synthetic);
+    // The server shares this test's event loop, so thousands of simultaneous connects wait in
+    // the kernel's accept backlog for seconds: a generous timeout keeps this a count test.
+    const result = await crawl(synthetic.url, { maxTasks: 10_000, timeoutMs: 120_000 });
+    expect(result.records).toHaveLength(synthetic.expected.records.length);
+    expect(result.records.every((record) => record.status === 200)).toBe(true);
+    expect(synthetic.site.totalRequests).toBe(synthetic.expected.records.length);
+    expect(result.todo).toBe(0);
+    await synthetic.site.connectionsClosed(10_000);
+  });
+
+  it("retries a dropped connection maxTries times, then records ConnectionReset", async () => {
+    const site = await startSite();
+    site.addPage("/", ["/drop", "/ok"]).addPage("/ok", []).addFault("/drop", { kind: "drop" });
+    const result = await crawl(site.url, { maxTries: 3, maxTasks: 3 });
+    const dropped = result.records.find((record) => record.url === site.urlFor("/drop"));
+    expect(dropped).toMatchObject({ status: null, error: "ConnectionReset", size: 0 });
+    expect(site.requestsFor("/drop")).toBe(3);
+    expect(result.records).toHaveLength(3);
+  });
+
+  it("records a bad response at once, without retrying", async () => {
+    const site = await startSite();
+    site.addPage("/", ["/bad"]).addFault("/bad", { kind: "raw", bytes: "garbage\r\n\r\n" });
+    const result = await crawl(site.url, { maxTries: 4 });
+    expect(result.records.find((record) => record.url === site.urlFor("/bad"))?.error).toBe("BadResponse");
+    expect(site.requestsFor("/bad")).toBe(1);
+  });
+
+  it("follows a redirect once, by queueing its target", async () => {
+    const site = await startSite();
+    site.addPage("/", ["/from"]).addRedirect("/from", "/to").addPage("/to", ["/"]);
+    const result = await crawl(site.url, { maxTasks: 2 });
+    expect(result.records.map((record) => record.url)).toEqual([site.urlFor("/"), site.urlFor("/from"), site.urlFor("/to")]);
+    expect(result.records[1]).toMatchObject({ status: 302, nextUrl: site.urlFor("/to"), size: 0 });
+    expect(site.requestsFor("/to")).toBe(1);
+  });
+
+  it("stops following redirects when maxRedirect runs out", async () => {
+    const site = await startSite();
+    site.addRedirect("/", "/r1").addRedirect("/r1", "/r2").addRedirect("/r2", "/r3").addPage("/r3", []);
+    const result = await crawl(site.url, { maxRedirect: 2 });
+    expect(result.records.map((record) => record.url)).toEqual([site.urlFor("/"), site.urlFor("/r1"), site.urlFor("/r2")]);
+    expect(site.requestsFor("/r3")).toBe(0);
+  });
+
+  it("goes on crawling when onRecord throws", async () => {
+    const synthetic = await startSynthetic(40, 3);
+    let calls = 0;
+    const result = await crawl(synthetic.url, {
+      maxTasks: 5,
+      onRecord() {
+        calls += 1;
+        if (calls === 2) throw new Error("a buggy progress callback");
+      },
+    });
+    expect(result.records.length).toBeGreaterThan(1);
+    expect(new Set(result.records.map((record) => record.url)).size).toBe(result.records.length);
+    expect(result.todo).toBe(0);
+  });
+
+  it("stops taking URLs after maxPages and leaves the rest as todo", async () => {
+    const synthetic = await startSynthetic(200, 5);
+    const result = await crawl(synthetic.url, { maxPages: 20, maxTasks: 5 });
+    expect(result.records).toHaveLength(20);
+    expect(synthetic.site.totalRequests).toBe(20);
+    expect(result.todo).toBe(result.seen.length - 20);
+    expect(result.todo).toBeGreaterThan(0);
+    await synthetic.site.connectionsClosed();
+  });
+
+  it("resolves with the records so far and no open sockets when the signal aborts mid-crawl", async () => {
+    const synthetic = await startSynthetic(2000, 5, 20);
+    const controller = new AbortController();
+    let records = 0;
+    const pending = crawl(synthetic.url, {
+      maxTasks: 20,
+      signal: controller.signal,
+      onRecord() {
+        records += 1;
+        if (records === 30) controller.abort();
+      },
+    });
+    const result = await pending;
+    expect(result.records).toHaveLength(30); // the requests in flight were cancelled, making no record
+    expect(result.todo).toBe(result.seen.length - 30);
+    expect(result.todo).toBeGreaterThan(0);
+    expect(synthetic.site.totalRequests).toBeLessThan(30 + 20 + 1);
+    await synthetic.site.connectionsClosed();
+  });
+
+  it("makes no record when the signal is already aborted", async () => {
+    const site = await startSite();
+    site.addPage("/", []);
+    const result = await crawl(site.url, { signal: AbortSignal.abort() });
+    expect(result.records).toEqual([]);
+    expect(result.seen).toEqual([site.urlFor("/")]);
+    expect(result.todo).toBe(1);
+    expect(site.totalRequests).toBe(0);
+  });
+
+  it("answers urlAllowed by the host policy and exclude", () => {
+    const crawler = new Crawler("example.com", { exclude: /private/ });
+    expect(crawler.roots).toEqual(["http://example.com/"]);
+    expect(crawler.urlAllowed("https://www.example.com/a")).toBe(true);
+    expect(crawler.urlAllowed("http://other.com/")).toBe(false);
+    expect(crawler.urlAllowed("http://example.com/private/x")).toBe(false);
+    expect(crawler.urlAllowed("not a url")).toBe(false);
+  });
+
+  it("throws InvalidStateError when crawl() is called twice", async () => {
+    const site = await startSite();
+    site.addPage("/", []);
+    const crawler = new Crawler(site.url);
+    await crawler.crawl();
+    await expect(crawler.crawl()).rejects.toBeInstanceOf(InvalidStateError);
+  });
+
+  it("rejects a bad option with a TypeError naming it", async () => {
+    await expect(crawl("http://127.0.0.1/", { maxTasks: 0 })).rejects.toThrow(/maxTasks/);
+  });
+});
