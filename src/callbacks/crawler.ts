@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { performance } from "node:perf_hooks";
 import { errorName } from "../shared/errors.js";
 import { errorRecord, pageRecord, redirectRecord } from "../shared/fetch-statistic.js";
 import type { CrawlResult, FetchStatistic } from "../shared/fetch-statistic.js";
@@ -16,12 +17,20 @@ import { UrlPolicy } from "../shared/urls.js";
 import { EventLoop } from "./event-loop.js";
 import type { ExceptionSource } from "./event-loop.js";
 import { Fetcher } from "./fetcher.js";
-import type { FetchOutcome } from "./fetcher.js";
+import type { FetcherStep, FetchOutcome } from "./fetcher.js";
 
 /** A URL waiting for a free slot, with the redirects it may still follow. */
 interface TodoItem {
   url: string;
   maxRedirect: number;
+}
+
+/** What the Crawler keeps about a running Fetcher. */
+interface Running {
+  /** Redirects its URL may still follow. */
+  maxRedirect: number;
+  /** Which of the `maxTasks` slots it occupies (for trace events). */
+  slot: number;
 }
 
 /**
@@ -60,12 +69,17 @@ export class Crawler {
   /** URLs waiting for a free slot, oldest first; the ones before `nextTodo` were taken. */
   private readonly urlsTodo: TodoItem[] = [];
   private nextTodo = 0;
-  /** The Fetchers running, with the redirects their URL may still follow. */
-  private readonly running = new Map<Fetcher, number>();
+  /** The Fetchers running (never more than `maxTasks`). */
+  private readonly running = new Map<Fetcher, Running>();
+  /** Slots freed by finished Fetchers, reused first; `slotsUsed` counts the slots ever handed out. */
+  private readonly freeSlots: number[] = [];
+  private slotsUsed = 0;
   private readonly policy: UrlPolicy;
   private stopped = false;
   private started = false;
   private startedAt = 0;
+  /** `performance.now()` at the start, for trace times. */
+  private traceStart = 0;
   private onDone: (result: CrawlResult) => void = doNothing;
 
   /** @throws TypeError for an unusable root or a bad option, naming it. */
@@ -89,6 +103,7 @@ export class Crawler {
     if (this.started) throw new InvalidStateError("This Crawler has already crawled; make a new one");
     this.started = true;
     this.startedAt = Date.now();
+    this.traceStart = performance.now();
     this.onDone = onDone;
     for (const root of this.policy.roots) this.addUrl(root, this.options.maxRedirect);
     const signal = this.options.signal;
@@ -97,6 +112,7 @@ export class Crawler {
       else signal.addEventListener("abort", this.aborted, { once: true });
     }
     this.loop.setExceptionHandler(this.loopException);
+    if (this.options.trace !== null) this.loop.setTrace(this.options.trace, this.traceStart);
     this.loop.runForever(this.loopStopped);
     this.startFetchers();
     this.stopIfDone();
@@ -117,18 +133,20 @@ export class Crawler {
     ) {
       const { url, maxRedirect } = this.urlsTodo[this.nextTodo];
       this.nextTodo += 1;
-      const fetcher = new Fetcher(url, this.loop, this.options, this.fetched);
-      this.running.set(fetcher, maxRedirect);
+      const onStep = this.options.trace === null ? null : this.traceStep;
+      const fetcher = new Fetcher(url, this.loop, this.options, this.fetched, onStep);
+      this.running.set(fetcher, { maxRedirect, slot: this.freeSlots.pop() ?? this.slotsUsed++ });
       fetcher.fetch();
     }
   }
 
   /** A Fetcher's last callback: record its URL, queue what it found, fill the free slot. */
   private readonly fetched = (fetcher: Fetcher, outcome: FetchOutcome): void => {
-    const maxRedirect = this.running.get(fetcher);
-    if (maxRedirect === undefined) return; // Cancelled by stop: no record.
+    const running = this.running.get(fetcher);
+    if (running === undefined) return; // Cancelled by stop: no record.
     this.running.delete(fetcher);
-    this.handle(fetcher.url, maxRedirect, outcome);
+    this.freeSlots.push(running.slot);
+    this.handle(fetcher.url, running.maxRedirect, outcome);
     this.startFetchers();
     this.stopIfDone();
   };
@@ -177,6 +195,33 @@ export class Crawler {
     const waiting = this.nextTodo < this.urlsTodo.length && this.nextTodo < this.options.maxPages;
     if (this.running.size === 0 && (this.stopped || !waiting)) this.loop.stop();
   }
+
+  /** Turns a Fetcher's step into a trace event with the time, its slot and the queue's counters. */
+  private readonly traceStep = (fetcher: Fetcher, step: FetcherStep): void => {
+    const trace = this.options.trace;
+    if (trace === null) return;
+    const base = {
+      t: performance.now() - this.traceStart,
+      stage: "callbacks" as const,
+      url: fetcher.url,
+      slot: this.running.get(fetcher)?.slot ?? -1,
+    };
+    const queued = this.urlsTodo.length - this.nextTodo;
+    const counters = { queued, unfinished: queued + this.running.size, inFlight: this.running.size };
+    switch (step.type) {
+      case "fetch-start":
+        trace({ ...base, ...counters, type: step.type, attempt: fetcher.tries });
+        break;
+      case "fetch-end":
+        trace({ ...base, ...counters, type: step.type, attempt: fetcher.tries, status: step.status, error: step.error });
+        break;
+      case "read":
+        trace({ ...base, type: step.type, bytes: step.bytes });
+        break;
+      default:
+        trace({ ...base, type: step.type });
+    }
+  };
 
   /** The signal's abort listener: take no more URLs, close the Fetchers in flight, end the crawl. */
   private readonly aborted = (): void => {

@@ -4,10 +4,12 @@
  *
  * @module
  */
+import type { Socket } from "node:net";
 import { performance } from "node:perf_hooks";
 import { InvalidStateError } from "../shared/errors.js";
 import { Selector } from "../shared/selector.js";
 import type { SelectorKey } from "../shared/selector.js";
+import type { TraceEvent } from "../shared/trace.js";
 import { TimerHeap } from "./timer-heap.js";
 import type { TimerHandle } from "./timer-heap.js";
 
@@ -65,6 +67,12 @@ export class EventLoop {
   /** The `setTimeout` that wakes the sleeping loop for its earliest timer. */
   private sleepTimer: NodeJS.Timeout | null = null;
   private exceptionHandler: ((error: unknown, source: ExceptionSource) => void) | null = null;
+  private trace: ((event: TraceEvent) => void) | null = null;
+  /** `performance.now()` when tracing started: trace times count from here. */
+  private traceStart = 0;
+  /** Small numbers for sockets in trace events (Node has no public file descriptors). */
+  private readonly socketNumbers = new WeakMap<Socket, number>();
+  private socketsNumbered = 0;
 
   constructor() {
     const loop = this;
@@ -100,6 +108,16 @@ export class EventLoop {
    */
   setExceptionHandler(handler: ((error: unknown, source: ExceptionSource) => void) | null): void {
     this.exceptionHandler = handler;
+  }
+
+  /**
+   * Reports each select, dispatch and timer to `trace` (`CrawlOptions.trace`),
+   * with times counted from `startedAt` (a `performance.now()` value); `null`
+   * turns tracing off.
+   */
+  setTrace(trace: ((event: TraceEvent) => void) | null, startedAt = performance.now()): void {
+    this.trace = trace;
+    this.traceStart = startedAt;
   }
 
   /**
@@ -143,6 +161,7 @@ export class EventLoop {
     let ready = 0;
     try {
       ready = this.selector.select(this.dispatch);
+      this.trace?.({ type: "select", t: this.now(), stage: "callbacks", ready });
       let timer = this.timers.popDue(performance.now());
       while (timer !== undefined) {
         this.runTimer(timer);
@@ -168,6 +187,7 @@ export class EventLoop {
 
   /** Calls the callback registered for a ready key: the chapter's `callback(event_key, event_mask)`. */
   private readonly dispatch = (key: SelectorKey<IoCallback>, mask: number): void => {
+    if (this.trace !== null) this.traceDispatch(key);
     if (this.exceptionHandler === null) {
       key.data(key, mask); // An exception escapes into Node: stack ripping, visible.
       return;
@@ -180,6 +200,7 @@ export class EventLoop {
   };
 
   private runTimer(timer: TimerHandle): void {
+    this.trace?.({ type: "timer", t: this.now(), stage: "callbacks", callback: timer.callback.name });
     if (this.exceptionHandler === null) {
       timer.callback();
       return;
@@ -189,6 +210,21 @@ export class EventLoop {
     } catch (error) {
       this.exceptionHandler(error, timer);
     }
+  }
+
+  private traceDispatch(key: SelectorKey<IoCallback>): void {
+    let socket = this.socketNumbers.get(key.socket);
+    if (socket === undefined) {
+      this.socketsNumbered += 1;
+      socket = this.socketsNumbered;
+      this.socketNumbers.set(key.socket, socket);
+    }
+    // The loop knows sockets and callbacks, not URLs: the Fetcher's own trace events carry those.
+    this.trace?.({ type: "dispatch", t: this.now(), stage: "callbacks", callback: key.data.name, url: null, socket });
+  }
+
+  private now(): number {
+    return performance.now() - this.traceStart;
   }
 
   private finish(): void {

@@ -25,6 +25,18 @@ export interface FetcherOptions {
   userAgent: string;
 }
 
+/**
+ * One step of an attempt, reported to the crawl's trace when tracing is on:
+ * the Crawler adds the time, the slot and the queue's counters.
+ */
+export type FetcherStep =
+  | { type: "fetch-start" }
+  | { type: "connect" }
+  | { type: "send" }
+  | { type: "first-byte" }
+  | { type: "read"; bytes: number }
+  | { type: "fetch-end"; status: number | null; error: FetchError | null };
+
 /** How a fetch ended: a complete response, or the name of the last attempt's error. */
 export type FetchOutcome = { response: HttpResponse; error: null } | { response: null; error: FetchError };
 
@@ -70,6 +82,8 @@ export class Fetcher {
   parser: ResponseParser | null = null;
   /** The current attempt's timeout. */
   timer: TimerHandle | null = null;
+  /** Bytes received in the current attempt. */
+  received = 0;
 
   constructor(
     /** The URL to fetch (absolute, no fragment). */
@@ -77,11 +91,15 @@ export class Fetcher {
     private readonly loop: EventLoop,
     private readonly options: FetcherOptions,
     private readonly onFetched: (fetcher: Fetcher, outcome: FetchOutcome) => void,
+    /** Gets each step when the crawl is traced; null (the default) when it is not. */
+    private readonly onStep: ((fetcher: Fetcher, step: FetcherStep) => void) | null = null,
   ) {}
 
   /** Starts an attempt: connects a non-blocking socket and registers `connected` for when it is writable. */
   fetch(): void {
     this.tries += 1;
+    this.received = 0;
+    this.onStep?.(this, { type: "fetch-start" });
     this.parser = new ResponseParser({ maxBodyBytes: this.options.maxBodyBytes });
     this.timer = this.loop.callLater(this.options.timeoutMs, this.timedOut);
     try {
@@ -96,7 +114,9 @@ export class Fetcher {
   readonly connected: IoCallback = (key: SelectorKey<IoCallback>): void => {
     try {
       this.loop.selector.unregister(key.socket);
+      this.onStep?.(this, { type: "connect" });
       send(key.socket, formatGetRequest(new URL(this.url), this.options.userAgent));
+      this.onStep?.(this, { type: "send" });
       this.loop.selector.register(key.socket, EVENT_READ, this.readResponse);
     } catch (error) {
       this.failed(error);
@@ -109,6 +129,8 @@ export class Fetcher {
     try {
       const parser = this.parserOrFail();
       const chunk = recv(key.socket, 4096);
+      if (this.onStep !== null) this.traceChunk(chunk.length);
+      this.received += chunk.length;
       if (chunk.length > 0) {
         parser.feed(chunk);
       } else {
@@ -121,6 +143,7 @@ export class Fetcher {
       return;
     }
     this.close();
+    this.onStep?.(this, { type: "fetch-end", status: response.status, error: null });
     this.onFetched(this, { response, error: null });
   };
 
@@ -149,11 +172,17 @@ export class Fetcher {
   private failed(error: unknown): void {
     this.close();
     const name = errorName(error);
+    this.onStep?.(this, { type: "fetch-end", status: null, error: name });
     if (isRetryable(name) && this.tries < this.options.maxTries) {
       this.fetch();
       return;
     }
     this.onFetched(this, { response: null, error: name });
+  }
+
+  private traceChunk(bytes: number): void {
+    if (bytes > 0 && this.received === 0) this.onStep?.(this, { type: "first-byte" });
+    this.onStep?.(this, { type: "read", bytes });
   }
 
   private parserOrFail(): ResponseParser {

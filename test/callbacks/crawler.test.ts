@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { crawl, Crawler } from "../../src/callbacks/index.js";
 import type { CrawlResult } from "../../src/shared/fetch-statistic.js";
 import type { CrawlOptions } from "../../src/shared/options.js";
+import type { TraceEvent } from "../../src/shared/trace.js";
 import { FixtureSite } from "../../src/site/fixture-site.js";
 import { SyntheticSite } from "../../src/site/synthetic-site.js";
 
@@ -139,6 +140,34 @@ describe("Crawler", () => {
     expect(result.records).toEqual([]);
     expect(result.todo).toBe(1);
     expect(site.totalRequests).toBe(0);
+  });
+
+  it("traces each attempt, the callbacks it dispatches and the slots it uses", async () => {
+    const site = await startSite();
+    const refused = await refusedUrl();
+    site.addPage("/", ["/a", "/b", "/c"]).addPage("/a", []).addPage("/b", []).addPage("/c", []);
+    const events: TraceEvent[] = [];
+    const result = await crawl([site.url, refused], {
+      maxTasks: 2,
+      maxTries: 2,
+      trace(event) {
+        events.push(event);
+      },
+    });
+    const count = (type: TraceEvent["type"]) => events.filter((event) => event.type === type).length;
+    expect(result.records).toHaveLength(5);
+    expect(count("fetch-start")).toBe(6); // five URLs, one of them tried twice
+    expect(count("fetch-end")).toBe(6);
+    expect(count("connect")).toBe(6); // a refused socket is write-ready too: connected runs, then send fails
+    expect(count("send")).toBe(4);
+    expect(count("first-byte")).toBe(4);
+    const dispatched = new Set(events.flatMap((event) => (event.type === "dispatch" ? [event.callback] : [])));
+    expect(dispatched).toEqual(new Set(["connected", "readResponse"]));
+    const slots = new Set(events.flatMap((event) => (event.type === "fetch-start" ? [event.slot] : [])));
+    expect([...slots].sort()).toEqual([0, 1]);
+    const inFlight = events.flatMap((event) => (event.type === "fetch-start" ? [event.inFlight] : []));
+    expect(Math.max(...inFlight)).toBe(2);
+    expect(events.every((event) => event.stage === "callbacks")).toBe(true);
   });
 
   it("answers urlAllowed by the shared URL policy", () => {
