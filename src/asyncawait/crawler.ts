@@ -187,8 +187,8 @@ export class Crawler {
       if (response === null) this.record(errorRecord(url, failure));
       else this.handleResponse(url, response, maxRedirect);
     } catch {
-      // Escaped our own code (a bug, or a throwing onRecord): the URL still ends with one record.
-      if (this.records.length === recordsBefore) this.recordQuietly(errorRecord(url, "NetworkError"));
+      // Escaped our own code (a bug): the URL still ends with one record, and the worker goes on.
+      if (this.records.length === recordsBefore) this.record(errorRecord(url, "NetworkError"));
     }
   }
 
@@ -226,19 +226,13 @@ export class Crawler {
     this.q.putNowait({ url, maxRedirect });
   }
 
-  /** Appends a record and reports it to `onRecord`. */
+  /** Appends a record and reports it; a throwing `onRecord` is the caller's problem, not the crawl's. */
   private record(statistic: FetchStatistic): void {
-    this.records.push(statistic);
-    this.options.onRecord?.(statistic);
-  }
-
-  /** Like {@link record}, for the last-resort record: an `onRecord` that throws again is ignored. */
-  private recordQuietly(statistic: FetchStatistic): void {
     this.records.push(statistic);
     try {
       this.options.onRecord?.(statistic);
     } catch {
-      // The crawl goes on; the record is in `records`.
+      // The caller's progress callback failed; the record stands and the crawl goes on.
     }
   }
 

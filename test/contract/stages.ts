@@ -5,6 +5,7 @@
  */
 import { crawl as crawlWithCallbacks, Crawler as CallbacksCrawler } from "../../src/callbacks/index.js";
 import { Crawler as GeneratorsCrawler, crawl as crawlWithGenerators } from "../../src/generators/index.js";
+import { Crawler as AsyncAwaitCrawler, crawl as crawlWithAsyncAwait } from "../../src/asyncawait/index.js";
 import type { CrawlResult } from "../../src/shared/fetch-statistic.js";
 import type { CrawlOptions } from "../../src/shared/options.js";
 
@@ -19,4 +20,5 @@ export interface Stage {
 export const stages: Stage[] = [
   { name: "callbacks", crawl: crawlWithCallbacks, Crawler: CallbacksCrawler },
   { name: "generators", crawl: crawlWithGenerators, Crawler: GeneratorsCrawler },
+  { name: "asyncawait", crawl: crawlWithAsyncAwait, Crawler: AsyncAwaitCrawler },
 ];
