@@ -13,6 +13,7 @@ import { resolveOptions } from "../shared/options.js";
 import type { CrawlOptions, ResolvedCrawlOptions } from "../shared/options.js";
 import { readPage } from "../shared/page.js";
 import type { Page } from "../shared/page.js";
+import type { TraceEvent } from "../shared/trace.js";
 import { UrlPolicy } from "../shared/urls.js";
 import { EventLoop } from "./event-loop.js";
 import type { ExceptionSource } from "./event-loop.js";
@@ -81,11 +82,24 @@ export class Crawler {
   /** `performance.now()` at the start, for trace times. */
   private traceStart = 0;
   private onDone: (result: CrawlResult) => void = doNothing;
+  /** `options.trace`, made harmless: a trace function that throws must not break the crawl. */
+  private readonly trace: ((event: TraceEvent) => void) | null;
 
   /** @throws TypeError for an unusable root or a bad option, naming it. */
   constructor(roots: string | string[], options: CrawlOptions = {}) {
     this.options = resolveOptions(options);
     this.policy = new UrlPolicy(typeof roots === "string" ? [roots] : roots, this.options);
+    const trace = this.options.trace;
+    this.trace =
+      trace === null
+        ? null
+        : function traceSafely(event: TraceEvent): void {
+            try {
+              trace(event);
+            } catch {
+              // Tracing is for watching; a broken watcher does not stop the crawl.
+            }
+          };
   }
 
   /** The chapter's `url_allowed`: http(s), an allowed host, and not excluded. */
@@ -112,7 +126,7 @@ export class Crawler {
       else signal.addEventListener("abort", this.aborted, { once: true });
     }
     this.loop.setExceptionHandler(this.loopException);
-    if (this.options.trace !== null) this.loop.setTrace(this.options.trace, this.traceStart);
+    if (this.trace !== null) this.loop.setTrace(this.trace, this.traceStart);
     this.loop.runForever(this.loopStopped);
     this.startFetchers();
     this.stopIfDone();
@@ -133,7 +147,7 @@ export class Crawler {
     ) {
       const { url, maxRedirect } = this.urlsTodo[this.nextTodo];
       this.nextTodo += 1;
-      const onStep = this.options.trace === null ? null : this.traceStep;
+      const onStep = this.trace === null ? null : this.traceStep;
       const fetcher = new Fetcher(url, this.loop, this.options, this.fetched, onStep);
       this.running.set(fetcher, { maxRedirect, slot: this.freeSlots.pop() ?? this.slotsUsed++ });
       fetcher.fetch();
@@ -146,7 +160,13 @@ export class Crawler {
     if (running === undefined) return; // Cancelled by stop: no record.
     this.running.delete(fetcher);
     this.freeSlots.push(running.slot);
-    this.handle(fetcher.url, running.maxRedirect, outcome);
+    try {
+      this.handle(fetcher.url, running.maxRedirect, outcome);
+    } catch {
+      // A bug while handling this URL (handle records last, so there is no record yet): the URL
+      // still gets its one record, and the crawl goes on.
+      this.record(errorRecord(fetcher.url, "NetworkError"));
+    }
     this.startFetchers();
     this.stopIfDone();
   };
@@ -165,11 +185,10 @@ export class Crawler {
       return;
     }
     if (page.nextUrl !== null) {
-      this.record(redirectRecord(url, page.status, page.nextUrl));
       // No other callback runs between this check and addUrl.
-      if (!this.seenUrls.has(page.nextUrl) && this.urlAllowed(page.nextUrl) && maxRedirect > 0) {
-        this.addUrl(page.nextUrl, maxRedirect - 1);
-      }
+      const follow = !this.seenUrls.has(page.nextUrl) && this.urlAllowed(page.nextUrl) && maxRedirect > 0;
+      this.record(redirectRecord(url, page.status, page.nextUrl));
+      if (follow) this.addUrl(page.nextUrl, maxRedirect - 1);
       return;
     }
     const links = page.links.filter(this.urlAllowed, this);
@@ -198,7 +217,7 @@ export class Crawler {
 
   /** Turns a Fetcher's step into a trace event with the time, its slot and the queue's counters. */
   private readonly traceStep = (fetcher: Fetcher, step: FetcherStep): void => {
-    const trace = this.options.trace;
+    const trace = this.trace;
     if (trace === null) return;
     const base = {
       t: performance.now() - this.traceStart,

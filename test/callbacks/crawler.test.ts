@@ -1,5 +1,5 @@
 import net from "node:net";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { crawl, Crawler } from "../../src/callbacks/index.js";
 import type { CrawlResult } from "../../src/shared/fetch-statistic.js";
 import type { CrawlOptions } from "../../src/shared/options.js";
@@ -168,6 +168,34 @@ describe("Crawler", () => {
     const inFlight = events.flatMap((event) => (event.type === "fetch-start" ? [event.inFlight] : []));
     expect(Math.max(...inFlight)).toBe(2);
     expect(events.every((event) => event.stage === "callbacks")).toBe(true);
+  });
+
+  it("gives a URL whose handling throws a NetworkError record, and goes on", async () => {
+    const site = await startSite();
+    site.addPage("/", ["/a"]).addPage("/a", []).addPage("/other", []);
+    const crawler = new Crawler([site.urlFor("/"), site.urlFor("/other")], { maxTasks: 1 });
+    const real = crawler.urlAllowed.bind(crawler);
+    vi.spyOn(crawler, "urlAllowed").mockImplementation(function buggy(url: string): boolean {
+      if (url === site.urlFor("/a")) throw new Error("a bug in the policy");
+      return real(url);
+    });
+    const result = await new Promise<CrawlResult>((resolve) => crawler.crawl(resolve));
+    expect(result.records.map((record) => [record.url, record.error])).toEqual([
+      [site.urlFor("/"), "NetworkError"],
+      [site.urlFor("/other"), null],
+    ]);
+    expect(result.todo).toBe(0);
+  });
+
+  it("finishes the crawl when the trace function throws", async () => {
+    const site = await startSite();
+    site.addPage("/", ["/a"]).addPage("/a", []);
+    const result = await crawl(site.url, {
+      trace() {
+        throw new Error("a broken timeline");
+      },
+    });
+    expect(result.records.map((record) => record.error)).toEqual([null, null]);
   });
 
   it("answers urlAllowed by the shared URL policy", () => {

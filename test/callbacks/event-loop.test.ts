@@ -169,4 +169,25 @@ describe("EventLoop", () => {
     expect(seen[0]?.source).toBe(failing);
     expect(seen[0]?.error).toMatchObject({ message: "bug" });
   });
+
+  it("hands the key of a socket whose callback threw to the exception handler", async () => {
+    const server = net.createServer(function hold() {});
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const { port } = server.address() as net.AddressInfo;
+    const loop = new EventLoop();
+    const socket = connect(new URL(`http://127.0.0.1:${port}/`));
+    const sources: ExceptionSource[] = [];
+    loop.setExceptionHandler(function exceptionHandler(_error, source) {
+      sources.push(source);
+      loop.selector.unregister(socket);
+      loop.stop();
+    });
+    const key = loop.selector.register(socket, EVENT_WRITE, function connected() {
+      throw new Error("a bug in connected");
+    });
+    await run(loop);
+    socket.destroy();
+    server.close();
+    expect(sources).toEqual([key]);
+  });
 });
