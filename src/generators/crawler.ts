@@ -11,10 +11,14 @@ import { resolveOptions } from "../shared/options.js";
 import type { CrawlOptions, ResolvedCrawlOptions } from "../shared/options.js";
 import { readPage } from "../shared/page.js";
 import type { Page } from "../shared/page.js";
+import type { QueueCounters } from "../shared/trace.js";
 import { UrlPolicy } from "../shared/urls.js";
+import type { EventLoop } from "./event-loop.js";
 import type { Coroutine } from "./future.js";
 import { JoinableQueue } from "./joinable-queue.js";
 import { request } from "./request.js";
+import type { RequestStep } from "./request.js";
+import { getRunningLoop } from "./running-loop.js";
 import { Task } from "./task.js";
 import { waitFor } from "./wait-for.js";
 
@@ -66,6 +70,8 @@ export class Crawler {
   private readonly workers: Array<Task<void>> = [];
   /** URLs taken from the queue so far, for `maxPages`. */
   private taken = 0;
+  /** Workers inside `fetch()` right now (for the trace). */
+  private inFlight = 0;
   /** Set when the signal aborts: no more URLs are queued or taken. */
   private stopped = false;
   private started = false;
@@ -91,17 +97,23 @@ export class Crawler {
     if (this.started) throw new InvalidStateError("This Crawler has already crawled; make a new one");
     this.started = true;
     const startedAt = Date.now();
+    const loop = getRunningLoop();
+    const trace = this.options.trace;
+    if (trace !== null) loop.setTrace(trace);
     const signal = this.options.signal;
     if (signal?.aborted === true) this.stopped = true;
     for (const root of this.policy.roots) this.addUrl(root, this.options.maxRedirect);
     signal?.addEventListener("abort", this.aborted, { once: true });
     try {
-      for (let i = 0; i < this.options.maxTasks && !this.stopped; i++) this.workers.push(new Task(this.work()));
+      for (let slot = 0; slot < this.options.maxTasks && !this.stopped; slot++) {
+        this.workers.push(new Task(this.work(slot), loop, "work"));
+      }
       yield* this.q.join(); // When all work is done, exit.
     } finally {
       signal?.removeEventListener("abort", this.aborted);
       for (const worker of this.workers) worker.cancel();
       for (const worker of this.workers) yield* finished(worker); // Their `finally` blocks close every socket.
+      if (trace !== null) loop.setTrace(null);
     }
     return {
       records: this.records,
@@ -113,19 +125,21 @@ export class Crawler {
     };
   }
 
-  /** A worker: take a URL, fetch it, mark it done; until cancelled. */
-  private *work(): Coroutine<void> {
+  /** A worker: take a URL, fetch it, mark it done; until cancelled. `slot` numbers it in the trace. */
+  private *work(slot: number): Coroutine<void> {
     for (;;) {
       const { url, maxRedirect } = yield* this.q.get(); // Idle workers wait here, and are cancelled here.
       this.taken += 1;
       if (this.taken >= this.options.maxPages) this.drain();
+      this.inFlight += 1;
       try {
-        yield* this.fetch(url, maxRedirect);
+        yield* this.fetch(url, maxRedirect, slot);
       } catch (error) {
         if (error instanceof CancelledError) throw error;
         // A bug while handling this URL: fetch() records last, so the URL has no record yet.
         this.record(errorRecord(url, "NetworkError"));
       } finally {
+        this.inFlight -= 1;
         this.q.taskDone();
       }
     }
@@ -135,18 +149,23 @@ export class Crawler {
    * Fetches one URL, following the rules every stage shares: retries,
    * a timeout per attempt, then the redirect or the links.
    */
-  private *fetch(url: string, maxRedirect: number): Coroutine<void> {
+  private *fetch(url: string, maxRedirect: number, slot: number): Coroutine<void> {
+    const loop = getRunningLoop();
+    const onStep = loop.trace === null ? null : stepTracer(loop, url, slot);
     let response: HttpResponse | null = null;
     let error: FetchError = "NetworkError";
     let tries = 0;
     while (tries < this.options.maxTries) {
       tries += 1;
+      this.traceFetch(loop, { type: "fetch-start", url, slot, attempt: tries });
       try {
-        response = yield* waitFor(request(new URL(url), this.options), this.options.timeoutMs);
+        response = yield* waitFor(request(new URL(url), this.options, onStep), this.options.timeoutMs);
+        this.traceFetch(loop, { type: "fetch-end", url, slot, attempt: tries, status: response.status, error: null });
         break;
       } catch (caught) {
         if (caught instanceof CancelledError) throw caught; // We are cancelled, not the attempt.
         error = errorName(caught);
+        this.traceFetch(loop, { type: "fetch-end", url, slot, attempt: tries, status: null, error });
         if (!isRetryable(error)) break;
       }
     }
@@ -196,6 +215,19 @@ export class Crawler {
     }
   }
 
+  /** Reports a fetch event with the queue's counters, when the crawl is traced. */
+  private traceFetch(
+    loop: EventLoop,
+    event:
+      | { type: "fetch-start"; url: string; slot: number; attempt: number }
+      | { type: "fetch-end"; url: string; slot: number; attempt: number; status: number | null; error: string | null },
+  ): void {
+    const trace = loop.trace;
+    if (trace === null) return;
+    const counters: QueueCounters = { queued: this.q.qsize(), unfinished: this.q.unfinishedTasks, inFlight: this.inFlight };
+    trace({ ...event, ...counters, t: loop.traceTime(), stage: "generators" });
+  }
+
   /** Takes every waiting URL out of the queue (each stays in `seenUrls`, so it counts as `todo`). */
   private drain(): void {
     while (!this.q.empty()) {
@@ -220,4 +252,11 @@ function* finished(task: Task<void>): Coroutine<void> {
   } catch (error) {
     if (!(error instanceof CancelledError)) throw error;
   }
+}
+
+/** The `onStep` of one URL's requests: each step becomes a trace event with the URL and slot. */
+function stepTracer(loop: EventLoop, url: string, slot: number): (step: RequestStep) => void {
+  return function traceStep(step: RequestStep): void {
+    loop.trace?.({ ...step, url, slot, t: loop.traceTime(), stage: "generators" });
+  };
 }

@@ -7,6 +7,7 @@
 import { InvalidStateError } from "../shared/errors.js";
 import { Selector } from "../shared/selector.js";
 import type { SelectorKey } from "../shared/selector.js";
+import type { TraceEvent } from "../shared/trace.js";
 import { Future, type Coroutine } from "./future.js";
 import { setRunningLoop } from "./running-loop.js";
 import { Task } from "./task.js";
@@ -48,6 +49,9 @@ export class EventLoop {
   /** The Node macrotask that will run the next iteration, when one is scheduled. */
   private nextImmediate: NodeJS.Immediate | null = null;
   private nextTimeout: NodeJS.Timeout | null = null;
+  /** Where trace events go (`CrawlOptions.trace`), or null when tracing is off. */
+  private traceSink: ((event: TraceEvent) => void) | null = null;
+  private traceStart = 0;
 
   /** The loop's clock, in milliseconds: monotonic, unlike `Date.now()`. */
   time(): number {
@@ -62,6 +66,26 @@ export class EventLoop {
   /** Whether {@link EventLoop.close} was called. */
   isClosed(): boolean {
     return this.closed;
+  }
+
+  /**
+   * Reports Task steps and cancellations, resolved Futures and timers to
+   * `trace` (`CrawlOptions.trace`), with times counted from `startedAt` (a
+   * `performance.now()` value); `null` turns tracing off.
+   */
+  setTrace(trace: ((event: TraceEvent) => void) | null, startedAt = performance.now()): void {
+    this.traceSink = trace;
+    this.traceStart = startedAt;
+  }
+
+  /** The trace function, or null when tracing is off: check it before building an event. */
+  get trace(): ((event: TraceEvent) => void) | null {
+    return this.traceSink;
+  }
+
+  /** Milliseconds since tracing started: the `t` of a trace event. */
+  traceTime(): number {
+    return performance.now() - this.traceStart;
   }
 
   /** How many timers are scheduled and not yet run or cancelled. */
@@ -192,6 +216,7 @@ export class EventLoop {
       for (let timer = this.timers.peek(); timer !== undefined && timer.when <= now; timer = this.timers.peek()) {
         this.timers.pop();
         this.ready.push(timer.callback);
+        this.traceSink?.({ type: "timer", t: this.traceTime(), stage: "generators", callback: timer.callback.name });
       }
       // Run only what is ready now; what these callbacks schedule waits a turn.
       const batch = this.ready;

@@ -22,6 +22,9 @@ export type Coroutine<T> = Generator<Future<unknown>, T, undefined>;
 /** A Future's state, as asyncio names them. */
 export type FutureState = "pending" | "finished" | "cancelled";
 
+/** Futures made so far in this process: each gets the next number, for debugging and traces. */
+let futureCount = 0;
+
 /** What a Future keeps per done callback: the function, to find it again, and the call to make. */
 interface DoneCallback {
   readonly fn: object;
@@ -51,6 +54,8 @@ interface DoneCallback {
  * @see Chapter, "Building Coroutines With Generators"; asyncio `Future`
  */
 export class Future<T> {
+  /** A number for this Future, unique in the process (shown in traces). */
+  readonly id = ++futureCount;
   private state: FutureState = "pending";
   private value: T | undefined = undefined;
   private error: unknown = undefined;
@@ -62,8 +67,14 @@ export class Future<T> {
   /**
    * @param loop - The loop that will run the done callbacks. By default the
    * loop running now, if any; with none, callbacks run synchronously.
+   * @param label - What the Future stands for (`"read"`, `"sleep"`, …), for
+   * debugging and traces.
    */
-  constructor(loop: EventLoop | null = runningLoopOrNull()) {
+  constructor(
+    loop: EventLoop | null = runningLoopOrNull(),
+    /** What the Future stands for, for debugging and traces. */
+    readonly label = "future",
+  ) {
     this.loop = loop;
   }
 
@@ -226,6 +237,10 @@ export class Future<T> {
   }
 
   private scheduleCallbacks(): void {
+    const trace = this.loop?.trace ?? null;
+    if (trace !== null && this.loop !== null && this.state === "finished") {
+      trace({ type: "resolve", t: this.loop.traceTime(), stage: "generators", future: this.id, label: this.label });
+    }
     const callbacks = this.callbacks;
     this.callbacks = [];
     for (const callback of callbacks) this.schedule(callback);

@@ -25,8 +25,8 @@ import { Task } from "./task.js";
 export function* gather<T extends unknown[]>(...coros: { [K in keyof T]: Coroutine<T[K]> }): Coroutine<T> {
   const loop = getRunningLoop();
   const tasks: Array<Task<unknown>> = [];
-  for (const coro of coros) tasks.push(new Task<unknown>(coro, loop));
-  const all = new Future<void>(loop);
+  for (const coro of coros) tasks.push(new Task<unknown>(coro, loop, "gathered"));
+  const all = new Future<void>(loop, "gather");
   let pending = tasks.length;
   function childDone(task: Future<unknown>): void {
     if (all.done()) return;

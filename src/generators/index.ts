@@ -30,6 +30,7 @@ import type { CrawlResult } from "../shared/fetch-statistic.js";
 import type { CrawlOptions } from "../shared/options.js";
 import { Crawler } from "./crawler.js";
 import { EventLoop } from "./event-loop.js";
+import { Task } from "./task.js";
 
 export { Crawler } from "./crawler.js";
 export { EventLoop } from "./event-loop.js";
@@ -39,6 +40,7 @@ export type { Coroutine, FutureState } from "./future.js";
 export { gather } from "./gather.js";
 export { JoinableQueue, QueueEmpty } from "./joinable-queue.js";
 export { request } from "./request.js";
+export type { RequestStep } from "./request.js";
 export { getRunningLoop, runningLoopOrNull } from "./running-loop.js";
 export { sleep } from "./sleep.js";
 export { connect, read, readAll, sendAll } from "./sockets.js";
@@ -65,7 +67,7 @@ export async function crawl(roots: string | string[], options?: CrawlOptions): P
   const loop = new EventLoop();
   try {
     // The bridge out of stage 2: the crawl Task is a Future, and a Future is a thenable.
-    return await loop.runUntilComplete(crawler.crawl());
+    return await loop.runUntilComplete(new Task(crawler.crawl(), loop, "crawl"));
   } finally {
     // The stop callback runs in the same iteration that resolves our await; let it finish.
     if (loop.isRunning()) loop.stop();

@@ -5,6 +5,7 @@
  */
 import { Fifo } from "./fifo.js";
 import { Future, type Coroutine } from "./future.js";
+import { getRunningLoop } from "./running-loop.js";
 
 /** `getNowait()` on an empty queue (asyncio.QueueEmpty). */
 export class QueueEmpty extends Error {
@@ -77,7 +78,7 @@ export class JoinableQueue<T> {
    */
   *get(): Coroutine<T> {
     while (this.empty()) {
-      const getter = new Future<void>();
+      const getter = new Future<void>(getRunningLoop(), "get");
       this.getters.push(getter);
       try {
         yield* getter; // Paused here until putNowait() wakes us (where idle workers wait).
@@ -118,7 +119,7 @@ export class JoinableQueue<T> {
   /** Waits until every item put has been marked done with `taskDone()`. */
   *join(): Coroutine<void> {
     if (this.unfinished > 0) {
-      this.joinFuture ??= new Future<void>();
+      this.joinFuture ??= new Future<void>(getRunningLoop(), "join");
       yield* this.joinFuture;
     }
   }

@@ -8,10 +8,14 @@ import type { HttpResponse } from "../shared/http.js";
 import type { Coroutine } from "./future.js";
 import { connect, read, sendAll } from "./sockets.js";
 
+/** A step of a request, reported to `onStep` for the crawl's trace. */
+export type RequestStep = { type: "connect" } | { type: "send" } | { type: "first-byte" } | { type: "read"; bytes: number };
+
 /**
  * Fetches `url` once: connects, sends the GET request every stage sends,
  * and feeds each chunk `read` returns to the shared HTTP parser until the
- * response is complete. The socket is closed in `finally`, whether the
+ * response is complete (reporting each step to `onStep`, when given, for
+ * the crawl's trace). The socket is closed in `finally`, whether the
  * response came, an error was thrown, or the Task was cancelled (a timeout).
  *
  * Read it next to stage 1's Fetcher: the same steps (connect, send, read
@@ -25,13 +29,25 @@ import { connect, read, sendAll } from "./sockets.js";
  * within `maxBodyBytes` while it arrives.
  * @see Chapter, "Factoring Coroutines With yield from" (`Fetcher.fetch` with `read_all`)
  */
-export function* request(url: URL, options: { userAgent: string; maxBodyBytes: number }): Coroutine<HttpResponse> {
+export function* request(
+  url: URL,
+  options: { userAgent: string; maxBodyBytes: number },
+  onStep: ((step: RequestStep) => void) | null = null,
+): Coroutine<HttpResponse> {
   const socket = yield* connect(url);
   try {
+    onStep?.({ type: "connect" });
     yield* sendAll(socket, formatGetRequest(url, options.userAgent));
+    onStep?.({ type: "send" });
     const parser = new ResponseParser({ maxBodyBytes: options.maxBodyBytes });
+    let received = 0;
     while (!parser.done) {
       const chunk = yield* read(socket);
+      if (onStep !== null) {
+        if (received === 0 && chunk.length > 0) onStep({ type: "first-byte" });
+        onStep({ type: "read", bytes: chunk.length });
+      }
+      received += chunk.length;
       if (chunk.length > 0) parser.feed(chunk);
       else parser.end(); // The server closed: a close-delimited body ends, anything else was cut short.
     }

@@ -22,7 +22,7 @@ import { getRunningLoop } from "./running-loop.js";
  */
 export function* sleep(seconds: number): Coroutine<void> {
   const loop = getRunningLoop();
-  const wakeUp = new Future<void>(loop);
+  const wakeUp = new Future<void>(loop, "sleep");
   const timer = loop.callLater(seconds * 1000, function timeIsUp() {
     wakeUp.setResult(undefined);
   });

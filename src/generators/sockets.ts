@@ -20,7 +20,7 @@ import { getRunningLoop } from "./running-loop.js";
  */
 function* writable(socket: Socket): Coroutine<void> {
   const loop = getRunningLoop();
-  const ready = new Future<void>(loop);
+  const ready = new Future<void>(loop, "writable");
   function onWritable(): void {
     // Level-triggered: the selector can report the socket again before our Task resumes.
     if (!ready.done()) ready.setResult(undefined);
@@ -78,7 +78,7 @@ export function* sendAll(socket: Socket, bytes: Uint8Array): Coroutine<void> {
  */
 export function* read(socket: Socket): Coroutine<Uint8Array> {
   const loop = getRunningLoop();
-  const chunk = new Future<Uint8Array>(loop);
+  const chunk = new Future<Uint8Array>(loop, "read");
   function onReadable(): void {
     // Level-triggered: ready again before our Task resumed. asyncio's `_sock_recv` checks too.
     if (chunk.done()) return;

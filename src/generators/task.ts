@@ -52,13 +52,15 @@ export class Task<T> extends Future<T> {
    * Wraps `coro` and schedules its first step on `loop`.
    *
    * @param loop - By default the loop running now.
+   * @param name - The coroutine's name, for debugging and traces (a generator
+   * object does not know its function's name).
    * @throws Error if no loop is given and none is running.
    */
-  constructor(coro: Coroutine<T>, loop: EventLoop | null = runningLoopOrNull()) {
+  constructor(coro: Coroutine<T>, loop: EventLoop | null = runningLoopOrNull(), name = "coroutine") {
     if (loop === null) {
       throw new Error("A Task needs an event loop: pass one, or create the Task from code the loop runs");
     }
-    super(loop);
+    super(loop, name);
     this.coro = coro;
     this.loop.callSoon(this.resume);
   }
@@ -82,6 +84,7 @@ export class Task<T> extends Future<T> {
   override cancel(): boolean {
     if (this.done()) return false;
     this.mustCancel = true;
+    this.loop.trace?.({ type: "cancel", t: this.loop.traceTime(), stage: "generators", task: this.id });
     const waitingOn = this.waitingOn;
     if (waitingOn !== null) {
       // Stop listening, and step on the next turn instead of when it is done.
@@ -124,15 +127,18 @@ export class Task<T> extends Future<T> {
     } catch (error) {
       // The coroutine ended with an exception. A CancelledError that got out
       // means the coroutine agreed to be cancelled.
+      this.traceStep(null);
       if (error instanceof CancelledError) super.cancel();
       else super.setException(error);
       return;
     }
     if (next.done === true) {
+      this.traceStep(null);
       super.setResult(next.value); // The coroutine returned: resolve the Task.
       return;
     }
     const yielded: unknown = next.value; // Typed Future, but plain JS can yield anything.
+    if (this.loop.trace !== null) this.traceStep(yielded instanceof Future ? yielded.label : String(yielded));
     if (!(yielded instanceof Future)) {
       this.pendingError = new TypeError(`Task got bad yield: ${String(yielded)}; use yield*`);
       this.loop.callSoon(this.resume);
@@ -145,5 +151,12 @@ export class Task<T> extends Future<T> {
       this.waitingOn = yielded;
       yielded.addDoneCallback(this.wakeUp);
     }
+  }
+
+  /** Reports a step to the loop's trace: what the coroutine yielded, or null when it ended. */
+  private traceStep(yielded: string | null): void {
+    const trace = this.loop.trace;
+    if (trace === null) return;
+    trace({ type: "step", t: this.loop.traceTime(), stage: "generators", task: this.id, coroutine: this.label, yielded });
   }
 }

@@ -26,7 +26,7 @@ import { Task } from "./task.js";
  */
 export function* waitFor<T>(coro: Coroutine<T>, timeoutMs: number): Coroutine<T> {
   const loop = getRunningLoop();
-  const inner = new Task(coro, loop);
+  const inner = new Task(coro, loop, "waitFor");
   let timedOut = false;
   const timer = loop.callLater(timeoutMs, function timeIsUp() {
     timedOut = true;

@@ -4,6 +4,7 @@ import { FixtureSite } from "../../src/site/index.js";
 import { Crawler } from "../../src/generators/crawler.js";
 import { EventLoop } from "../../src/generators/event-loop.js";
 import type { Coroutine } from "../../src/generators/future.js";
+import type { TraceEvent } from "../../src/shared/trace.js";
 
 let site: FixtureSite;
 let loop: EventLoop;
@@ -90,6 +91,32 @@ describe("Crawler", () => {
     }
     await new Promise(setImmediate);
     expect(await loop.runUntilComplete(again())).toBe("refused");
+    await new Promise(setImmediate);
+    loop.close();
+  });
+});
+
+describe("Crawler trace", () => {
+  it("reports each attempt, its steps, and the Tasks' steps, then leaves the loop untraced", async () => {
+    site.addPage("/", ["/a"]).addPage("/a", []).addFault("/a", { kind: "drop" });
+    const events: TraceEvent[] = [];
+    const crawler = new Crawler(site.url, { maxTasks: 2, maxTries: 2, trace: (event) => events.push(event) });
+    await loop.runUntilComplete(crawler.crawl());
+    const fetchEvents = events.filter((event) => event.type === "fetch-start" || event.type === "fetch-end");
+    expect(fetchEvents.map((event) => [event.type, "url" in event ? event.url : null])).toEqual([
+      ["fetch-start", site.urlFor("/")],
+      ["fetch-end", site.urlFor("/")],
+      ["fetch-start", site.urlFor("/a")],
+      ["fetch-end", site.urlFor("/a")],
+      ["fetch-start", site.urlFor("/a")],
+      ["fetch-end", site.urlFor("/a")],
+    ]);
+    const kinds = new Set(events.map((event) => event.type));
+    for (const kind of ["connect", "send", "first-byte", "read", "step", "resolve", "cancel"]) {
+      expect(kinds.has(kind as TraceEvent["type"])).toBe(true);
+    }
+    expect(events.every((event) => event.stage === "generators")).toBe(true);
+    expect(loop.trace).toBeNull();
     await new Promise(setImmediate);
     loop.close();
   });

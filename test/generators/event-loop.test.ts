@@ -207,4 +207,25 @@ describe("EventLoop", () => {
     expect(() => loop.runForever()).toThrow(InvalidStateError);
     expect(() => loop.runOnce()).toThrow(InvalidStateError);
   });
+
+  it("reports timers, steps and resolved Futures to its trace while tracing is on", async () => {
+    const loop = new EventLoop();
+    const types: string[] = [];
+    loop.setTrace(function collect(event) {
+      types.push(`${event.type}${event.type === "timer" ? ` ${event.callback}` : ""}`);
+    });
+    function* coro(): Coroutine<void> {
+      const future = new Future<void>(loop, "tick");
+      loop.callLater(0, function tick() {
+        future.setResult(undefined);
+      });
+      yield* future;
+    }
+    await loop.runUntilComplete(new Task(coro(), loop, "ticker"));
+    expect(types).toEqual(["step", "timer tick", "resolve", "step", "resolve"]);
+    loop.setTrace(null);
+    expect(loop.trace).toBeNull();
+    await new Promise(setImmediate);
+    loop.close();
+  });
 });
