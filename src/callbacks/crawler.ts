@@ -46,9 +46,12 @@ interface Running {
  * non-preemptive multitasking).
  *
  * Whatever goes wrong with one URL becomes its record: the Fetcher names
- * network and HTTP errors, a page that cannot be read is a record too, and an
- * exception that still escapes to the loop (a bug) is turned by the loop's
- * exception handler into a `NetworkError` record for the Fetcher it came from.
+ * network and HTTP errors, a page that cannot be read is a record too, a bug
+ * while handling an outcome gives the URL a `NetworkError` record, and an
+ * exception that escapes a Fetcher's callback into the loop is turned by the
+ * loop's exception handler into a `NetworkError` record for that Fetcher.
+ * (Without that handler the exception would escape into Node with a ripped
+ * stack; example 03 shows it with a bare EventLoop and Fetcher.)
  *
  * @remarks The chapter's callback crawler has no concurrency limit, no
  * redirects and no end but `stopped = True` in a global; this one bounds its
