@@ -11,7 +11,7 @@ import { resolveOptions } from "../shared/options.js";
 import type { CrawlOptions, ResolvedCrawlOptions } from "../shared/options.js";
 import { readPage } from "../shared/page.js";
 import type { Page } from "../shared/page.js";
-import type { QueueCounters } from "../shared/trace.js";
+import type { QueueCounters, TraceEvent } from "../shared/trace.js";
 import { UrlPolicy } from "../shared/urls.js";
 import type { EventLoop } from "./event-loop.js";
 import type { Coroutine } from "./future.js";
@@ -99,7 +99,7 @@ export class Crawler {
     const startedAt = Date.now();
     const loop = getRunningLoop();
     const trace = this.options.trace;
-    if (trace !== null) loop.setTrace(trace);
+    if (trace !== null) loop.setTrace(traceSafely(trace));
     const signal = this.options.signal;
     if (signal?.aborted === true) this.stopped = true;
     for (const root of this.policy.roots) this.addUrl(root, this.options.maxRedirect);
@@ -258,5 +258,16 @@ function* finished(task: Task<void>): Coroutine<void> {
 function stepTracer(loop: EventLoop, url: string, slot: number): (step: RequestStep) => void {
   return function traceStep(step: RequestStep): void {
     loop.trace?.({ ...step, url, slot, t: loop.traceTime(), stage: "generators" });
+  };
+}
+
+/** Wraps the caller's trace function so that one that throws cannot break a Task step or a fetch. */
+function traceSafely(trace: (event: TraceEvent) => void): (event: TraceEvent) => void {
+  return function traceIgnoringErrors(event: TraceEvent): void {
+    try {
+      trace(event);
+    } catch {
+      // The caller's trace function failed; the crawl goes on, as with onRecord.
+    }
   };
 }

@@ -120,4 +120,20 @@ describe("Crawler trace", () => {
     await new Promise(setImmediate);
     loop.close();
   });
+
+  it("finishes the crawl when the trace function throws", async () => {
+    site.addPage("/", ["/a"]).addPage("/a", []);
+    const crawler = new Crawler(site.url, {
+      trace() {
+        throw new Error("a broken trace function");
+      },
+    });
+    const result = await loop.runUntilComplete(crawler.crawl());
+    expect(result.records.map((record) => [record.url, record.status])).toEqual([
+      [site.urlFor("/"), 200],
+      [site.urlFor("/a"), 200],
+    ]);
+    await new Promise(setImmediate);
+    loop.close();
+  });
 });
