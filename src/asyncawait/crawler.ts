@@ -19,6 +19,7 @@ import type { HttpResponse } from "../shared/http.js";
 import { resolveOptions, type CrawlOptions, type ResolvedCrawlOptions } from "../shared/options.js";
 import { readPage, type Page } from "../shared/page.js";
 import { UrlPolicy } from "../shared/urls.js";
+import { CrawlTracer } from "./crawl-tracer.js";
 import { HttpClient } from "./http-client.js";
 import { JoinableQueue } from "./joinable-queue.js";
 
@@ -64,6 +65,10 @@ export class Crawler {
   private readonly q = new JoinableQueue<QueuedUrl>();
   private readonly seenUrls = new Set<string>();
   private readonly records: FetchStatistic[] = [];
+  /** Fetch attempts in flight (for trace events). */
+  private inFlight = 0;
+  /** Set when `options.trace` is given; null keeps an untraced crawl free of trace work. */
+  private tracer: CrawlTracer | null = null;
   /** URLs taken from the queue so far, counted against `maxPages`. */
   private taken = 0;
   private started = false;
@@ -105,7 +110,14 @@ export class Crawler {
     if (this.started) throw new InvalidStateError("crawl() runs once per Crawler; make a new one");
     this.started = true;
     const startedAt = Date.now();
-    const { maxTasks, maxRedirect, signal } = this.options;
+    const { maxTasks, maxRedirect, signal, trace } = this.options;
+    if (trace !== null) {
+      const { q } = this;
+      const crawler = this;
+      this.tracer = new CrawlTracer(trace, function queueCounters() {
+        return { queued: q.size(), unfinished: q.unfinished(), inFlight: crawler.inFlight };
+      });
+    }
     for (const root of this.roots) this.addUrl(root, maxRedirect);
 
     const stopped = this.whenStopped();
@@ -120,7 +132,7 @@ export class Crawler {
     if (signal?.aborted === true) this.stop();
 
     const workers: Promise<void>[] = [];
-    for (let i = 0; i < maxTasks; i++) workers.push(this.work());
+    for (let i = 0; i < maxTasks; i++) workers.push(this.work(i));
     try {
       // Suspends until every queued URL is done, or the crawl was stopped early.
       await Promise.race([this.q.join(), stopped]);
@@ -141,7 +153,7 @@ export class Crawler {
   }
 
   /** One worker: take a URL, fetch it, mark it done, until the crawl stops taking URLs. */
-  private async work(): Promise<void> {
+  private async work(worker: number): Promise<void> {
     const { signal } = this.stopTaking;
     for (;;) {
       const { url, maxRedirect } = await this.q.get(signal); // rejects with CancelledError once stopped
@@ -150,12 +162,14 @@ export class Crawler {
         if (signal.aborted) continue;
         this.taken += 1;
         if (this.taken >= this.options.maxPages) this.stop();
-        await this.fetch(url, maxRedirect);
+        this.tracer?.take(worker, url);
+        await this.fetch(worker, url, maxRedirect);
       } catch (error) {
         // fetch() records every failure itself; only cancellation by the caller's signal gets here.
         if (!this.cancelFetches.signal.aborted) throw error;
       } finally {
         this.q.taskDone();
+        this.tracer?.done(worker, url);
       }
     }
   }
@@ -167,18 +181,27 @@ export class Crawler {
    * @throws the caller signal's reason, if it aborts the request: a cancelled
    * fetch makes no record.
    */
-  private async fetch(url: string, maxRedirect: number): Promise<void> {
+  private async fetch(worker: number, url: string, maxRedirect: number): Promise<void> {
     let response: HttpResponse | null = null;
     let failure: FetchError = "NetworkError";
-    for (let tries = 0; tries < this.options.maxTries; tries++) {
+    const { tracer } = this;
+    for (let tries = 1; ; tries++) {
+      this.inFlight += 1;
+      tracer?.fetchStart(worker, url, tries);
+      tracer?.awaiting(worker, url, "client.get");
       try {
-        response = await this.client.get(url, this.cancelFetches.signal);
-        break;
+        response = await this.client.get(url, this.cancelFetches.signal, tracer?.observer(worker, url));
       } catch (error) {
-        if (this.cancelFetches.signal.aborted) throw error;
+        if (this.cancelFetches.signal.aborted) {
+          this.inFlight -= 1;
+          throw error; // The crawl was aborted: this URL gets no record.
+        }
         failure = errorName(error);
-        if (!isRetryable(failure)) break;
       }
+      this.inFlight -= 1;
+      tracer?.resumed(worker, url);
+      tracer?.fetchEnd(worker, url, tries, response?.status ?? null, response === null ? failure : null);
+      if (response !== null || !isRetryable(failure) || tries >= this.options.maxTries) break;
     }
     // No await from here to the end: no other worker runs while this URL is
     // recorded and its links are checked against seenUrls and queued.

@@ -21,6 +21,19 @@ export interface HttpClientOptions {
 }
 
 /**
+ * Hooks a caller can pass to {@link HttpClient.get} to watch one exchange
+ * (the crawler's trace events use them).
+ */
+export interface HttpObserver {
+  /** The request got a connection and its bytes were handed to the socket. */
+  sent(): void;
+  /** The first byte of the response arrived. */
+  firstByte(): void;
+  /** A chunk of the body arrived. */
+  read(bytes: number): void;
+}
+
+/**
  * Fetches URLs over a pool of keep-alive connections: what aiohttp's
  * `ClientSession` is to the chapter's crawler.
  *
@@ -74,12 +87,12 @@ export class HttpClient {
    * @throws `signal.reason` when `signal` aborts first; the request is abandoned
    * and its connection closed.
    */
-  get(url: string, signal?: AbortSignal): Promise<HttpResponse> {
+  get(url: string, signal?: AbortSignal, observer?: HttpObserver): Promise<HttpResponse> {
     if (signal?.aborted === true) return Promise.reject(signal.reason);
     const target = new URL(url);
     const { agent, headers, options } = this;
     return new Promise<HttpResponse>(function sendRequest(resolve, reject) {
-      const collector = new ResponseCollector(resolve, reject, options, signal ?? null);
+      const collector = new ResponseCollector(resolve, reject, options, signal ?? null, observer ?? null);
       agent.dispatch({ origin: target.origin, path: target.pathname + target.search, method: "GET", headers }, collector);
     });
   }
@@ -116,6 +129,7 @@ class ResponseCollector implements Dispatcher.DispatchHandler {
     private readonly reject: (reason: unknown) => void,
     private readonly options: HttpClientOptions,
     private readonly signal: AbortSignal | null,
+    private readonly observer: HttpObserver | null,
   ) {
     const collector = this;
     this.timer = setTimeout(function attemptTimedOut() {
@@ -133,10 +147,12 @@ class ResponseCollector implements Dispatcher.DispatchHandler {
     this.controller = controller;
     // Given up while waiting for a connection: undici only now hands us the means to abort.
     if (this.settled) controller.abort(new CancelledError("the request was abandoned"));
+    else this.observer?.sent(); // undici writes the request right after this call
   }
 
   onResponseStarted(): void {
     this.started = true;
+    this.observer?.firstByte();
   }
 
   onResponseStart(
@@ -161,6 +177,7 @@ class ResponseCollector implements Dispatcher.DispatchHandler {
       return;
     }
     this.chunks.push(chunk);
+    this.observer?.read(chunk.length);
   }
 
   onResponseEnd(): void {

@@ -50,6 +50,11 @@ export class JoinableQueue<T> {
     return this.items.length - this.head;
   }
 
+  /** Items put and not yet marked done with `taskDone()`: queued or being processed (asyncio's `_unfinished_tasks`). */
+  unfinished(): number {
+    return this.unfinishedTasks;
+  }
+
   /** Adds an item. The queue is unbounded, so this never waits; it resolves at once. */
   async put(item: T): Promise<void> {
     this.putNowait(item);

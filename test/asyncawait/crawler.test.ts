@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { crawl, Crawler } from "../../src/asyncawait/index.js";
 import { InvalidStateError } from "../../src/shared/errors.js";
 import type { FetchStatistic } from "../../src/shared/fetch-statistic.js";
+import type { TraceEvent } from "../../src/shared/trace.js";
 import { FixtureSite } from "../../src/site/fixture-site.js";
 import { SyntheticSite } from "../../src/site/synthetic-site.js";
 
@@ -157,6 +158,29 @@ describe("Crawler", () => {
     expect(result.seen).toEqual([site.urlFor("/")]);
     expect(result.todo).toBe(1);
     expect(site.totalRequests).toBe(0);
+  });
+
+  it("traces each worker's take, await, resume and done, and each attempt's steps", async () => {
+    const site = await startSite();
+    site.addPage("/", ["/a", "/drop"]).addPage("/a", []).addFault("/drop", { kind: "drop" });
+    const events: TraceEvent[] = [];
+    await crawl(site.url, { maxTasks: 2, maxTries: 2, trace: (event) => events.push(event) });
+    const count = (type: TraceEvent["type"]) => events.filter((event) => event.type === type).length;
+    expect(count("take")).toBe(3);
+    expect(count("done")).toBe(3);
+    expect(count("fetch-start")).toBe(4); // /drop is tried twice
+    expect(count("fetch-end")).toBe(4);
+    expect(count("await")).toBe(4);
+    expect(count("resume")).toBe(4);
+    expect(count("first-byte")).toBe(2);
+    expect(events.every((event) => event.stage === "asyncawait")).toBe(true);
+    const ends = events.filter((event) => event.type === "fetch-end" && event.url === site.urlFor("/drop"));
+    expect(ends.map((event) => (event.type === "fetch-end" ? [event.attempt, event.error] : null))).toEqual([
+      [1, "ConnectionReset"],
+      [2, "ConnectionReset"],
+    ]);
+    const starts = events.filter((event) => event.type === "fetch-start");
+    expect(starts.every((event) => event.type === "fetch-start" && event.inFlight <= 2)).toBe(true);
   });
 
   it("answers urlAllowed by the host policy and exclude", () => {
