@@ -1,0 +1,116 @@
+/**
+ * Example 02: a non-blocking socket, waited on "the stupid way": try, fail
+ * with "would block", try again.
+ *
+ * The chapter's next step after the blocking fetch is a non-blocking socket:
+ * `connect` returns at once, and every later call either works or fails with
+ * `BlockingIOError`. To know when the connection is up, the naive program
+ * simply retries `send` in a loop. It works, but it burns the CPU and it can
+ * only wait for one socket at a time.
+ *
+ * In JavaScript the naive loop is even worse, and that is instructive:
+ *
+ * 1. Spinning without ever returning to Node never succeeds. The kernel does
+ *    finish the connection, but Node learns about it from libuv in its own
+ *    event loop, and that loop cannot run while our `for` loop holds the
+ *    thread. So the socket still says "connecting" after any number of tries.
+ * 2. A busy loop that gives Node one turn (`setImmediate`) between tries
+ *    works: it polls. Count the polls to see how much work is wasted on
+ *    asking "ready yet?".
+ *
+ * The socket calls are the shared ones (`src/shared/selector.ts`): `send`
+ * and `recv` throw an error with code `EAGAIN` where Python raises
+ * `BlockingIOError`.
+ *
+ * Run it: `npx tsx examples/02-nonblocking-busy-loop.ts [URL]`
+ *
+ * @see Chapter, "Async" (the busy `while True: try: sock.send(...)` loop, then `selectors`)
+ * @module
+ */
+import { setImmediate as nextTurn } from "node:timers/promises";
+import { fileURLToPath } from "node:url";
+import { formatGetRequest, ResponseParser } from "../src/shared/http.js";
+import { DEFAULT_OPTIONS } from "../src/shared/options.js";
+import { connect, recv, send } from "../src/shared/selector.js";
+import { openRoot } from "./open-root.js";
+
+/** What the busy loops counted. */
+export interface BusyLoopSummary {
+  /** Tries made in one go, without giving Node a turn. */
+  spunTries: number;
+  /** Whether the socket was still connecting after them (always, in Node). */
+  stillConnectingAfterSpin: boolean;
+  /** Turns given to Node before `send` stopped failing with EAGAIN. */
+  pollsToConnect: number;
+  /** Turns given to Node before the whole response had arrived. */
+  pollsToRead: number;
+  /** The response's status. */
+  status: number;
+}
+
+/** True for the "would block, try again" error of a non-blocking socket call. */
+function wouldBlock(error: unknown): boolean {
+  return error instanceof Error && "code" in error && error.code === "EAGAIN";
+}
+
+/** Connects, sends and reads one response by retrying until each call stops failing. */
+export async function main(rootUrl?: string): Promise<BusyLoopSummary> {
+  const root = await openRoot(rootUrl);
+  const url = new URL(root.url);
+  const socket = connect(url); // Returns at once: the connection is under way.
+  try {
+    const request = formatGetRequest(url, DEFAULT_OPTIONS.userAgent);
+
+    // 1. Spin without returning to Node: the connect event can never be handled.
+    const spunTries = 10_000;
+    for (let i = 0; i < spunTries; i++) {
+      try {
+        send(socket, request);
+        break;
+      } catch (error) {
+        if (!wouldBlock(error)) throw error;
+      }
+    }
+    const stillConnectingAfterSpin = socket.connecting;
+    console.log(`Spun ${spunTries} times without a break: still connecting? ${stillConnectingAfterSpin}`);
+
+    // 2. Poll: one try per turn of Node's event loop.
+    let pollsToConnect = 0;
+    for (;;) {
+      try {
+        send(socket, request);
+        break;
+      } catch (error) {
+        if (!wouldBlock(error)) throw error;
+        pollsToConnect += 1;
+        await nextTurn(); // Let Node run its loop once, then ask again.
+      }
+    }
+    console.log(`Connected and sent the request after ${pollsToConnect} poll(s).`);
+
+    const parser = new ResponseParser({ maxBodyBytes: DEFAULT_OPTIONS.maxBodyBytes });
+    let pollsToRead = 0;
+    while (!parser.done) {
+      let chunk: Buffer;
+      try {
+        chunk = recv(socket, 4096);
+      } catch (error) {
+        if (!wouldBlock(error)) throw error;
+        pollsToRead += 1;
+        await nextTurn();
+        continue;
+      }
+      if (chunk.length > 0) parser.feed(chunk);
+      else parser.end();
+    }
+    const response = parser.response();
+    console.log(`Read ${response.status} (${response.body.length} body bytes) after ${pollsToRead} more poll(s).`);
+    console.log("Every poll that found nothing was wasted work; a selector would have told us when to look.");
+    return { spunTries, stillConnectingAfterSpin, pollsToConnect, pollsToRead, status: response.status };
+  } finally {
+    socket.destroy();
+    await root.close();
+  }
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) await main(process.argv[2]);

@@ -1,0 +1,110 @@
+/**
+ * Example 06: how JavaScript generators work, the machinery stage 2 is built
+ * on. No sockets and no event loop: just a paused function and the three
+ * ways to resume it.
+ *
+ * | Python generator     | JavaScript generator            |
+ * |----------------------|---------------------------------|
+ * | `gen.send(value)`    | `gen.next(value)`               |
+ * | `gen.throw(exc)`     | `gen.throw(error)`              |
+ * | `gen.close()`        | `gen.return(value)`             |
+ * | `StopIteration.value`| `{ done: true, value }`         |
+ * | `yield from inner`   | `yield* inner`                  |
+ *
+ * A generator's frame (its locals and where it stopped) lives on the heap,
+ * not on the stack, so it survives between calls: that is what lets a
+ * coroutine keep its state in local variables where a callback had to keep
+ * it on `this`.
+ *
+ * Run it: `npx tsx examples/06-generators-how-they-work.ts` (it needs no web
+ * site, so a URL argument is ignored).
+ *
+ * @see Chapter, "How Python Generators Work" and "Factoring Coroutines With yield from"
+ * @module
+ */
+import { fileURLToPath } from "node:url";
+
+/** What the example observed, line by line. */
+export interface GeneratorsSummary {
+  /** Every line printed, in order. */
+  lines: string[];
+  /** What `yield*` evaluated to in the delegating generator. */
+  delegatedResult: number;
+}
+
+/**
+ * A generator that receives values: each `yield` hands a value out and
+ * evaluates to what the next `next(value)` sends in.
+ */
+function* accumulate(say: (line: string) => void): Generator<number, string, number> {
+  let total = 0;
+  try {
+    for (;;) {
+      const received = yield total; // Paused here between calls.
+      say(`  accumulate received ${received}`);
+      total += received;
+    }
+  } catch (error) {
+    say(`  accumulate caught ${String(error)} at its yield`);
+    return `stopped by an error at total ${total}`;
+  } finally {
+    say("  accumulate runs its finally block");
+  }
+}
+
+/** An inner generator that yields twice and returns a value. */
+function* inner(say: (line: string) => void): Generator<string, number, undefined> {
+  say("  inner starts");
+  yield "first";
+  yield "second";
+  say("  inner returns 42");
+  return 42;
+}
+
+/** Delegates to `inner` with `yield*`: its yields pass straight through, its return value comes back. */
+function* outer(say: (line: string) => void): Generator<string, number, undefined> {
+  const result = yield* inner(say); // Python: result = yield from inner()
+  say(`  outer got ${result} from yield*`);
+  return result + 1;
+}
+
+/** An iterator result as `{ value, done }`, showing `undefined` too (JSON would drop it). */
+function show(result: IteratorResult<unknown, unknown>): string {
+  return `{ value: ${JSON.stringify(result.value) ?? "undefined"}, done: ${String(result.done)} }`;
+}
+
+/** Drives the generators by hand and prints what happens at each call. */
+export async function main(_rootUrl?: string): Promise<GeneratorsSummary> {
+  const lines: string[] = [];
+  function say(line: string): void {
+    lines.push(line);
+    console.log(line);
+  }
+
+  say("next(value) is Python's send(value):");
+  const gen = accumulate(say);
+  say(`  next()   → ${show(gen.next())}   (runs to the first yield; nothing is received)`);
+  say(`  next(10) → ${show(gen.next(10))}`);
+  say(`  next(5)  → ${show(gen.next(5))}`);
+
+  say("throw(error) raises the error at the paused yield:");
+  say(`  throw()  → ${show(gen.throw(new Error("enough")))}`);
+  say(`  next(1)  → ${show(gen.next(1))}   (a finished generator stays finished)`);
+
+  say("return(value) is Python's close(): the generator ends, finally blocks run:");
+  const closing = accumulate(say);
+  closing.next();
+  say(`  return() → ${show(closing.return("closed"))}`);
+
+  say("yield* delegates, and evaluates to the inner generator's return value:");
+  const delegating = outer(say);
+  let step = delegating.next();
+  while (step.done !== true) {
+    say(`  outer yielded ${JSON.stringify(step.value)} (it came from inner)`);
+    step = delegating.next();
+  }
+  say(`  done: ${show(step)}   (Python: StopIteration(43).value)`);
+  return { lines, delegatedResult: step.value };
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) await main(process.argv[2]);

@@ -1,0 +1,83 @@
+/**
+ * Example 08: `read` and `readAll` factored out with `yield*`.
+ *
+ * Example 07 wrote every wait by hand: make a Future, register a callback,
+ * yield, unregister. Stage 2's `src/generators/sockets.ts` puts each of those
+ * in a coroutine of its own (`connect`, `sendAll`, `read`, `readAll`), and
+ * the fetch below just delegates to them with `yield*`, Python's
+ * `yield from`. Three things make this work:
+ *
+ * - `yield*` passes the inner coroutine's yields (the Futures) straight up
+ *   to the Task, so the Task never knows how deep the call chain is;
+ * - it evaluates to the inner coroutine's return value, so
+ *   `const bytes = yield* readAll(socket)` reads like a blocking call;
+ * - `yield* future` works too, because a Future is iterable: it yields
+ *   itself once and returns its result.
+ *
+ * Then the same `fetch` runs several times at once, each in its own Task,
+ * with `gather`.
+ *
+ * Run it: `npx tsx examples/08-generators-yield-star.ts [URL]`
+ *
+ * @see Chapter, "Factoring Coroutines With yield from"
+ * @module
+ */
+import { fileURLToPath } from "node:url";
+import { connect, gather, readAll, sendAll, type Coroutine } from "../src/generators/index.js";
+import { formatGetRequest, parseResponse } from "../src/shared/http.js";
+import { DEFAULT_OPTIONS } from "../src/shared/options.js";
+import { readPage, type Page } from "../src/shared/page.js";
+import { openRoot } from "./open-root.js";
+import { runCoroutine } from "./run-coroutine.js";
+
+/** What the fetches found. */
+export interface YieldStarSummary {
+  /** The root page's links. */
+  rootLinks: number;
+  /** Status of each page fetched together with `gather`, in the order asked. */
+  statuses: number[];
+}
+
+/**
+ * Fetches one page. Each `yield*` is a place where this coroutine may pause;
+ * everything between two of them runs without interruption.
+ */
+function* fetch(url: string): Coroutine<Page> {
+  const socket = yield* connect(new URL(url));
+  try {
+    yield* sendAll(socket, formatGetRequest(new URL(url), DEFAULT_OPTIONS.userAgent));
+    const bytes = yield* readAll(socket); // Until the server closes: the request said `Connection: close`.
+    return readPage(url, parseResponse(bytes, DEFAULT_OPTIONS), DEFAULT_OPTIONS.maxBodyBytes);
+  } finally {
+    socket.destroy();
+  }
+}
+
+/** Fetches the root, then its first links all at once. */
+function* fetchRootAndLinks(rootUrl: string): Coroutine<YieldStarSummary> {
+  const rootPage = yield* fetch(rootUrl);
+  console.log(`${rootUrl}: ${rootPage.status}, ${rootPage.size} bytes, ${rootPage.links.length} links`);
+  const links = rootPage.links.slice(0, 4);
+  const pages = yield* gather(...links.map(fetch)); // One Task per link, all in flight together.
+  for (const [i, page] of pages.entries()) {
+    const what = page.nextUrl === null ? `${page.size} bytes` : `redirect to ${page.nextUrl}`;
+    console.log(`  ${links[i]}: ${page.status}, ${what}`);
+  }
+  return { rootLinks: rootPage.links.length, statuses: pages.map(statusOf) };
+}
+
+function statusOf(page: Page): number {
+  return page.status;
+}
+
+/** Runs the coroutine on a fresh loop and prints what it fetched. */
+export async function main(rootUrl?: string): Promise<YieldStarSummary> {
+  const root = await openRoot(rootUrl);
+  try {
+    return await runCoroutine(fetchRootAndLinks(root.url));
+  } finally {
+    await root.close();
+  }
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) await main(process.argv[2]);

@@ -1,0 +1,105 @@
+/**
+ * Example 13: cancelling workers in async/await.
+ *
+ * The chapter ends its crawl with `yield from self.q.join()` and then
+ * `w.cancel()` for each worker: the workers are idle, parked in `q.get()`,
+ * and cancelling throws `CancelledError` in at that point. Nothing can throw
+ * into a suspended `async` function, so stage 3 cancels the other way round:
+ * it rejects the promise the worker awaits. `q.get(signal)` takes an
+ * `AbortSignal`, and aborting it with a `CancelledError` makes every parked
+ * `get()` reject with that error; the worker's loop ends there.
+ *
+ * Part 1 does this with the bare {@link JoinableQueue}: three workers, six
+ * items, `join()`, then one `abort()`. Note the `finally` around
+ * `taskDone()`: without it, a worker that failed on an item would never
+ * mark it done and `join()` would wait forever, a hole in the chapter's
+ * crawler that every stage here closes.
+ *
+ * Part 2 cancels a whole crawl from outside: the caller's `signal` aborts
+ * after ten records; the crawler takes no more URLs, the fetches in flight
+ * are cancelled and make no record, and `crawl()` resolves with what it has,
+ * the rest counted as `todo`.
+ *
+ * Run it: `npx tsx examples/13-asyncawait-cancel-workers.ts [URL]`
+ *
+ * @see Chapter, "Coordinating Coroutines" (`q.join()`, then `w.cancel()`)
+ * @module
+ */
+import { fileURLToPath } from "node:url";
+import { crawl, JoinableQueue } from "../src/asyncawait/index.js";
+import { CancelledError } from "../src/shared/errors.js";
+import type { FetchStatistic } from "../src/shared/fetch-statistic.js";
+import { openRoot } from "./open-root.js";
+
+/** What both parts observed. */
+export interface CancelWorkersSummary {
+  /** Items each worker handled in part 1, by worker name. */
+  handled: Record<string, number>;
+  /** How each worker ended in part 1: the name of the error its promise rejected with. */
+  workerEndings: string[];
+  /** Records of the cancelled crawl in part 2. */
+  records: number;
+  /** URLs seen but not fetched when the crawl was cancelled. */
+  todo: number;
+}
+
+/** Part 1: workers on a joinable queue, joined, then cancelled while idle. */
+async function joinThenCancel(): Promise<Pick<CancelWorkersSummary, "handled" | "workerEndings">> {
+  const q = new JoinableQueue<number>();
+  const stopWorkers = new AbortController();
+  const handled: Record<string, number> = {};
+
+  async function worker(name: string): Promise<void> {
+    handled[name] = 0;
+    for (;;) {
+      const item = await q.get(stopWorkers.signal); // Idle workers wait here, and are cancelled here.
+      try {
+        handled[name] += 1;
+        console.log(`  ${name} handles item ${item}`);
+      } finally {
+        q.taskDone(); // Always: a worker that skips this on an error makes join() wait forever.
+      }
+    }
+  }
+
+  const workers = ["w1", "w2", "w3"].map(worker);
+  for (let item = 1; item <= 6; item++) q.putNowait(item);
+  await q.join(); // Every item put has been marked done.
+  console.log("  join() resolved; the workers are parked in get(): cancel them");
+  stopWorkers.abort(new CancelledError("the queue is done"));
+  const endings = await Promise.allSettled(workers);
+  const workerEndings = endings.map(function ending(outcome): string {
+    return outcome.status === "rejected" && outcome.reason instanceof Error ? outcome.reason.name : outcome.status;
+  });
+  console.log(`  the workers ended with: ${workerEndings.join(", ")}`);
+  return { handled, workerEndings };
+}
+
+/** Part 2: a crawl cancelled from outside after ten records. */
+async function cancelCrawl(url: string): Promise<Pick<CancelWorkersSummary, "records" | "todo">> {
+  const controller = new AbortController();
+  let seen = 0;
+  function onRecord(_record: FetchStatistic): void {
+    seen += 1;
+    if (seen === 10) controller.abort(new CancelledError("enough for this example"));
+  }
+  const result = await crawl(url, { maxTasks: 3, signal: controller.signal, onRecord });
+  console.log(`  cancelled after 10 records: ${result.records.length} records, ${result.todo} URLs left to do`);
+  return { records: result.records.length, todo: result.todo };
+}
+
+/** Runs both parts. */
+export async function main(rootUrl?: string): Promise<CancelWorkersSummary> {
+  const root = await openRoot(rootUrl);
+  try {
+    console.log("Part 1: join(), then cancel the idle workers");
+    const part1 = await joinThenCancel();
+    console.log("Part 2: cancel a crawl with an AbortSignal");
+    const part2 = await cancelCrawl(root.url);
+    return { ...part1, ...part2 };
+  } finally {
+    await root.close();
+  }
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) await main(process.argv[2]);

@@ -1,0 +1,108 @@
+/**
+ * Example 14: the three stages crawl the same site, and their records are
+ * compared.
+ *
+ * Only how they wait differs, so what they record must not. With one task
+ * at a time (`maxTasks: 1`) the crawl is a breadth-first walk and the three
+ * lists of records must be equal, in order, field by field. With ten tasks
+ * the records arrive in a different order each time, and `numNewUrls`
+ * depends on which page saw a link first, so the records are compared as a
+ * set, by URL, without that one field (docs/behaviour.md, "The queue,
+ * concurrency and the end").
+ *
+ * Run it: `npx tsx examples/14-compare-stages.ts [URL]` (`npm start` prints
+ * a fuller comparison table).
+ *
+ * @module
+ */
+import { fileURLToPath } from "node:url";
+import { crawl as crawlWithAsyncAwait } from "../src/asyncawait/index.js";
+import { crawl as crawlWithCallbacks } from "../src/callbacks/index.js";
+import { crawl as crawlWithGenerators } from "../src/generators/index.js";
+import type { CrawlResult, FetchStatistic } from "../src/shared/fetch-statistic.js";
+import type { CrawlOptions } from "../src/shared/options.js";
+import { openRoot } from "./open-root.js";
+
+/** One stage's `crawl` function. */
+type Crawl = (roots: string | string[], options?: CrawlOptions) => Promise<CrawlResult>;
+
+const STAGES: ReadonlyArray<[name: string, crawl: Crawl]> = [
+  ["callbacks", crawlWithCallbacks],
+  ["generators", crawlWithGenerators],
+  ["asyncawait", crawlWithAsyncAwait],
+];
+
+/** How the stages compared. */
+export interface CompareSummary {
+  /** Records per stage, in the order callbacks, generators, asyncawait. */
+  recordCounts: number[];
+  /** With `maxTasks: 1`: the same records in the same order. */
+  identicalInOrder: boolean;
+  /** With `maxTasks: 10`: the same records as a set (numNewUrls aside). */
+  identicalAsSet: boolean;
+}
+
+/** Runs every stage on `url` with `options`, one after the other. */
+async function crawlWithEveryStage(url: string, options: CrawlOptions): Promise<CrawlResult[]> {
+  const results: CrawlResult[] = [];
+  for (const [, crawl] of STAGES) results.push(await crawl(url, options));
+  return results;
+}
+
+/** The records as one string, in order, every field. */
+function inOrder(result: CrawlResult): string {
+  return JSON.stringify(result.records);
+}
+
+/** The records as one string, sorted by URL, without `numNewUrls`. */
+function asSet(result: CrawlResult): string {
+  const withoutNew = result.records.map(function dropNumNewUrls(record: FetchStatistic) {
+    const { numNewUrls: _numNewUrls, ...rest } = record;
+    return rest;
+  });
+  withoutNew.sort(function byUrl(a, b) {
+    return a.url < b.url ? -1 : a.url > b.url ? 1 : 0;
+  });
+  return JSON.stringify(withoutNew);
+}
+
+function allEqual(values: string[]): boolean {
+  return values.every(function sameAsFirst(value) {
+    return value === values[0];
+  });
+}
+
+/** Crawls with each stage twice (one task, then ten) and prints the comparison. */
+export async function main(rootUrl?: string): Promise<CompareSummary> {
+  const root = await openRoot(rootUrl);
+  try {
+    const sequential = await crawlWithEveryStage(root.url, { maxTasks: 1 });
+    const concurrent = await crawlWithEveryStage(root.url, { maxTasks: 10 });
+    const identicalInOrder = allEqual(sequential.map(inOrder));
+    const identicalAsSet = allEqual(concurrent.map(asSet));
+
+    console.log(`${"stage".padEnd(12)}${"records".padStart(8)}${"errors".padStart(8)}${"ms (1 task)".padStart(13)}${"ms (10)".padStart(9)}`);
+    for (const [i, [name]] of STAGES.entries()) {
+      const one = sequential[i];
+      const ten = concurrent[i];
+      const errors = one.records.filter(function failed(record) {
+        return record.error !== null;
+      }).length;
+      console.log(
+        `${name.padEnd(12)}${String(one.records.length).padStart(8)}${String(errors).padStart(8)}` +
+          `${String(one.finishedAt - one.startedAt).padStart(13)}${String(ten.finishedAt - ten.startedAt).padStart(9)}`,
+      );
+    }
+    console.log(`maxTasks 1: same records in the same order: ${identicalInOrder ? "yes" : "NO"}`);
+    console.log(`maxTasks 10: same records as a set (numNewUrls aside): ${identicalAsSet ? "yes" : "NO"}`);
+    return { recordCounts: sequential.map(recordCount), identicalInOrder, identicalAsSet };
+  } finally {
+    await root.close();
+  }
+}
+
+function recordCount(result: CrawlResult): number {
+  return result.records.length;
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) await main(process.argv[2]);
