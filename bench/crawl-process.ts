@@ -20,6 +20,8 @@ export interface RunResult {
   /** Null when the crawl made exactly the expected records; else what was wrong. A failed run is not a figure. */
   failure: string | null;
   wallMs: number;
+  /** CPU time of the crawler process during the crawl (user + system), in ms. */
+  cpuMs: number;
   pagesPerSecond: number;
   peakRssBytes: number;
   /** Wall time over the site's lower bound (null when the bound is 0: no delay). */
@@ -58,7 +60,7 @@ export async function runCrawl(
     });
   } catch (error) {
     const failure = `crawl process failed: ${error instanceof Error ? error.message : String(error)}`;
-    return { pages: 0, expectedPages, failure, wallMs: 0, pagesPerSecond: 0, peakRssBytes: 0, boundRatio: null, traceEvents: 0 };
+    return { pages: 0, expectedPages, failure, wallMs: 0, cpuMs: 0, pagesPerSecond: 0, peakRssBytes: 0, boundRatio: null, traceEvents: 0 };
   }
   const report = JSON.parse(stdout) as CrawlReport; // the one line crawl-child.ts prints
   const pages = report.records.length;
@@ -67,6 +69,7 @@ export async function runCrawl(
     expectedPages,
     failure: compareRecords(report.records, site.expectedRecords, report.todo),
     wallMs: report.wallMs,
+    cpuMs: report.cpuMs,
     pagesPerSecond: (pages * 1000) / report.wallMs,
     peakRssBytes: report.peakRssBytes,
     boundRatio: site.bound > 0 ? report.wallMs / site.bound : null,

@@ -20,6 +20,7 @@ export interface StageOnScenario {
   /** Runs that missed or got wrong pages: they are not in the spreads. */
   failures: number;
   wallMs: Spread | null;
+  cpuMs: Spread | null;
   pagesPerSecond: Spread | null;
   peakRssBytes: Spread | null;
   boundRatio: Spread | null;
@@ -58,6 +59,7 @@ export function summarise(stage: StageName, traced: boolean, runs: RunResult[]):
     runs,
     failures: runs.length - good.length,
     wallMs: spread(good.map(wallMsOf)),
+    cpuMs: spread(good.map(cpuMsOf)),
     pagesPerSecond: spread(good.map(pagesPerSecondOf)),
     peakRssBytes: spread(good.map(peakRssOf)),
     boundRatio: spread(ratios),
@@ -66,6 +68,10 @@ export function summarise(stage: StageName, traced: boolean, runs: RunResult[]):
 
 function wallMsOf(run: RunResult): number {
   return run.wallMs;
+}
+
+function cpuMsOf(run: RunResult): number {
+  return run.cpuMs;
 }
 
 function pagesPerSecondOf(run: RunResult): number {

@@ -27,6 +27,8 @@ export interface CrawlReport {
   records: FetchStatistic[];
   todo: number;
   wallMs: number;
+  /** CPU time (user + system) the crawl used, in ms: less sensitive than wall time to other load on the machine. */
+  cpuMs: number;
   /** Peak resident set size of this process, in bytes. */
   peakRssBytes: number;
   /** Trace events received (0 without `trace`). */
@@ -42,9 +44,12 @@ function countEvent(_event: TraceEvent): void {
 const options: CrawlOptions = { maxTasks: request.maxTasks, ...(request.trace ? { trace: countEvent } : {}) };
 
 const start = performance.now();
+const cpuBefore = process.cpuUsage();
 const result = await crawl(request.url, options);
 const wallMs = performance.now() - start;
+const cpu = process.cpuUsage(cpuBefore);
 const peakRssBytes = process.resourceUsage().maxRSS * 1024; // maxRSS is in KiB
 
-const report: CrawlReport = { records: result.records, todo: result.todo, wallMs, peakRssBytes, traceEvents };
+const cpuMs = (cpu.user + cpu.system) / 1000;
+const report: CrawlReport = { records: result.records, todo: result.todo, wallMs, cpuMs, peakRssBytes, traceEvents };
 process.stdout.write(`${JSON.stringify(report)}\n`);
