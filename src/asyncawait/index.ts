@@ -23,7 +23,7 @@ import type { CrawlOptions } from "../shared/options.js";
 import { Crawler } from "./crawler.js";
 
 export { Crawler } from "./crawler.js";
-export { HttpClient, type HttpClientOptions } from "./http-client.js";
+export { HttpClient, type HttpClientOptions, type HttpObserver } from "./http-client.js";
 export { JoinableQueue } from "./joinable-queue.js";
 
 /**
