@@ -4,6 +4,7 @@
  *
  * @module
  */
+import type { Socket } from "node:net";
 import { performance } from "node:perf_hooks";
 import { errorName } from "../shared/errors.js";
 import { errorRecord, pageRecord, redirectRecord } from "../shared/fetch-statistic.js";
@@ -129,7 +130,7 @@ export class Crawler {
       else signal.addEventListener("abort", this.aborted, { once: true });
     }
     this.loop.setExceptionHandler(this.loopException);
-    if (this.trace !== null) this.loop.setTrace(this.trace, this.traceStart);
+    if (this.trace !== null) this.loop.setTrace(this.trace, this.traceStart, this.urlOfSocket);
     this.loop.runForever(this.loopStopped);
     this.startFetchers();
     this.stopIfDone();
@@ -217,6 +218,14 @@ export class Crawler {
     const waiting = this.nextTodo < this.urlsTodo.length && this.nextTodo < this.options.maxPages;
     if (this.running.size === 0 && (this.stopped || !waiting)) this.loop.stop();
   }
+
+  /** The URL of the running Fetcher that owns `socket` (for the loop's dispatch events; only when tracing). */
+  private readonly urlOfSocket = (socket: Socket): string | null => {
+    for (const fetcher of this.running.keys()) {
+      if (fetcher.socket === socket) return fetcher.url;
+    }
+    return null;
+  };
 
   /** Turns a Fetcher's step into a trace event with the time, its slot and the queue's counters. */
   private readonly traceStep = (fetcher: Fetcher, step: FetcherStep): void => {

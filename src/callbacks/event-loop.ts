@@ -68,6 +68,8 @@ export class EventLoop {
   private sleepTimer: NodeJS.Timeout | null = null;
   private exceptionHandler: ((error: unknown, source: ExceptionSource) => void) | null = null;
   private trace: ((event: TraceEvent) => void) | null = null;
+  /** Which URL a socket is fetching, for dispatch events (the loop itself knows only sockets). */
+  private urlOf: (socket: Socket) => string | null = noUrl;
   /** `performance.now()` when tracing started: trace times count from here. */
   private traceStart = 0;
   /** Small numbers for sockets in trace events (Node has no public file descriptors). */
@@ -113,11 +115,17 @@ export class EventLoop {
   /**
    * Reports each select, dispatch and timer to `trace` (`CrawlOptions.trace`),
    * with times counted from `startedAt` (a `performance.now()` value); `null`
-   * turns tracing off.
+   * turns tracing off. `urlOf` names the URL a socket is fetching, so that a
+   * dispatch event says for which URL its callback runs.
    */
-  setTrace(trace: ((event: TraceEvent) => void) | null, startedAt = performance.now()): void {
+  setTrace(
+    trace: ((event: TraceEvent) => void) | null,
+    startedAt = performance.now(),
+    urlOf: (socket: Socket) => string | null = noUrl,
+  ): void {
     this.trace = trace;
     this.traceStart = startedAt;
+    this.urlOf = urlOf;
   }
 
   /**
@@ -219,8 +227,8 @@ export class EventLoop {
       socket = this.socketsNumbered;
       this.socketNumbers.set(key.socket, socket);
     }
-    // The loop knows sockets and callbacks, not URLs: the Fetcher's own trace events carry those.
-    this.trace?.({ type: "dispatch", t: this.now(), stage: "callbacks", callback: key.data.name, url: null, socket });
+    const url = this.urlOf(key.socket);
+    this.trace?.({ type: "dispatch", t: this.now(), stage: "callbacks", callback: key.data.name, url, socket });
   }
 
   private now(): number {
@@ -241,3 +249,8 @@ export class EventLoop {
 }
 
 function doNothing(): void {}
+
+/** The default `urlOf` of {@link EventLoop.setTrace}: a bare loop knows no URLs. */
+function noUrl(): null {
+  return null;
+}
