@@ -1,0 +1,30 @@
+/**
+ * coroutine-crawler: one web crawler written three times, once per stage of
+ * "A Web Crawler With asyncio Coroutines" (A. Jesse Jiryu Davis and Guido van
+ * Rossum, *500 Lines or Less*).
+ *
+ * The package root gathers the three stages as namespaces and re-exports the
+ * shared vocabulary (options, records, errors, the report). Import a stage
+ * directly (`coroutine-crawler/callbacks`, `/generators`, `/asyncawait`) to
+ * read or step through one way of waiting; the fixture site is
+ * `coroutine-crawler/site`.
+ *
+ * @example
+ * ```ts
+ * import { asyncawait, report } from "coroutine-crawler";
+ * const result = await asyncawait.crawl("http://127.0.0.1:8080/");
+ * console.log(report(result));
+ * ```
+ * @module
+ */
+export * as callbacks from "./callbacks/index.js";
+export * as generators from "./generators/index.js";
+export * as asyncawait from "./asyncawait/index.js";
+export * as shared from "./shared/index.js";
+export type { CrawlOptions, ResolvedCrawlOptions } from "./shared/options.js";
+export { DEFAULT_OPTIONS, resolveOptions, VERSION } from "./shared/options.js";
+export type { CrawlResult, FetchError, FetchStatistic } from "./shared/fetch-statistic.js";
+export { FETCH_ERRORS } from "./shared/fetch-statistic.js";
+export { CancelledError, InvalidStateError } from "./shared/errors.js";
+export type { TraceEvent } from "./shared/trace.js";
+export { report } from "./shared/report.js";
