@@ -6,6 +6,7 @@
  */
 import { Parser } from "htmlparser2";
 import type { ParserOptions } from "htmlparser2";
+import { parseUrl } from "./urls.js";
 
 /** htmlparser2's HTML-mode defaults, spelled out because the link rules depend on them. */
 const PARSER_OPTIONS: ParserOptions = {
@@ -83,11 +84,13 @@ function baseUrl(baseHref: string | null, pageUrl: string): string | undefined {
 function resolveLinks(hrefs: readonly string[], base: string | undefined): string[] {
   const links = new Set<string>();
   for (const href of hrefs) {
-    if (!URL.canParse(href, base)) continue;
-    const url = new URL(href, base);
-    if (url.protocol !== "http:" && url.protocol !== "https:") continue;
-    url.hash = "";
-    links.add(url.href);
+    const url = parseUrl(href, base);
+    if (url === null || (url.protocol !== "http:" && url.protocol !== "https:")) continue;
+    // Cut the fragment off the serialised URL, where only the fragment can hold a `#`
+    // (elsewhere it is percent-encoded): cheaper than `url.hash = ""`, which re-serialises.
+    const absolute = url.href;
+    const hash = absolute.indexOf("#");
+    links.add(hash === -1 ? absolute : absolute.slice(0, hash));
   }
   return [...links];
 }
