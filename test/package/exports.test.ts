@@ -1,0 +1,48 @@
+/**
+ * The published build, imported the way a notebook or a plain `node` script
+ * imports it: by the package name, through package.json's `exports`, from
+ * dist/ (which `npm test` builds before vitest runs: run `npm run build`
+ * first when calling vitest directly).
+ */
+import { execFile } from "node:child_process";
+import { existsSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { describe, expect, it } from "vitest";
+
+const run = promisify(execFile);
+const root = fileURLToPath(new URL("../..", import.meta.url));
+
+const script = `
+import * as pkg from "coroutine-crawler";
+import * as callbacks from "coroutine-crawler/callbacks";
+import * as generators from "coroutine-crawler/generators";
+import * as asyncawait from "coroutine-crawler/asyncawait";
+import { startDemoSite } from "coroutine-crawler/site";
+const site = await startDemoSite();
+const counts = {};
+for (const [name, stage] of Object.entries({ callbacks, generators, asyncawait })) {
+  counts[name] = (await stage.crawl(site.url, { maxTasks: 5 })).records.length;
+}
+await site.close();
+console.log(JSON.stringify({ root: Object.keys(pkg).sort(), counts, same: pkg.asyncawait.crawl === asyncawait.crawl }));
+`;
+
+describe("the built package", () => {
+  it("is importable by name from plain node, every entry point", async () => {
+    const { stdout } = await run(process.execPath, ["--input-type=module", "-e", script], { cwd: root });
+    const answer = JSON.parse(stdout) as { root: string[]; counts: Record<string, number>; same: boolean };
+    expect(answer.root).toEqual(expect.arrayContaining(["asyncawait", "callbacks", "generators", "shared", "report"]));
+    expect(answer.same).toBe(true);
+    expect(new Set(Object.values(answer.counts)).size).toBe(1);
+    expect(answer.counts.callbacks).toBeGreaterThan(50);
+  });
+
+  it("ships declarations and source maps beside the JavaScript", () => {
+    for (const entry of ["index", "callbacks/index", "generators/index", "asyncawait/index", "site/index", "cli"]) {
+      expect(existsSync(`${root}/dist/${entry}.js`), `${entry}.js`).toBe(true);
+      expect(existsSync(`${root}/dist/${entry}.d.ts`), `${entry}.d.ts`).toBe(true);
+      expect(existsSync(`${root}/dist/${entry}.js.map`), `${entry}.js.map`).toBe(true);
+    }
+  });
+});
