@@ -37,6 +37,10 @@ export interface CommandLine {
   json: string | null;
   /** How much to print. */
   verbosity: Verbosity;
+  /** `--trace [FILE]`: where to write the trace events as lines (`-` for stderr), or null. */
+  trace: string | null;
+  /** `--timeline FILE`: where to write the timeline page, or null. */
+  timeline: string | null;
 }
 
 /** What the command line asks for: help, the version, or a crawl. */
@@ -74,6 +78,12 @@ More:
                      and check that they crawled identically
   --json [FILE]      write the result as JSON to FILE; to stdout when FILE is
                      "-" or missing (the report then goes to stderr)
+  --trace [FILE]     print every trace event (select, step, take, fetch-start,
+                     connect, read, ...) as a line to FILE; to stderr when FILE
+                     is "-" or missing
+  --timeline FILE    write an HTML page that draws the crawl: each fetch by
+                     slot or worker, fetches in flight, the queue (with
+                     --compare, one panel per stage on the same time axis)
   -h, --help         print this help
   --version          print the version
 
@@ -103,6 +113,8 @@ const OPTIONS: Record<string, { kind: OptionKind; field?: keyof CrawlOptions; sh
   demo: { kind: "flag" },
   compare: { kind: "flag" },
   json: { kind: "string" },
+  trace: { kind: "string" },
+  timeline: { kind: "string" },
   help: { kind: "flag", short: "h" },
   version: { kind: "flag" },
 };
@@ -124,7 +136,7 @@ const DEFAULT_MAX_TASKS = 100;
  */
 export function parseCommandLine(argv: readonly string[]): Invocation {
   const { tokens } = parseArgs({
-    args: withJsonDefault(argv),
+    args: withFileDefaults(argv),
     options: parseArgsOptions(),
     strict: false,
     allowPositionals: true,
@@ -137,6 +149,8 @@ export function parseCommandLine(argv: readonly string[]): Invocation {
   let verboseCount = 0;
   let stage: StageName = "asyncawait";
   let json: string | null = null;
+  let trace: string | null = null;
+  let timeline: string | null = null;
 
   for (const token of tokens) {
     if (token.kind === "positional") {
@@ -159,6 +173,8 @@ export function parseCommandLine(argv: readonly string[]): Invocation {
     if (value === undefined) throw new UsageError(`option '${token.rawName}' needs a value`);
     if (token.name === "stage") stage = stageName(value);
     else if (token.name === "json") json = value;
+    else if (token.name === "trace") trace = value;
+    else if (token.name === "timeline") timeline = value;
     else if (spec.field !== undefined) setField(crawlOptions, spec.field, spec.kind, token.rawName, value);
   }
 
@@ -168,6 +184,7 @@ export function parseCommandLine(argv: readonly string[]): Invocation {
   if (flags.has("compare") && tokens.some(isStageOption)) {
     throw new UsageError("--compare runs every stage; leave out --stage");
   }
+  if (timeline === "-") throw new UsageError("--timeline writes an HTML file; give its name");
   const demo = flags.has("demo");
   if (demo && roots.length > 0) throw new UsageError("--demo crawls the demo site; give no ROOT with it");
   if (!demo && roots.length === 0) throw new UsageError("no ROOT given (or use --demo)");
@@ -177,7 +194,7 @@ export function parseCommandLine(argv: readonly string[]): Invocation {
   const verbosity: Verbosity = flags.has("quiet") ? 0 : verboseCount === 0 ? 1 : verboseCount === 1 ? 2 : 3;
   return {
     kind: "crawl",
-    commandLine: { roots, crawlOptions, stage, demo, compare: flags.has("compare"), json, verbosity },
+    commandLine: { roots, crawlOptions, stage, demo, compare: flags.has("compare"), json, verbosity, trace, timeline },
   };
 }
 
@@ -191,12 +208,16 @@ function parseArgsOptions(): Record<string, { type: "string" | "boolean"; short?
   return config;
 }
 
+/** The options whose FILE may be left out: `--json` (stdout) and `--trace` (stderr). */
+const OPTIONAL_FILE = new Set(["--json", "--trace"]);
+
 /**
- * `--json` may stand alone (stdout). `parseArgs` has no optional values, so a
- * bare `--json` at the end, or before another option, becomes `--json=-`.
- * A word after it is its FILE, as in `--json out.json`.
+ * `--json` may stand alone (stdout), and so may `--trace` (stderr).
+ * `parseArgs` has no optional values, so a bare `--json` at the end, or
+ * before another option, becomes `--json=-`. A word after it is its FILE, as
+ * in `--json out.json`.
  */
-function withJsonDefault(argv: readonly string[]): string[] {
+function withFileDefaults(argv: readonly string[]): string[] {
   const args: string[] = [];
   for (let i = 0; i < argv.length; i += 1) {
     const arg = argv[i];
@@ -206,7 +227,7 @@ function withJsonDefault(argv: readonly string[]): string[] {
     }
     const next = argv[i + 1];
     const nextIsOption = next !== undefined && next.startsWith("-") && next !== "-";
-    args.push(arg === "--json" && (next === undefined || nextIsOption) ? "--json=-" : arg);
+    args.push(OPTIONAL_FILE.has(arg) && (next === undefined || nextIsOption) ? `${arg}=-` : arg);
   }
   return args;
 }

@@ -10,11 +10,14 @@
  */
 import { writeFile } from "node:fs/promises";
 import type { FetchStatistic } from "../shared/fetch-statistic.js";
+import { resolveOptions } from "../shared/options.js";
 import type { CrawlOptions } from "../shared/options.js";
 import { report } from "../shared/report.js";
 import type { StageName, TraceEvent } from "../shared/trace.js";
 import { startDemoSite } from "../site/index.js";
 import type { SyntheticSite } from "../site/index.js";
+import { timelinePage } from "../timeline/index.js";
+import type { TimelinePanel } from "../timeline/index.js";
 import { parseCommandLine, STAGE_NAMES, USAGE, USAGE_HINT, versionText } from "./args.js";
 import type { CommandLine } from "./args.js";
 import { comparisonTable, firstDifference } from "./compare.js";
@@ -27,6 +30,7 @@ import { attemptLine, recordLine } from "./record-line.js";
 import { resultJson } from "./result-json.js";
 import type { ComparisonJson, CrawlResultJson } from "./result-json.js";
 import { STAGES } from "./stages.js";
+import { TraceLines } from "./trace-lines.js";
 import { UsageError } from "./usage-error.js";
 
 /** Exit statuses of the `crawl` command. */
@@ -64,6 +68,14 @@ export async function main(argv: readonly string[]): Promise<number> {
   }
 }
 
+/** What watches a crawl's trace: the `--trace` lines and the `--timeline` panels. */
+interface Watchers {
+  /** Where `--trace` lines go, or null. */
+  lines: TraceLines | null;
+  /** One panel per stage run, filled when `--timeline` is given; null otherwise. */
+  panels: TimelinePanel[] | null;
+}
+
 /** Starts the demo site if asked, runs the stage or stages, prints, and cleans up. */
 async function runCommand(commandLine: CommandLine): Promise<number> {
   const jsonToStdout = commandLine.json === "-";
@@ -79,6 +91,10 @@ async function runCommand(commandLine: CommandLine): Promise<number> {
   );
   interrupt.listen();
   let demo: SyntheticSite | null = null;
+  const watchers: Watchers = {
+    lines: commandLine.trace === null ? null : new TraceLines(commandLine.trace, printer),
+    panels: commandLine.timeline === null ? null : [],
+  };
   try {
     if (commandLine.demo) demo = await startDemoSite();
     const roots = demo === null ? commandLine.roots : [demo.url];
@@ -90,11 +106,18 @@ async function runCommand(commandLine: CommandLine): Promise<number> {
       if (interrupt.interrupted && runs.length > 0) break;
       // The server's own count of requests in flight, per stage.
       demo?.site.resetCounters();
-      const run = await runStage(stage, roots, commandLine, printer, interrupt.signal);
+      const run = await runStage(stage, roots, commandLine, printer, interrupt.signal, watchers);
       runs.push({ ...run, serverPeak: demo === null ? null : demo.site.peakRequestsInFlight });
     }
-    return await finish(commandLine, runs, printer, interrupt.interrupted);
+    let status = await finish(commandLine, runs, printer, interrupt.interrupted);
+    if (commandLine.timeline !== null && watchers.panels !== null) {
+      const written = await writeTimeline(commandLine.timeline, watchers.panels, printer);
+      if (!written && status === EXIT.ok) status = EXIT.failed;
+    }
+    const traceWritten = (await watchers.lines?.close()) ?? true;
+    return !traceWritten && status === EXIT.ok ? EXIT.failed : status;
   } finally {
+    await watchers.lines?.close(); // Closes once: after an exception, this is the first call.
     interrupt.dispose();
     await demo?.close();
   }
@@ -107,12 +130,15 @@ async function runStage(
   commandLine: CommandLine,
   printer: Printer,
   signal: AbortSignal,
+  watchers: Watchers,
 ): Promise<Omit<StageRun, "serverPeak">> {
   const counters = new CrawlCounters(Date.now());
   const progress = new ProgressLine(process.stderr, counters, stage);
   printer.progress = progress;
   const prefix = commandLine.compare ? `${stage}: ` : "";
   const verbosity = commandLine.verbosity;
+  const { lines } = watchers;
+  const events: TraceEvent[] | null = watchers.panels === null ? null : [];
 
   function onRecord(record: FetchStatistic): void {
     counters.onRecord(record);
@@ -122,12 +148,18 @@ async function runStage(
   function trace(event: TraceEvent): void {
     counters.onTrace(event);
     if (verbosity >= 3 && event.type === "fetch-end") printer.print(`${prefix}${attemptLine(event)}\n`);
+    lines?.write(event);
+    events?.push(event);
     progress.update();
   }
 
   const options: CrawlOptions = { ...commandLine.crawlOptions, onRecord, signal };
   // Tracing costs a little, so it is asked for only when something shows it.
-  if (progress.enabled || commandLine.compare || verbosity >= 3) options.trace = trace;
+  const watched = lines !== null || events !== null;
+  if (progress.enabled || commandLine.compare || verbosity >= 3 || watched) options.trace = trace;
+  if (events !== null) {
+    watchers.panels?.push({ stage, events, maxTasks: resolveOptions(commandLine.crawlOptions).maxTasks });
+  }
   try {
     const result = await STAGES[stage](roots, options);
     return { stage, result, peakInFlight: counters.peakInFlight };
@@ -184,6 +216,22 @@ function jsonDocument(
   });
   if (compare) return { identical: identical && !interrupted, stages: results };
   return results[0];
+}
+
+/** Writes the `--timeline` page; false, after a message, when the file cannot be written. */
+async function writeTimeline(destination: string, panels: readonly TimelinePanel[], printer: Printer): Promise<boolean> {
+  const title = `Crawl timeline: ${panels.map(stageOf).join(", ")}`;
+  try {
+    await writeFile(destination, timelinePage(panels, title));
+    return true;
+  } catch (error) {
+    printer.warn(`crawl: cannot write ${destination}: ${error instanceof Error ? error.message : String(error)}\n`);
+    return false;
+  }
+}
+
+function stageOf(panel: TimelinePanel): string {
+  return panel.stage;
 }
 
 /** Writes the JSON to stdout (`-`) or a file; false, after a message, when the file cannot be written. */

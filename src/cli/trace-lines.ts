@@ -1,0 +1,118 @@
+/**
+ * `crawl --trace`: each trace event as one readable line, so a learner can
+ * follow one URL through fetch-start → connect → send → read* → fetch-end,
+ * and see between those lines what the stage's loop was doing.
+ *
+ * @module
+ */
+import { createWriteStream } from "node:fs";
+import type { WriteStream } from "node:fs";
+import type { TraceEvent } from "../shared/trace.js";
+import type { Printer } from "./printer.js";
+
+/**
+ * Formats one event: the time, the stage, the event's name, then its fields
+ * in words.
+ *
+ * @example
+ * ```text
+ *     22.4ms  callbacks   dispatch connected http://127.0.0.1:8080/ socket#1
+ *     50.7ms  callbacks   fetch-start http://127.0.0.1:8080/p/1 slot 0 try 1 queued 5 in-flight 1
+ * ```
+ */
+export function traceLine(event: TraceEvent): string {
+  return `${event.t.toFixed(1).padStart(9)}ms  ${event.stage.padEnd(10)}  ${event.type} ${details(event)}`;
+}
+
+/** The words after the event's name. */
+function details(event: TraceEvent): string {
+  switch (event.type) {
+    case "fetch-start":
+      return `${event.url} slot ${event.slot} try ${event.attempt} ${counters(event)}`;
+    case "fetch-end": {
+      const outcome = event.error ?? String(event.status);
+      return `${event.url} slot ${event.slot} try ${event.attempt} ${outcome} ${counters(event)}`;
+    }
+    case "connect":
+    case "send":
+    case "first-byte":
+      return `${event.url} slot ${event.slot}`;
+    case "read":
+      return `${event.url} slot ${event.slot} ${event.bytes} bytes`;
+    case "select":
+      return `${event.ready} ready`;
+    case "dispatch":
+      return `${event.callback} ${event.url ?? "-"} socket#${event.socket}`;
+    case "timer":
+      return event.callback === "" ? "(anonymous)" : event.callback;
+    case "step":
+      return `task#${event.task} ${event.coroutine} ${event.yielded === null ? "returned" : `yielded ${event.yielded}`}`;
+    case "resolve":
+      return `future#${event.future} ${event.label}`;
+    case "cancel":
+      return `task#${event.task}`;
+    case "take":
+    case "resume":
+    case "done":
+      return `worker ${event.worker} ${event.url}`;
+    case "await":
+      return `worker ${event.worker} ${event.what} ${event.url}`;
+  }
+}
+
+function counters(event: { queued: number; unfinished: number; inFlight: number }): string {
+  return `queued ${event.queued} unfinished ${event.unfinished} in-flight ${event.inFlight}`;
+}
+
+/**
+ * Where `crawl --trace` sends its lines: stderr (through the {@link Printer},
+ * so the progress line stays readable) or a file, written as a stream.
+ */
+export class TraceLines {
+  private readonly file: WriteStream | null;
+  private failure: Error | null = null;
+  private closing: Promise<boolean> | null = null;
+
+  constructor(
+    /** The file to write, or `-` for stderr. */
+    readonly destination: string,
+    private readonly printer: Printer,
+  ) {
+    if (destination === "-") {
+      this.file = null;
+      return;
+    }
+    this.file = createWriteStream(destination);
+    const lines = this;
+    this.file.on("error", function writeFailed(error: Error) {
+      lines.failure ??= error;
+    });
+  }
+
+  /** Writes the line for `event`. */
+  write(event: TraceEvent): void {
+    if (this.file === null) this.printer.warn(`${traceLine(event)}\n`);
+    else if (this.failure === null) this.file.write(`${traceLine(event)}\n`);
+  }
+
+  /**
+   * Flushes and closes the file; false, after a message, when it could not be
+   * written. Later calls return the first call's answer.
+   */
+  close(): Promise<boolean> {
+    this.closing ??= this.finish();
+    return this.closing;
+  }
+
+  private async finish(): Promise<boolean> {
+    const file = this.file;
+    if (file === null) return true;
+    await new Promise<void>(function ended(resolve) {
+      if (file.closed) resolve();
+      else file.end(resolve);
+    });
+    if (this.failure === null) return true;
+    this.printer.warn(`crawl: cannot write ${this.destination}: ${this.failure.message}\n`);
+    return false;
+  }
+}
