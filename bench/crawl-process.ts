@@ -24,6 +24,8 @@ export interface RunResult {
   cpuMs: number;
   pagesPerSecond: number;
   peakRssBytes: number;
+  /** The most V8 heap in use, sampled every 100 ms. */
+  peakHeapBytes: number;
   /** Wall time over the site's lower bound (null when the bound is 0: no delay). */
   boundRatio: number | null;
   traceEvents: number;
@@ -60,7 +62,7 @@ export async function runCrawl(
     });
   } catch (error) {
     const failure = `crawl process failed: ${error instanceof Error ? error.message : String(error)}`;
-    return { pages: 0, expectedPages, failure, wallMs: 0, cpuMs: 0, pagesPerSecond: 0, peakRssBytes: 0, boundRatio: null, traceEvents: 0 };
+    return { pages: 0, expectedPages, failure, wallMs: 0, cpuMs: 0, pagesPerSecond: 0, peakRssBytes: 0, peakHeapBytes: 0, boundRatio: null, traceEvents: 0 };
   }
   const report = JSON.parse(stdout) as CrawlReport; // the one line crawl-child.ts prints
   const pages = report.records.length;
@@ -72,6 +74,7 @@ export async function runCrawl(
     cpuMs: report.cpuMs,
     pagesPerSecond: (pages * 1000) / report.wallMs,
     peakRssBytes: report.peakRssBytes,
+    peakHeapBytes: report.peakHeapBytes,
     boundRatio: site.bound > 0 ? report.wallMs / site.bound : null,
     traceEvents: report.traceEvents,
   };

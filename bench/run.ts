@@ -60,7 +60,7 @@ function log(message: string): void {
 function describeRun(run: RunResult): string {
   if (run.failure !== null) return `FAILED (${run.failure})`;
   const ratio = run.boundRatio === null ? "" : `, ${run.boundRatio.toFixed(2)} × bound`;
-  return `${run.pages} pages in ${run.wallMs.toFixed(0)} ms (CPU ${run.cpuMs.toFixed(0)} ms), ${run.pagesPerSecond.toFixed(0)}/s, ${(run.peakRssBytes / 1e6).toFixed(0)} MB${ratio}`;
+  return `${run.pages} pages in ${run.wallMs.toFixed(0)} ms (CPU ${run.cpuMs.toFixed(0)} ms), ${run.pagesPerSecond.toFixed(0)}/s, ${(run.peakRssBytes / 1e6).toFixed(0)} MB RSS (heap ${(run.peakHeapBytes / 1e6).toFixed(0)} MB)${ratio}`;
 }
 
 /** Crawls one scenario's site with every stage, `runs` times, the stages taking turns. */

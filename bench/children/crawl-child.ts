@@ -31,6 +31,8 @@ export interface CrawlReport {
   cpuMs: number;
   /** Peak resident set size of this process, in bytes. */
   peakRssBytes: number;
+  /** The most heap in use at any 100 ms sample (V8 heap, without Buffers and sockets' native memory), in bytes. */
+  peakHeapBytes: number;
   /** Trace events received (0 without `trace`). */
   traceEvents: number;
 }
@@ -43,13 +45,21 @@ function countEvent(_event: TraceEvent): void {
 }
 const options: CrawlOptions = { maxTasks: request.maxTasks, ...(request.trace ? { trace: countEvent } : {}) };
 
+let peakHeapBytes = 0;
+function sampleHeap(): void {
+  peakHeapBytes = Math.max(peakHeapBytes, process.memoryUsage().heapUsed);
+}
+const sampler = setInterval(sampleHeap, 100);
+
 const start = performance.now();
 const cpuBefore = process.cpuUsage();
 const result = await crawl(request.url, options);
 const wallMs = performance.now() - start;
 const cpu = process.cpuUsage(cpuBefore);
 const peakRssBytes = process.resourceUsage().maxRSS * 1024; // maxRSS is in KiB
+sampleHeap();
+clearInterval(sampler);
 
 const cpuMs = (cpu.user + cpu.system) / 1000;
-const report: CrawlReport = { records: result.records, todo: result.todo, wallMs, cpuMs, peakRssBytes, traceEvents };
+const report: CrawlReport = { records: result.records, todo: result.todo, wallMs, cpuMs, peakRssBytes, peakHeapBytes, traceEvents };
 process.stdout.write(`${JSON.stringify(report)}\n`);
