@@ -12,7 +12,7 @@ import { writeFile } from "node:fs/promises";
 import type { FetchStatistic } from "../shared/fetch-statistic.js";
 import { resolveOptions } from "../shared/options.js";
 import type { CrawlOptions } from "../shared/options.js";
-import { report } from "../shared/report.js";
+import { report, urlLine } from "../shared/report.js";
 import type { StageName, TraceEvent } from "../shared/trace.js";
 import { startDemoSite } from "../site/index.js";
 import type { SyntheticSite } from "../site/index.js";
@@ -26,7 +26,7 @@ import { CrawlCounters } from "./crawl-counters.js";
 import { Interrupt } from "./interrupt.js";
 import { Printer } from "./printer.js";
 import { ProgressLine } from "./progress-line.js";
-import { attemptLine, recordLine } from "./record-line.js";
+import { attemptLine } from "./record-line.js";
 import { resultJson } from "./result-json.js";
 import type { ComparisonJson, CrawlResultJson } from "./result-json.js";
 import { STAGES } from "./stages.js";
@@ -142,7 +142,7 @@ async function runStage(
 
   function onRecord(record: FetchStatistic): void {
     counters.onRecord(record);
-    if (verbosity >= 2) printer.print(`${prefix}${recordLine(record)}\n`);
+    if (verbosity >= 2) printer.print(`${prefix}${urlLine(record)}\n`);
     progress.update();
   }
   function trace(event: TraceEvent): void {

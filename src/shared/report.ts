@@ -86,8 +86,12 @@ function byUrl(a: FetchStatistic, b: FetchStatistic): number {
   return a.url < b.url ? -1 : 1;
 }
 
-/** The line for one record (the chapter's `url_report`). */
-function urlLine(record: FetchStatistic): string {
+/**
+ * The line for one record (the chapter's `url_report`):
+ * `url status contentType encoding size numNewUrls/numUrls` for a page,
+ * `url status -> nextUrl` for a redirect, `url error Name` for a failure.
+ */
+export function urlLine(record: FetchStatistic): string {
   if (record.error !== null) return `${record.url} error ${record.error}`;
   if (record.nextUrl !== null) return `${record.url} ${shown(record.status)} -> ${record.nextUrl}`;
   return [
