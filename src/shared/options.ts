@@ -40,18 +40,29 @@ export interface CrawlOptions {
 
 /** The options in force during a crawl: every field filled in. */
 export interface ResolvedCrawlOptions {
+  /** Redirects that may still be followed from a root or a link. */
   maxRedirect: number;
+  /** Attempts per URL while the error is a network error. */
   maxTries: number;
+  /** Fetches in flight at once: workers, or stage 1's slots. */
   maxTasks: number;
+  /** URLs matching it are not crawled (roots excepted); null: none excluded. */
   exclude: RegExp | null;
+  /** True: hosts must equal a root host (modulo `www.`); false: the last two labels must match. */
   strict: boolean;
+  /** Milliseconds one attempt may take: connecting and the whole response. */
   timeoutMs: number;
-  /** `Infinity` when there is no limit (JSON shows it as null). */
+  /** URLs taken from the queue at most; `Infinity` when there is no limit (JSON shows it as null). */
   maxPages: number;
+  /** The longest body accepted, on the wire and decoded. */
   maxBodyBytes: number;
+  /** Sent as the `User-Agent` header. */
   userAgent: string;
+  /** Called with each record as it is made; null: nobody listens. */
   onRecord: ((record: FetchStatistic) => void) | null;
+  /** Aborting it stops the crawl early; null: the crawl runs to its end. */
   signal: AbortSignal | null;
+  /** Called with each trace event; null: no tracing. */
   trace: ((event: TraceEvent) => void) | null;
 }
 
