@@ -94,7 +94,8 @@ export function fetchAttempts(events: readonly TraceEvent[]): FetchAttempt[] {
 export function inFlightSeries(attempts: readonly FetchAttempt[]): StepSeries {
   const changes: Array<[number, number]> = [];
   for (const attempt of attempts) {
-    changes.push([attempt.start, 1], [attempt.end, -1]);
+    // An attempt that ends as it starts (an unfinished one at the trace's end) is never in flight.
+    if (attempt.end > attempt.start) changes.push([attempt.start, 1], [attempt.end, -1]);
   }
   // At equal times, ends before starts: a slot handed on is not two fetches.
   changes.sort(function byTimeEndsFirst(a, b) {
