@@ -98,6 +98,7 @@ async function benchScenario(scenario: Scenario): Promise<ScenarioResult> {
 
 log("bench: compiling the crawlers for the child processes…");
 buildChildren();
+const machine = describeMachine();
 const startedAt = new Date().toISOString();
 const scenarioResults: ScenarioResult[] = [];
 for (const scenario of scenarios) scenarioResults.push(await benchScenario(scenario));
@@ -111,7 +112,7 @@ if (!values["no-memory"]) {
 }
 
 const results: BenchResults = {
-  machine: describeMachine(),
+  machine,
   startedAt,
   quick,
   runsPerStage: runs,

@@ -23,7 +23,8 @@ export function markdownReport(results: BenchResults): string {
     `# Benchmark results${results.quick ? " (quick mode: small sites, not comparable to the targets)" : ""}`,
     "",
     `${machine.cores} cores (${machine.cpuModel}), ${(machine.totalMemoryBytes / 2 ** 30).toFixed(1)} GiB, ` +
-      `Node ${machine.node}, ${machine.platform}; the site runs in its own process on the same cores. ` +
+      `Node ${machine.node}, ${machine.platform}, load average ${machine.loadAverage.toFixed(1)} at the start; ` +
+      "the site runs in its own process on the same cores. " +
       `${results.runsPerStage} run(s) per stage and scenario, each crawl in a fresh process: median [min–max]. ` +
       `Measured ${results.startedAt}.`,
     "",
