@@ -91,7 +91,7 @@ export class Crawler {
    * Runs the crawl until all work is done (or `maxPages`, or the signal),
    * and returns the result. Run it in a Task: `loop.runUntilComplete(crawler.crawl())`.
    *
-   * @throws {@link InvalidStateError} when called a second time: a Crawler crawls once.
+   * @throws {@link shared!InvalidStateError} when called a second time: a Crawler crawls once.
    */
   *crawl(): Coroutine<CrawlResult> {
     if (this.started) throw new InvalidStateError("This Crawler has already crawled; make a new one");

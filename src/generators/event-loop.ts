@@ -1,6 +1,6 @@
 /**
  * Stage 2's event loop: ready callbacks, a heap of timers, and the shared
- * {@link Selector} for socket readiness.
+ * {@link shared!Selector} for socket readiness.
  *
  * @module
  */
@@ -122,7 +122,7 @@ export class EventLoop {
    * loop by hand; between two calls Node must get a turn (an `await`) for
    * socket events to arrive.
    *
-   * @throws {@link InvalidStateError} if `runForever()` is driving the loop,
+   * @throws {@link shared!InvalidStateError} if `runForever()` is driving the loop,
    * or an iteration is already running.
    * @throws the first exception a callback threw (the other callbacks still ran).
    */
@@ -135,7 +135,7 @@ export class EventLoop {
    * Starts running iterations, one per Node macrotask, until
    * {@link EventLoop.stop} is called. Returns at once: JavaScript cannot block.
    *
-   * @throws {@link InvalidStateError} if the loop is already running or closed.
+   * @throws {@link shared!InvalidStateError} if the loop is already running or closed.
    */
   runForever(): void {
     if (this.closed) throw new InvalidStateError("The event loop is closed");
@@ -182,7 +182,7 @@ export class EventLoop {
    * Drops every callback and timer and closes the selector. Closing sockets is
    * their owners' job, as it is in Python.
    *
-   * @throws {@link InvalidStateError} while the loop is running.
+   * @throws {@link shared!InvalidStateError} while the loop is running.
    */
   close(): void {
     if (this.running) throw new InvalidStateError("Cannot close a running event loop");

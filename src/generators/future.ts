@@ -92,8 +92,8 @@ export class Future<T> {
    * The result.
    *
    * @throws the Future's exception, if it has one.
-   * @throws {@link CancelledError} if it was cancelled.
-   * @throws {@link InvalidStateError} if it is still pending.
+   * @throws {@link shared!CancelledError} if it was cancelled.
+   * @throws {@link shared!InvalidStateError} if it is still pending.
    */
   result(): T {
     if (this.state === "pending") throw new InvalidStateError("Result is not ready: the Future is pending");
@@ -105,8 +105,8 @@ export class Future<T> {
   /**
    * The exception the Future failed with, or null if it has a result.
    *
-   * @throws {@link CancelledError} if it was cancelled.
-   * @throws {@link InvalidStateError} if it is still pending.
+   * @throws {@link shared!CancelledError} if it was cancelled.
+   * @throws {@link shared!InvalidStateError} if it is still pending.
    */
   exception(): unknown {
     if (this.state === "pending") throw new InvalidStateError("Exception is not set: the Future is pending");
@@ -117,7 +117,7 @@ export class Future<T> {
   /**
    * Resolves the Future with `value` and schedules its done callbacks.
    *
-   * @throws {@link InvalidStateError} if the Future is already done.
+   * @throws {@link shared!InvalidStateError} if the Future is already done.
    */
   setResult(value: T): void {
     this.settle("setResult()");
@@ -129,7 +129,7 @@ export class Future<T> {
   /**
    * Fails the Future with `error`: `result()` and `yield*` will throw it.
    *
-   * @throws {@link InvalidStateError} if the Future is already done.
+   * @throws {@link shared!InvalidStateError} if the Future is already done.
    */
   setException(error: unknown): void {
     this.settle("setException()");
@@ -141,7 +141,7 @@ export class Future<T> {
 
   /**
    * Cancels the Future if it is pending and schedules its done callbacks; a
-   * coroutine waiting on it gets a {@link CancelledError} at its `yield*`.
+   * coroutine waiting on it gets a {@link shared!CancelledError} at its `yield*`.
    *
    * @returns false if the Future was already done, else true.
    */

@@ -11,7 +11,7 @@
  * exceptions come back up that call chain with a useful stack. The state of
  * a fetch lives in its locals: no Fetcher class. The {@link EventLoop} is
  * the one from stage 1, grown up: ready callbacks, a heap of timers, and
- * the shared {@link Selector} (`src/shared/selector.ts`).
+ * the shared {@link shared!Selector} (`src/shared/selector.ts`).
  *
  * Read in this order: `future.ts` (a result to wait for; `yield*` on it),
  * `task.ts` (the driver: step, wake up, cancel by throwing in),

@@ -18,7 +18,7 @@ import { runningLoopOrNull } from "./running-loop.js";
  * which steps again. Between two steps the coroutine is a paused frame holding
  * its own locals; that is all a "suspended Task" costs.
  *
- * `cancel()` throws a {@link CancelledError} into the coroutine at the
+ * `cancel()` throws a {@link shared!CancelledError} into the coroutine at the
  * `yield*` where it is paused (on the loop's next turn, never in the middle of
  * someone else's step), so its `try`/`finally` blocks run and it can undo
  * its selector registrations. If the coroutine lets the error through, the
@@ -77,7 +77,7 @@ export class Task<T> extends Future<T> {
 
   /**
    * Asks the coroutine to stop: on the loop's next turn, a
-   * {@link CancelledError} is thrown in at its paused `yield*`.
+   * {@link shared!CancelledError} is thrown in at its paused `yield*`.
    *
    * @returns false if the Task is already done, else true.
    */

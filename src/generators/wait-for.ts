@@ -17,7 +17,7 @@ import { Task } from "./task.js";
  * cancelled), `waitFor` does not return before the inner Task is done and its
  * timer is cancelled, so it leaves nothing running behind.
  *
- * @throws {@link FetchFailure} of kind `Timeout` when the time is up (the
+ * @throws {@link shared!FetchFailure} of kind `Timeout` when the time is up (the
  * record's error name; JavaScript has no built-in `TimeoutError` class).
  * @throws whatever `coro` throws.
  * @remarks asyncio `wait_for` raises `TimeoutError` and, like this one, waits
