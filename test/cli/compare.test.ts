@@ -48,11 +48,17 @@ describe("firstDifference", () => {
     expect(difference).toMatch(/callbacks and asyncawait differ at http:\/\/h\/d:\n {2}callbacks: +\(no record\)/);
   });
 
-  it("reports a different sum of numNewUrls", () => {
+  it("reports a different sum of numNewUrls on a crawl without redirects", () => {
     const fewer = pageRecord("http://h/a", html, 2, 1);
     expect(firstDifference([run("callbacks", [a, b]), run("generators", [fewer, b])])).toBe(
       "callbacks and generators differ in the sum of numNewUrls: 2 and 1",
     );
+  });
+
+  it("accepts a different sum of numNewUrls when a redirect may have queued the URL first", () => {
+    // /c redirects to /a's link target in one stage before /a's page is read, in the other after.
+    const fewer = pageRecord("http://h/a", html, 2, 1);
+    expect(firstDifference([run("callbacks", [a, b, c]), run("generators", [fewer, b, c])])).toBeNull();
   });
 });
 
