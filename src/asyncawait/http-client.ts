@@ -39,7 +39,7 @@ export interface HttpObserver {
  *
  * `get(url, signal)` dispatches one `GET` on undici's `Agent`, which keeps up
  * to `connections` sockets per host open between requests. A small handler
- * object ({@link ResponseCollector}) collects the response as undici parses
+ * object (`ResponseCollector`, below) collects the response as undici parses
  * it: it fails the request as soon as the body passes `maxBodyBytes` (before
  * reading it, when `Content-Length` says so), gives up when `timeoutMs` runs
  * out, and turns every failure into a {@link FetchFailure} whose `kind` is the

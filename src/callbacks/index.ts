@@ -2,7 +2,7 @@
  * Stage 1: the crawler written with callbacks, on a hand-made event loop.
  *
  * This is the chapter's first way to wait for many sockets at once: each
- * socket is non-blocking, a {@link Selector} (`src/shared/selector.ts`) says
+ * socket is non-blocking, a {@link shared!Selector} (`src/shared/selector.ts`) says
  * which ones are ready, and the {@link EventLoop} calls the callback that was
  * registered for each. A fetch is a chain of callbacks (`fetch` → `connected`
  * → `readResponse`) and its state lives on a {@link Fetcher} object, because
