@@ -41,6 +41,19 @@ export function markdownReport(results: BenchResults): string {
     "Lower bound = max(pages × delay / maxTasks, (BFS depth + 1) × delay), computed by the site; " +
       "CPU is the crawler process's user + system time during the crawl: a check on wall times taken while " +
       "other work shared the machine. A run that misses or gets a page wrong is a failure and is left out of the figures.",
+  );
+  if (results.memory.length > 0) lines.push(...memorySection(results));
+  const traced = traceRows(results.scenarios);
+  if (traced.length > 0) {
+    lines.push("", "## Cost of tracing (S1 with a `trace` callback that counts events)", "");
+    lines.push("| stage | pages/s untraced | pages/s traced | events per page | slowdown |", "|---|---|---|---|---|");
+    lines.push(...traced);
+  }
+  return `${lines.join("\n")}\n`;
+}
+
+function memorySection(results: BenchResults): string[] {
+  const lines = [
     "",
     "## Memory per waiting unit",
     "",
@@ -50,7 +63,7 @@ export function markdownReport(results: BenchResults): string {
     "",
     "| stage | waiting unit | heap per unit | target | vs a thread | vs a Python coroutine |",
     "|---|---|---|---|---|---|",
-  );
+  ];
   for (const report of results.memory) lines.push(memoryRow(report, results.quick));
   const callbacks = results.memory.find(function isCallbacks(report) {
     return report.stage === "callbacks";
@@ -62,13 +75,7 @@ export function markdownReport(results: BenchResults): string {
         `the file-descriptor limit); each such socket adds ${kb(callbacks.socketBytes)} of heap, not counted above.`,
     );
   }
-  const traced = traceRows(results.scenarios);
-  if (traced.length > 0) {
-    lines.push("", "## Cost of tracing (S1 with a `trace` callback that counts events)", "");
-    lines.push("| stage | pages/s untraced | pages/s traced | events per page | slowdown |", "|---|---|---|---|---|");
-    lines.push(...traced);
-  }
-  return `${lines.join("\n")}\n`;
+  return lines;
 }
 
 function crawlRow(scenario: ScenarioResult, entry: StageOnScenario, quick: boolean): string {
