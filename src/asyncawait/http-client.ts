@@ -64,8 +64,22 @@ export interface HttpObserver {
 export class HttpClient {
   private readonly agent: Agent;
   private readonly headers: Record<string, string>;
+  /**
+   * The requests in flight, by the signal each was given. The client listens
+   * once per signal, not once per request: the crawler gives every request
+   * the same signal, and `addEventListener` scans the listeners already on
+   * the target, so with 10,000 requests in flight and a listener each, every
+   * `get()` cost 10,000 steps.
+   */
+  private readonly watches = new Map<AbortSignal, SignalWatch>();
+  /** What each request calls when it settles: stop watching its signal for it. */
+  private readonly requestSettled: (collector: ResponseCollector) => void;
 
   constructor(private readonly options: HttpClientOptions) {
+    const client = this;
+    this.requestSettled = function requestSettled(collector: ResponseCollector): void {
+      client.unwatch(collector);
+    };
     this.headers = requestHeaders(options.userAgent);
     this.agent = new Agent({
       connections: options.connections,
@@ -90,9 +104,11 @@ export class HttpClient {
   get(url: string, signal?: AbortSignal, observer?: HttpObserver): Promise<HttpResponse> {
     if (signal?.aborted === true) return Promise.reject(signal.reason);
     const target = new URL(url);
-    const { agent, headers, options } = this;
+    const client = this;
+    const { agent, headers, options, requestSettled } = this;
     return new Promise<HttpResponse>(function sendRequest(resolve, reject) {
-      const collector = new ResponseCollector(resolve, reject, options, signal ?? null, observer ?? null);
+      const collector = new ResponseCollector(resolve, reject, options, signal ?? null, observer ?? null, requestSettled);
+      if (signal !== undefined) client.watch(signal, collector);
       agent.dispatch({ origin: target.origin, path: target.pathname + target.search, method: "GET", headers }, collector);
     });
   }
@@ -101,6 +117,41 @@ export class HttpClient {
   async close(): Promise<void> {
     await this.agent.destroy(new CancelledError("the HTTP client was closed"));
   }
+
+  /** Fails `collector` with the signal's reason if `signal` aborts before the request settles. */
+  private watch(signal: AbortSignal, collector: ResponseCollector): void {
+    const watch = this.watches.get(signal);
+    if (watch !== undefined) {
+      watch.collectors.add(collector);
+      return;
+    }
+    const watches = this.watches;
+    const collectors = new Set([collector]);
+    const onAbort = function requestsAborted(): void {
+      watches.delete(signal);
+      for (const inFlight of collectors) inFlight.fail(signal.reason);
+    };
+    watches.set(signal, { collectors, onAbort });
+    signal.addEventListener("abort", onAbort, { once: true });
+  }
+
+  /** The request settled: its signal no longer concerns it, and when no request has that signal, the listener goes. */
+  private unwatch(collector: ResponseCollector): void {
+    const { signal } = collector;
+    const watch = signal === null ? undefined : this.watches.get(signal);
+    if (signal === null || watch === undefined) return;
+    watch.collectors.delete(collector);
+    if (watch.collectors.size === 0) {
+      this.watches.delete(signal);
+      signal.removeEventListener("abort", watch.onAbort);
+    }
+  }
+}
+
+/** The requests in flight with one signal, and the client's one listener on that signal. */
+interface SignalWatch {
+  collectors: Set<ResponseCollector>;
+  onAbort: () => void;
 }
 
 /**
@@ -122,25 +173,20 @@ class ResponseCollector implements Dispatcher.DispatchHandler {
   private readonly chunks: Uint8Array[] = [];
   private received = 0;
   private readonly timer: NodeJS.Timeout;
-  private readonly onAbort: (() => void) | null = null;
 
   constructor(
     private readonly resolve: (response: HttpResponse) => void,
     private readonly reject: (reason: unknown) => void,
     private readonly options: HttpClientOptions,
-    private readonly signal: AbortSignal | null,
+    /** The signal that abandons this request; the {@link HttpClient} watches it. */
+    readonly signal: AbortSignal | null,
     private readonly observer: HttpObserver | null,
+    private readonly onSettled: (collector: ResponseCollector) => void,
   ) {
     const collector = this;
     this.timer = setTimeout(function attemptTimedOut() {
       collector.fail(new FetchFailure("Timeout", `No complete response within ${options.timeoutMs} ms`));
     }, options.timeoutMs);
-    if (signal !== null) {
-      this.onAbort = function crawlAborted() {
-        collector.fail(signal.reason);
-      };
-      signal.addEventListener("abort", this.onAbort, { once: true });
-    }
   }
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
@@ -192,7 +238,7 @@ class ResponseCollector implements Dispatcher.DispatchHandler {
   }
 
   /** Settles with `reason` and aborts the request, which closes its connection. */
-  private fail(reason: unknown): void {
+  fail(reason: unknown): void {
     if (!this.settle()) return;
     this.reject(reason);
     if (this.controller !== null) {
@@ -200,12 +246,12 @@ class ResponseCollector implements Dispatcher.DispatchHandler {
     }
   }
 
-  /** Marks the request settled and drops its timer and abort listener; false if it already was. */
+  /** Marks the request settled, drops its timer and tells the client; false if it already was. */
   private settle(): boolean {
     if (this.settled) return false;
     this.settled = true;
     clearTimeout(this.timer);
-    if (this.signal !== null && this.onAbort !== null) this.signal.removeEventListener("abort", this.onAbort);
+    this.onSettled(this);
     return true;
   }
 
