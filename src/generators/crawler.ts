@@ -167,6 +167,7 @@ export class Crawler {
         error = errorName(caught);
         this.traceFetch(loop, { type: "fetch-end", url, slot, attempt: tries, status: null, error });
         if (!isRetryable(error)) break;
+        if (this.stopped) return; // Aborted meanwhile: no more attempts, and, as for any fetch cut short, no record.
       }
     }
     if (response === null) {

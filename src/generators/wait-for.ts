@@ -7,6 +7,7 @@ import { CancelledError, FetchFailure } from "../shared/errors.js";
 import type { Coroutine } from "./future.js";
 import { getRunningLoop } from "./running-loop.js";
 import { Task } from "./task.js";
+import { cancelAndWait, waitDone } from "./wait-done.js";
 
 /**
  * Runs `coro` in a Task of its own and returns its result, unless
@@ -20,8 +21,15 @@ import { Task } from "./task.js";
  * @throws {@link shared!FetchFailure} of kind `Timeout` when the time is up (the
  * record's error name; JavaScript has no built-in `TimeoutError` class).
  * @throws whatever `coro` throws.
+ * A Timeout is only ever the inner Task's own cancellation: if our Task is
+ * cancelled, even in the same turn as the timer fires, `waitFor` ends
+ * cancelled (see {@link waitDone}), so a crawl that is stopped does not
+ * mistake the stop for a timeout and retry.
+ *
  * @remarks asyncio `wait_for` raises `TimeoutError` and, like this one, waits
- * for the cancelled Task to finish.
+ * for the cancelled Task to finish; it tells the two cancellations apart by
+ * counting cancel requests (`Task.cancelling()`/`uncancel()`), we by where the
+ * CancelledError is thrown.
  * @see asyncio `wait_for` (Lib/asyncio/tasks.py)
  */
 export function* waitFor<T>(coro: Coroutine<T>, timeoutMs: number): Coroutine<T> {
@@ -33,22 +41,23 @@ export function* waitFor<T>(coro: Coroutine<T>, timeoutMs: number): Coroutine<T>
     inner.cancel();
   });
   try {
-    return yield* inner;
+    yield* waitDone(inner);
   } catch (error) {
+    // Only a cancel of our own Task is thrown in at that yield, perhaps just
+    // after the timer fired: take the inner Task down, wait until it is, and
+    // end cancelled, not timed out.
+    timer.cancel();
+    yield* cancelAndWait([inner]);
+    throw error;
+  }
+  timer.cancel();
+  try {
+    return inner.result(); // Its value, or what its coroutine threw.
+  } catch (error) {
+    // The inner Task really ended cancelled, and only our timer cancels it.
     if (timedOut && error instanceof CancelledError) {
       throw new FetchFailure("Timeout", `No result after ${timeoutMs} ms`, { cause: error });
     }
     throw error;
-  } finally {
-    timer.cancel();
-    if (!inner.done()) {
-      // We were cancelled ourselves: take the inner Task down, and wait until it is.
-      inner.cancel();
-      try {
-        yield* inner;
-      } catch {
-        // Its outcome no longer matters; ours is already decided.
-      }
-    }
   }
 }

@@ -94,6 +94,25 @@ describe("Crawler", () => {
     await new Promise(setImmediate);
     loop.close();
   });
+  it("makes no more attempts when the signal aborts in the turn an attempt times out", async () => {
+    site.addFault("/", { kind: "silent" });
+    const controller = new AbortController();
+    let attempts = 0;
+    const crawler = new Crawler(site.url, {
+      maxTries: 3,
+      timeoutMs: 20,
+      signal: controller.signal,
+      trace(event) {
+        if (event.type === "fetch-start") attempts += 1;
+        if (event.type === "timer" && event.callback === "timeIsUp") controller.abort();
+      },
+    });
+    const result = await loop.runUntilComplete(crawler.crawl());
+    expect(attempts).toBe(1);
+    expect(result.records).toEqual([]);
+    expect(result.todo).toBe(1);
+    loop.close();
+  });
 });
 
 describe("Crawler trace", () => {

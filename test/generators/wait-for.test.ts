@@ -89,4 +89,65 @@ describe("waitFor", () => {
     expect(loop.timerCount).toBe(0);
     loop.close();
   });
+
+  it("ends cancelled, not timed out, when its caller is cancelled in the turn the timer fires", async () => {
+    const loop = new EventLoop();
+    function* stuck(): Coroutine<void> {
+      yield* new Future<void>(); // never resolved
+    }
+    function* outer(): Coroutine<void> {
+      yield* waitFor(stuck(), 5);
+    }
+    const task = new Task(outer(), loop);
+    loop.setTrace(function cancelWithTheTimer(event) {
+      if (event.type === "timer" && event.callback === "timeIsUp") task.cancel();
+    });
+    const outcome = await loop.runUntilComplete(finished(task));
+    expect(outcome).toBe("CancelledError");
+    expect(loop.timerCount).toBe(0);
+    loop.close();
+  });
+
+  it("keeps waiting for the inner coroutine, and stays cancelled, when its caller is cancelled twice", async () => {
+    const loop = new EventLoop();
+    const trail: string[] = [];
+    function* inner(): Coroutine<void> {
+      try {
+        yield* sleep(3600);
+      } finally {
+        for (let turn = 0; turn < 3; turn++) yield* sleep(0); // slow to clean up
+        trail.push("inner finally");
+      }
+    }
+    function* outer(): Coroutine<void> {
+      try {
+        yield* waitFor(inner(), 60_000);
+      } finally {
+        trail.push("outer finally");
+      }
+    }
+    function* main(): Coroutine<string> {
+      const task = new Task(outer());
+      yield* sleep(0);
+      task.cancel();
+      yield* sleep(0); // outer now waits for inner's finally
+      task.cancel();
+      return yield* finished(task);
+    }
+    expect(await loop.runUntilComplete(main())).toBe("CancelledError");
+    expect(trail).toEqual(["inner finally", "outer finally"]);
+    expect(loop.timerCount).toBe(0);
+    loop.close();
+  });
 });
+
+/** Waits for `task` and says how it ended: "result", a FetchFailure's kind, or the error's name. */
+function* finished(task: Task<void>): Coroutine<string> {
+  try {
+    yield* task;
+    return "result";
+  } catch (error) {
+    if (error instanceof FetchFailure) return error.kind;
+    return error instanceof Error ? error.name : String(error);
+  }
+}
