@@ -6,6 +6,7 @@
 import { Future, type Coroutine } from "./future.js";
 import { getRunningLoop } from "./running-loop.js";
 import { Task } from "./task.js";
+import { cancelAndWait } from "./wait-done.js";
 
 /**
  * Runs each coroutine in a Task of its own, all at once, and returns their
@@ -47,14 +48,7 @@ export function* gather<T extends unknown[]>(...coros: { [K in keyof T]: Corouti
     for (const task of tasks) results.push(task.result());
     return results as T; // The one cast: results[i] is what coros[i], a Coroutine<T[i]>, returned.
   } finally {
-    for (const task of tasks) task.cancel(); // No-op for the finished ones.
-    for (const task of tasks) {
-      if (task.done()) continue;
-      try {
-        yield* task;
-      } catch {
-        // Cancelled on our behalf; its outcome no longer matters.
-      }
-    }
+    // On a failure, or when we are cancelled: none of them is left running.
+    yield* cancelAndWait(tasks);
   }
 }

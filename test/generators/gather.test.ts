@@ -1,8 +1,10 @@
 import { describe, expect, expectTypeOf, it } from "vitest";
+import { CancelledError } from "../../src/shared/errors.js";
 import { EventLoop } from "../../src/generators/event-loop.js";
 import type { Coroutine } from "../../src/generators/future.js";
 import { gather } from "../../src/generators/gather.js";
 import { sleep } from "../../src/generators/sleep.js";
+import { Task } from "../../src/generators/task.js";
 
 describe("gather", () => {
   it("runs coroutines at once and returns their results in the order given", async () => {
@@ -52,6 +54,43 @@ describe("gather", () => {
     }
     await expect(loop.runUntilComplete(gather(slow(), fails()))).rejects.toBe(error);
     expect(trail).toEqual(["slow finally"]);
+    expect(loop.timerCount).toBe(0);
+    loop.close();
+  });
+
+  it("waits for its coroutines to finish, and stays cancelled, when its caller is cancelled twice", async () => {
+    const loop = new EventLoop();
+    const trail: string[] = [];
+    function* slowToStop(): Coroutine<void> {
+      try {
+        yield* sleep(3600);
+      } finally {
+        for (let turn = 0; turn < 3; turn++) yield* sleep(0); // slow to clean up
+        trail.push("gathered finally");
+      }
+    }
+    function* outer(): Coroutine<void> {
+      try {
+        yield* gather(slowToStop());
+      } finally {
+        trail.push("outer finally");
+      }
+    }
+    function* main(): Coroutine<boolean> {
+      const task = new Task(outer());
+      yield* sleep(0);
+      task.cancel();
+      yield* sleep(0); // outer now waits for the gathered coroutine's finally
+      task.cancel();
+      try {
+        yield* task;
+      } catch (error) {
+        if (!(error instanceof CancelledError)) throw error;
+      }
+      return task.cancelled();
+    }
+    expect(await loop.runUntilComplete(main())).toBe(true);
+    expect(trail).toEqual(["gathered finally", "outer finally"]);
     expect(loop.timerCount).toBe(0);
     loop.close();
   });
