@@ -45,7 +45,7 @@ export class Task<T> extends Future<T> {
   private waitingOn: Future<unknown> | null = null;
   /** Set by `cancel()`: the next step throws CancelledError in. */
   private mustCancel = false;
-  /** An error to throw in at the next step (a bad yield). */
+  /** An error to throw in at the next step (a bad yield), unless a cancel comes first and replaces it. */
   private pendingError: Error | null = null;
 
   /**
@@ -115,7 +115,10 @@ export class Task<T> extends Future<T> {
     let next: IteratorResult<Future<unknown>, T>;
     try {
       if (this.mustCancel) {
+        // The cancel takes the place of a pending bad-yield error, as in
+        // asyncio; left pending, it would be thrown at some unrelated yield*.
         this.mustCancel = false;
+        this.pendingError = null;
         next = this.coro.throw(new CancelledError());
       } else if (this.pendingError !== null) {
         const error = this.pendingError;

@@ -230,6 +230,33 @@ describe("Task", () => {
     expect(task.exception()).toBeInstanceOf(TypeError);
   });
 
+  it("throws only the CancelledError, not a pending bad-yield TypeError later, when cancelled after a bad yield", () => {
+    const future = new Future<string>(loop);
+    const caught: string[] = [];
+    function* coro(): Generator<unknown, string, undefined> {
+      try {
+        yield 42;
+      } catch (error) {
+        caught.push((error as Error).name);
+      }
+      try {
+        return yield* future; // an unrelated yield*: nothing is pending for it
+      } catch (error) {
+        caught.push((error as Error).name);
+        return "failed";
+      }
+    }
+    // A plain JS coroutine can yield anything; the cast stands for that.
+    const task = new Task(coro() as Coroutine<string>, loop);
+    runBriefly(loop); // the bad yield: its TypeError is pending
+    task.cancel(); // before the step that would throw it
+    runBriefly(loop);
+    future.setResult("resumed");
+    runBriefly(loop, 2);
+    expect(caught).toEqual(["CancelledError"]);
+    expect(task.result()).toBe("resumed");
+  });
+
   it("wakes a coroutine waiting on another Task when that Task finishes", () => {
     const future = new Future<string>(loop);
     function* child(): Coroutine<string> {
