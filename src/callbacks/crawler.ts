@@ -257,7 +257,7 @@ export class Crawler {
   /** The signal's abort listener: take no more URLs, close the Fetchers in flight, end the crawl. */
   private readonly aborted = (): void => {
     this.stopped = true;
-    for (const fetcher of this.running.keys()) fetcher.close();
+    for (const fetcher of this.running.keys()) fetcher.cancel(); // Its callback may be the one running now.
     this.running.clear();
     this.loop.stop();
   };
@@ -265,7 +265,7 @@ export class Crawler {
   /** An exception escaped a callback: it ends the URL of the Fetcher it came from as a `NetworkError`. */
   private readonly loopException = (error: unknown, source: ExceptionSource): void => {
     for (const fetcher of this.running.keys()) {
-      if (fetcher.timer === source || (fetcher.socket !== null && fetcher.socket === sourceSocket(source))) {
+      if (fetcher.owns(source)) {
         fetcher.close();
         this.fetched(fetcher, { response: null, error: "NetworkError" });
         return;
@@ -287,10 +287,6 @@ export class Crawler {
       options: this.options,
     });
   };
-}
-
-function sourceSocket(source: ExceptionSource): unknown {
-  return "socket" in source ? source.socket : null;
 }
 
 function doNothing(): void {}

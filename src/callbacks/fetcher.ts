@@ -10,7 +10,7 @@ import { formatGetRequest, ResponseParser } from "../shared/http.js";
 import type { HttpResponse } from "../shared/http.js";
 import { connect, EVENT_READ, EVENT_WRITE, recv, send } from "../shared/selector.js";
 import type { SelectorKey } from "../shared/selector.js";
-import type { EventLoop, IoCallback } from "./event-loop.js";
+import type { EventLoop, ExceptionSource, IoCallback } from "./event-loop.js";
 import type { TimerHandle } from "./timer-heap.js";
 
 /** The options a Fetcher needs, as `resolveOptions` fills them in. */
@@ -84,6 +84,8 @@ export class Fetcher {
   timer: TimerHandle | null = null;
   /** Bytes received in the current attempt. */
   received = 0;
+  /** Set by {@link cancel}: every callback still to come returns at once. */
+  cancelled = false;
 
   constructor(
     /** The URL to fetch (absolute, no fragment). */
@@ -97,6 +99,7 @@ export class Fetcher {
 
   /** Starts an attempt: connects a non-blocking socket and registers `connected` for when it is writable. */
   fetch(): void {
+    if (this.cancelled) return;
     this.tries += 1;
     this.received = 0;
     this.onStep?.(this, { type: "fetch-start" });
@@ -112,11 +115,14 @@ export class Fetcher {
 
   /** The socket is writable: the connection is up (or failed). Sends the request, then waits to read. */
   readonly connected: IoCallback = (key: SelectorKey<IoCallback>): void => {
+    if (this.cancelled) return;
     try {
       this.loop.selector.unregister(key.socket);
       this.onStep?.(this, { type: "connect" });
+      if (this.cancelled) return; // Cancelled from the trace: the socket is already destroyed.
       send(key.socket, formatGetRequest(new URL(this.url), this.options.userAgent));
       this.onStep?.(this, { type: "send" });
+      if (this.cancelled) return;
       this.loop.selector.register(key.socket, EVENT_READ, this.readResponse);
     } catch (error) {
       this.failed(error);
@@ -125,11 +131,13 @@ export class Fetcher {
 
   /** The socket is readable: takes one chunk (at most 4096 bytes) and feeds the parser. */
   readonly readResponse: IoCallback = (key: SelectorKey<IoCallback>): void => {
+    if (this.cancelled) return;
     let response: HttpResponse;
     try {
       const parser = this.parserOrFail();
       const chunk = recv(key.socket, 4096);
       if (this.onStep !== null) this.traceChunk(chunk.length);
+      if (this.cancelled) return;
       this.received += chunk.length;
       if (chunk.length > 0) {
         parser.feed(chunk);
@@ -154,8 +162,31 @@ export class Fetcher {
   };
 
   /**
+   * Stops this fetch for good: no further attempt, no outcome. Safe to call
+   * from inside one of the Fetcher's own callbacks (the crawl's trace sees
+   * each step and may abort right there): that callback returns at once
+   * instead of going on with a destroyed socket. This is how the crawler
+   * cancels a fetch in flight.
+   */
+  cancel(): void {
+    this.cancelled = true;
+    this.close();
+  }
+
+  /**
+   * Whether `source`, where the loop says an exception came from, is one of
+   * this Fetcher's callbacks: its timer's or its socket's. Matching the
+   * callback, not the current `timer` or `socket`, still works after the
+   * callback has closed the attempt and cleared them.
+   */
+  owns(source: ExceptionSource): boolean {
+    if ("socket" in source) return source.data === this.connected || source.data === this.readResponse;
+    return source.callback === this.timedOut;
+  }
+
+  /**
    * Ends the current attempt: unregisters and destroys the socket and cancels
-   * the timer. Also how the crawler cancels a fetch in flight.
+   * the timer.
    */
   close(): void {
     if (this.socket !== null) {
@@ -170,6 +201,7 @@ export class Fetcher {
 
   /** An attempt failed: retry a network error while tries are left, else hand over the error's name. */
   private failed(error: unknown): void {
+    if (this.cancelled) return;
     this.close();
     const name = errorName(error);
     this.onStep?.(this, { type: "fetch-end", status: null, error: name });

@@ -1,6 +1,7 @@
 import net from "node:net";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { crawl, Crawler } from "../../src/callbacks/index.js";
+import { Fetcher } from "../../src/callbacks/fetcher.js";
 import type { CrawlResult } from "../../src/shared/fetch-statistic.js";
 import type { CrawlOptions } from "../../src/shared/options.js";
 import type { TraceEvent } from "../../src/shared/trace.js";
@@ -131,6 +132,43 @@ describe("Crawler", () => {
     expect(crawler.loop.selector.size).toBe(0);
     expect(crawler.loop.pendingTimers).toBe(0);
     await synthetic.site.connectionsClosed();
+  });
+
+  it("makes no further attempt and leaves no socket when the trace aborts inside a Fetcher's callback", async () => {
+    const site = await startSite();
+    site.addPage("/", ["/a"]).addPage("/a", []);
+    const controller = new AbortController();
+    let attempts = 0;
+    const { result, crawler } = await crawlWith(site.url, {
+      maxTries: 3,
+      signal: controller.signal,
+      trace(event) {
+        if (event.type === "fetch-start") attempts += 1;
+        if (event.type === "connect") controller.abort(); // from inside `connected`, before it sends
+      },
+    });
+    expect(attempts).toBe(1);
+    expect(result.records).toEqual([]);
+    expect(crawler.loop.selector.size).toBe(0);
+    expect(crawler.loop.pendingTimers).toBe(0);
+    await site.connectionsClosed();
+    expect(site.openConnections).toBe(0);
+  });
+
+  it("maps an exception escaping a Fetcher's timeout callback to that Fetcher's URL", async () => {
+    const site = await startSite();
+    site.addFault("/", { kind: "silent" });
+    // A bug on the timeout path: the first close(), in failed() after timedOut, throws.
+    const close = vi.spyOn(Fetcher.prototype, "close").mockImplementationOnce(function buggyClose(): void {
+      throw new Error("a bug in close");
+    });
+    try {
+      const { result, crawler } = await crawlWith(site.url, { maxTries: 1, timeoutMs: 20 });
+      expect(result.records.map((record) => [record.url, record.error])).toEqual([[site.urlFor("/"), "NetworkError"]]);
+      expect(crawler.loop.selector.size).toBe(0);
+    } finally {
+      close.mockRestore();
+    }
   });
 
   it("makes no record when the signal is already aborted", async () => {
