@@ -210,7 +210,7 @@ class ResponseCollector implements Dispatcher.DispatchHandler {
     this.status = statusCode;
     this.headers = joinHeaders(headers);
     const declared = this.headers["content-length"];
-    if (declared !== undefined && Number(declared) > this.options.maxBodyBytes) {
+    if (hasBody(statusCode) && declared !== undefined && Number(declared) > this.options.maxBodyBytes) {
       this.fail(this.tooLarge(`Content-Length ${declared}`));
     }
   }
@@ -234,6 +234,13 @@ class ResponseCollector implements Dispatcher.DispatchHandler {
   }
 
   onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
+    const bodyless = this.status === 204 || this.status === 304; // status is 0 until the headers came
+    if (bodyless && this.received === 0 && codeOf(error) === "UND_ERR_RES_CONTENT_LENGTH_MISMATCH") {
+      // undici holds a 204 or 304 to its Content-Length, though neither has a
+      // body (RFC 9110 §8.6): it is complete, as the shared parser says.
+      this.onResponseEnd();
+      return;
+    }
     if (this.settle()) this.reject(failureFor(error, this.started));
   }
 
@@ -278,9 +285,24 @@ const undiciCodes: Readonly<Record<string, "BadResponse" | "Timeout" | "BodyTooL
  */
 function failureFor(error: Error, started: boolean): FetchFailure {
   if (error instanceof FetchFailure) return error;
-  const code = (error as { code?: unknown }).code; // Node and undici errors carry a string `code`
-  const name = typeof code === "string" ? codeName(code, started) : null;
+  const code = codeOf(error);
+  const name = code !== null ? codeName(code, started) : null;
   return new FetchFailure(name ?? (started ? "BadResponse" : errorName(error)), error.message, { cause: error });
+}
+
+/** A Node or undici error's string `code`, or null. */
+function codeOf(error: Error): string | null {
+  const code = (error as { code?: unknown }).code;
+  return typeof code === "string" ? code : null;
+}
+
+/**
+ * Whether a response with this status has a body: 1xx, 204 and 304 never do,
+ * whatever their Content-Length says (RFC 9112 §6.3). The shared parser ends
+ * them at their headers too.
+ */
+function hasBody(status: number): boolean {
+  return status >= 200 && status !== 204 && status !== 304;
 }
 
 function codeName(code: string, started: boolean): FetchFailure["kind"] | null {

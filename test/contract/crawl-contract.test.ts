@@ -398,6 +398,19 @@ describe.skipIf(stages.length === 0)("crawl contract", () => {
         expect([site.requestsFor("/declared"), site.requestsFor("/streamed"), site.requestsFor("/bomb")]).toEqual([1, 1, 1]);
       });
 
+      it("records a 304 or 204 normally even when its Content-Length is over maxBodyBytes", async () => {
+        // Neither has a body, whatever Content-Length says (RFC 9112 §6.3), so the limit does not apply.
+        site.addPage("/", ["/304", "/204"]);
+        site.addFault("/304", { kind: "raw", bytes: "HTTP/1.1 304 Not Modified\r\nContent-Length: 50000000\r\n\r\n" });
+        site.addFault("/204", { kind: "raw", bytes: "HTTP/1.1 204 No Content\r\nContent-Length: 50000000\r\n\r\n" });
+        const result = await crawl(site.url, { maxBodyBytes: 1_000_000, maxTasks: 1 });
+        expect(result.records.slice(1).map((record) => [record.url, record.status, record.error, record.size])).toEqual([
+          [u("/304"), 304, null, 0],
+          [u("/204"), 204, null, 0],
+        ]);
+        expect([site.requestsFor("/304"), site.requestsFor("/204")]).toEqual([1, 1]);
+      });
+
       it("records BadResponse for malformed responses, each tried once", async () => {
         const malformed: Record<string, string> = {
           "/garbage": "garbage\r\n\r\n",
