@@ -6,9 +6,9 @@
  */
 import { execFile } from "node:child_process";
 import type { FetchStatistic } from "../src/shared/fetch-statistic.js";
-import type { StageName } from "../src/shared/trace.js";
 import { childScript } from "./build.js";
 import type { CrawlReport, CrawlRequest } from "./children/crawl-child.js";
+import type { BenchSubject } from "./children/load-stage.js";
 import type { Scenario } from "./scenarios.js";
 import type { SiteProcess } from "./site-process.js";
 
@@ -38,7 +38,7 @@ export interface RunResult {
  * which concurrent fetches finish, so it is not compared).
  */
 export async function runCrawl(
-  stage: StageName,
+  stage: BenchSubject,
   scenario: Scenario,
   site: SiteProcess,
   options: { trace: boolean },

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { StageName } from "../src/shared/trace.js";
+import type { BenchSubject } from "./children/load-stage.js";
 import type { MemoryReport } from "./children/memory-child.js";
 import type { RunResult } from "./crawl-process.js";
 import type { Machine } from "./machine.js";
@@ -13,7 +13,8 @@ import { spread, type Spread } from "./stats.js";
 
 /** One stage on one scenario: each run, and the spread of the runs that count. */
 export interface StageOnScenario {
-  stage: StageName;
+  /** A stage, or `reference`: the plain node:http yardstick. */
+  stage: BenchSubject;
   /** Whether the crawls had a `trace` callback (the `--trace-overhead` comparison). */
   traced: boolean;
   runs: RunResult[];
@@ -47,7 +48,7 @@ export interface BenchResults {
 }
 
 /** Summarises the runs of one stage on one scenario; failed runs are counted, not averaged. */
-export function summarise(stage: StageName, traced: boolean, runs: RunResult[]): StageOnScenario {
+export function summarise(stage: BenchSubject, traced: boolean, runs: RunResult[]): StageOnScenario {
   const good = runs.filter(function counts(run) {
     return run.failure === null;
   });

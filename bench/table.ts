@@ -84,7 +84,7 @@ function crawlRow(scenario: ScenarioResult, entry: StageOnScenario, quick: boole
   const pages = entry.failures === 0 ? `${scenario.expectedPages} ✓` : `✗ ${entry.failures}/${entry.runs.length} failed: ${firstFailure(entry)}`;
   return [
     label,
-    entry.stage,
+    entry.stage === "reference" ? "reference: plain node:http crawler (yardstick, not a stage)" : entry.stage,
     pages,
     show(entry.wallMs, 0),
     show(entry.cpuMs, 0),
@@ -96,8 +96,9 @@ function crawlRow(scenario: ScenarioResult, entry: StageOnScenario, quick: boole
 }
 
 function crawlTarget(id: string, entry: StageOnScenario): string {
-  const targets = TARGETS[entry.stage];
   if (entry.failures > 0) return "✗ missed pages";
+  if (entry.stage === "reference") return "— (no target)";
+  const targets = TARGETS[entry.stage];
   switch (id) {
     case "S1":
       return verdict((entry.pagesPerSecond?.median ?? 0) >= targets.s1PagesPerSecond, `≥ ${targets.s1PagesPerSecond.toLocaleString("en-US")}/s`);

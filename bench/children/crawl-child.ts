@@ -10,12 +10,12 @@
 import { performance } from "node:perf_hooks";
 import type { FetchStatistic } from "../../src/shared/fetch-statistic.js";
 import type { CrawlOptions } from "../../src/shared/options.js";
-import type { StageName, TraceEvent } from "../../src/shared/trace.js";
-import { loadCrawl } from "./load-stage.js";
+import type { TraceEvent } from "../../src/shared/trace.js";
+import { loadCrawl, type BenchSubject } from "./load-stage.js";
 
 /** What the parent asks for. */
 export interface CrawlRequest {
-  stage: StageName;
+  stage: BenchSubject;
   url: string;
   maxTasks: number;
   /** Pass a `trace` callback that only counts events (the `--trace-overhead` comparison). */
@@ -43,7 +43,7 @@ let traceEvents = 0;
 function countEvent(_event: TraceEvent): void {
   traceEvents += 1;
 }
-const options: CrawlOptions = { maxTasks: request.maxTasks, ...(request.trace ? { trace: countEvent } : {}) };
+const options: CrawlOptions & { maxTasks: number } = { maxTasks: request.maxTasks, ...(request.trace ? { trace: countEvent } : {}) };
 
 let peakHeapBytes = 0;
 function sampleHeap(): void {

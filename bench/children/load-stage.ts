@@ -4,15 +4,30 @@
  *
  * @module
  */
-import type { CrawlFunction } from "../../src/cli/stages.js";
+import type { CrawlResult } from "../../src/shared/fetch-statistic.js";
+import type { CrawlOptions } from "../../src/shared/options.js";
 import type { StageName } from "../../src/shared/trace.js";
 
 /** The stages, in the order the benchmark runs and prints them. */
 export const STAGE_NAMES: readonly StageName[] = ["callbacks", "generators", "asyncawait"];
 
-/** Imports the stage named `stage` and returns its `crawl`. */
-export async function loadCrawl(stage: StageName): Promise<CrawlFunction> {
+/**
+ * What the benchmark can crawl with: a stage, or `reference`, the plain
+ * node:http crawler of `bench/reference-crawler.ts` (a yardstick, not a stage).
+ */
+export type BenchSubject = StageName | "reference";
+
+/** Every {@link BenchSubject}, in the order the benchmark prints them. */
+export const SUBJECT_NAMES: readonly BenchSubject[] = [...STAGE_NAMES, "reference"];
+
+/** The part of a crawl the benchmark needs: a stage's `crawl`, or the reference crawler. */
+export type BenchCrawl = (url: string, options: CrawlOptions & { maxTasks: number }) => Promise<Pick<CrawlResult, "records" | "todo">>;
+
+/** Imports the stage (or the reference crawler) named `stage` and returns its `crawl`. */
+export async function loadCrawl(stage: BenchSubject): Promise<BenchCrawl> {
   switch (stage) {
+    case "reference":
+      return (await import("../reference-crawler.js")).referenceCrawl;
     case "callbacks":
       return (await import("../../src/callbacks/index.js")).crawl;
     case "generators":
