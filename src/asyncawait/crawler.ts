@@ -164,9 +164,13 @@ export class Crawler {
         if (this.taken >= this.options.maxPages) this.stop();
         this.tracer?.take(worker, url);
         await this.fetch(worker, url, maxRedirect);
-      } catch (error) {
-        // fetch() records every failure itself; only cancellation by the caller's signal gets here.
-        if (!this.cancelFetches.signal.aborted) throw error;
+      } catch {
+        // The caller's abort: a cancelled fetch makes no record. Anything else is
+        // a bug while handling this URL, thrown before fetch() records (its
+        // recording step catches everything itself), so the URL has no record
+        // yet: it gets a NetworkError one, and the worker goes on. Rethrowing
+        // would end the worker, and join() could wait forever.
+        if (!this.cancelFetches.signal.aborted) this.record(errorRecord(url, "NetworkError"));
       } finally {
         this.q.taskDone();
         this.tracer?.done(worker, url);

@@ -1,4 +1,5 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { CrawlTracer } from "../../src/asyncawait/crawl-tracer.js";
 import { crawl, Crawler } from "../../src/asyncawait/index.js";
 import { InvalidStateError } from "../../src/shared/errors.js";
 import type { FetchStatistic } from "../../src/shared/fetch-statistic.js";
@@ -103,6 +104,25 @@ describe("Crawler", () => {
     const result = await crawl(site.url, { maxRedirect: 2 });
     expect(result.records.map((record) => record.url)).toEqual([site.urlFor("/"), site.urlFor("/r1"), site.urlFor("/r2")]);
     expect(site.requestsFor("/r3")).toBe(0);
+  });
+
+  it("gives a URL whose handling throws a NetworkError record, and the worker goes on", async () => {
+    const site = await startSite();
+    site.addPage("/", ["/a"]).addPage("/a", []).addPage("/other", []);
+    // A bug on the worker's path, outside fetch()'s own recording step: the tracer's take() throws for "/".
+    const take = vi.spyOn(CrawlTracer.prototype, "take").mockImplementation(function buggyTake(_worker: number, url: string): void {
+      if (url === site.urlFor("/")) throw new Error("a bug in the tracer");
+    });
+    try {
+      const result = await crawl([site.urlFor("/"), site.urlFor("/other")], { maxTasks: 1, trace() {} });
+      expect(result.records.map((record) => [record.url, record.error])).toEqual([
+        [site.urlFor("/"), "NetworkError"],
+        [site.urlFor("/other"), null],
+      ]);
+      expect(result.todo).toBe(0);
+    } finally {
+      take.mockRestore();
+    }
   });
 
   it("goes on crawling when onRecord throws", async () => {
