@@ -5,7 +5,6 @@
  *
  * @module
  */
-import { setMaxListeners } from "node:events";
 import { CancelledError, errorName, InvalidStateError, isRetryable } from "../shared/errors.js";
 import {
   errorRecord,
@@ -121,8 +120,6 @@ export class Crawler {
     for (const root of this.roots) this.addUrl(root, maxRedirect);
 
     const stopped = this.whenStopped();
-    // Every parked get() and every request in flight listens on these: not a leak.
-    setMaxListeners(maxTasks + 1, this.stopTaking.signal, this.cancelFetches.signal);
     const crawler = this;
     function crawlAborted(this: AbortSignal): void {
       crawler.stop(); // Take no more URLs,

@@ -4,7 +4,6 @@
  *
  * @module
  */
-import { setMaxListeners } from "node:events";
 import { CancelledError } from "../shared/errors.js";
 
 /**
@@ -30,11 +29,7 @@ export class Interrupt {
   constructor(
     private readonly onFirst: () => void,
     private readonly onSecond: () => void,
-  ) {
-    // Every fetch in flight may listen to this one signal: up to --max-tasks
-    // listeners (100 by default) is expected, not the leak Node warns about past 10.
-    setMaxListeners(0, this.controller.signal);
-  }
+  ) {}
 
   /** Aborted by the first Ctrl-C, with a {@link CancelledError} as its reason. */
   get signal(): AbortSignal {

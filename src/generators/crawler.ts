@@ -46,7 +46,7 @@ interface QueueItem {
  *
  * @remarks The chapter's crawler lets a non-network exception end a worker,
  * which leaves `join()` waiting forever; here `taskDone()` is in a `finally`.
- * It has no `maxPages` or `signal`: on either, we stop queueing, drain the
+ * The chapter's crawler has no `maxPages` or `signal`: on either, we stop queueing, drain the
  * queue (each drained URL is `todo`), and for the signal cancel the workers,
  * so `join()` returns once the fetches in flight finish or are cancelled.
  * The loop is not a global: run `crawl()` in any EventLoop.
@@ -99,6 +99,9 @@ export class Crawler {
     const startedAt = Date.now();
     const loop = getRunningLoop();
     const trace = this.options.trace;
+    // The loop's own trace, if its owner set one, and its start: restored afterwards.
+    const loopTrace = loop.trace;
+    const loopTraceStart = performance.now() - loop.traceTime();
     if (trace !== null) loop.setTrace(traceSafely(trace));
     const signal = this.options.signal;
     if (signal?.aborted === true) this.stopped = true;
@@ -113,7 +116,7 @@ export class Crawler {
       signal?.removeEventListener("abort", this.aborted);
       for (const worker of this.workers) worker.cancel();
       for (const worker of this.workers) yield* finished(worker); // Their `finally` blocks close every socket.
-      if (trace !== null) loop.setTrace(null);
+      if (trace !== null) loop.setTrace(loopTrace, loopTraceStart);
     }
     return {
       records: this.records,

@@ -140,6 +140,18 @@ describe("Crawler trace", () => {
     loop.close();
   });
 
+  it("gives the loop back its own trace after a traced crawl", async () => {
+    site.addPage("/", []);
+    const own: TraceEvent[] = [];
+    function ownTrace(event: TraceEvent): void {
+      own.push(event);
+    }
+    loop.setTrace(ownTrace);
+    await loop.runUntilComplete(new Crawler(site.url, { trace() {} }).crawl());
+    expect(loop.trace).toBe(ownTrace);
+    loop.close();
+  });
+
   it("finishes the crawl when the trace function throws", async () => {
     site.addPage("/", ["/a"]).addPage("/a", []);
     const crawler = new Crawler(site.url, {
