@@ -44,6 +44,14 @@ interface QueuedUrl {
  * A worker only gives way to others at an `await`. Between two awaits it runs
  * alone, which is why checking `seenUrls` and adding to it needs no lock.
  *
+ * On `maxPages` or the signal, `crawl()` awaits `Promise.race([join(),
+ * stopped])` and two AbortControllers do the stopping (one stops the workers
+ * taking URLs, one cancels the requests in flight): workers parked in `get()`
+ * must be cancelled by a signal, because nothing can throw into a suspended
+ * async function, and draining the queue alone would leave them parked there.
+ * Stage 2 can simply drain the queue and let `join()` end the crawl, because
+ * its `Task.cancel()` throws into a worker wherever it is paused.
+ *
  * @remarks The chapter's `Crawler` runs on asyncio's loop and cancels workers
  * with `w.cancel()`, which throws `CancelledError` into each one. Nothing can
  * throw into a suspended `async` function, so the workers' `get()` takes an
