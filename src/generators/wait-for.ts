@@ -23,7 +23,7 @@ import { cancelAndWait, waitDone } from "./wait-done.js";
  * @throws whatever `coro` throws.
  * A Timeout is only ever the inner Task's own cancellation: if our Task is
  * cancelled, even in the same turn as the timer fires, `waitFor` ends
- * cancelled (see {@link waitDone}), so a crawl that is stopped does not
+ * cancelled (see `waitDone` in wait-done.ts), so a crawl that is stopped does not
  * mistake the stop for a timeout and retry.
  *
  * @remarks asyncio `wait_for` raises `TimeoutError` and, like this one, waits
