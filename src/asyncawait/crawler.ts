@@ -7,6 +7,7 @@
  */
 import { CancelledError, errorName, InvalidStateError, isRetryable } from "../shared/errors.js";
 import {
+  crawlResult,
   errorRecord,
   pageRecord,
   redirectRecord,
@@ -147,14 +148,7 @@ export class Crawler {
       signal?.removeEventListener("abort", crawlAborted);
       await this.client.close();
     }
-    return {
-      records: this.records,
-      seen: [...this.seenUrls],
-      todo: this.seenUrls.size - this.records.length,
-      startedAt,
-      finishedAt: Date.now(),
-      options: this.options,
-    };
+    return crawlResult(this.seenUrls, this.records, startedAt, this.options);
   }
 
   /** One worker: take a URL, fetch it, mark it done, until the crawl stops taking URLs. */

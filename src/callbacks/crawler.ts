@@ -7,7 +7,7 @@
 import type { Socket } from "node:net";
 import { performance } from "node:perf_hooks";
 import { errorName } from "../shared/errors.js";
-import { errorRecord, pageRecord, redirectRecord } from "../shared/fetch-statistic.js";
+import { crawlResult, errorRecord, pageRecord, redirectRecord } from "../shared/fetch-statistic.js";
 import type { CrawlResult, FetchStatistic } from "../shared/fetch-statistic.js";
 import { InvalidStateError } from "../shared/errors.js";
 import { resolveOptions } from "../shared/options.js";
@@ -278,14 +278,7 @@ export class Crawler {
   private readonly loopStopped = (): void => {
     this.options.signal?.removeEventListener("abort", this.aborted);
     this.loop.selector.close();
-    this.onDone({
-      records: this.records,
-      seen: [...this.seenUrls],
-      todo: this.seenUrls.size - this.records.length,
-      startedAt: this.startedAt,
-      finishedAt: Date.now(),
-      options: this.options,
-    });
+    this.onDone(crawlResult(this.seenUrls, this.records, this.startedAt, this.options));
   };
 }
 

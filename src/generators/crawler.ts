@@ -4,7 +4,7 @@
  * @module
  */
 import { CancelledError, InvalidStateError, errorName, isRetryable } from "../shared/errors.js";
-import { errorRecord, pageRecord, redirectRecord } from "../shared/fetch-statistic.js";
+import { crawlResult, errorRecord, pageRecord, redirectRecord } from "../shared/fetch-statistic.js";
 import type { CrawlResult, FetchError, FetchStatistic } from "../shared/fetch-statistic.js";
 import type { HttpResponse } from "../shared/http.js";
 import { resolveOptions } from "../shared/options.js";
@@ -118,14 +118,7 @@ export class Crawler {
       for (const worker of this.workers) yield* finished(worker); // Their `finally` blocks close every socket.
       if (trace !== null) loop.setTrace(loopTrace, loopTraceStart);
     }
-    return {
-      records: this.records,
-      seen: [...this.seenUrls],
-      todo: this.seenUrls.size - this.records.length,
-      startedAt,
-      finishedAt: Date.now(),
-      options: this.options,
-    };
+    return crawlResult(this.seenUrls, this.records, startedAt, this.options);
   }
 
   /** A worker: take a URL, fetch it, mark it done; until cancelled. `slot` numbers it in the trace. */

@@ -134,3 +134,23 @@ export function pageRecord(
     numNewUrls,
   };
 }
+
+/**
+ * The result of a crawl that has ended, however it ended: `todo` counts the
+ * URLs queued but never recorded (zero when the crawl ran to its end).
+ */
+export function crawlResult(
+  seenUrls: ReadonlySet<string>,
+  records: FetchStatistic[],
+  startedAt: number,
+  options: ResolvedCrawlOptions,
+): CrawlResult {
+  return {
+    records,
+    seen: [...seenUrls],
+    todo: seenUrls.size - records.length,
+    startedAt,
+    finishedAt: Date.now(),
+    options,
+  };
+}
