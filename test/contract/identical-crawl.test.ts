@@ -56,7 +56,7 @@ function expectSameSet(result: CrawlResult, expected: ExpectedCrawl): void {
   if (redirects === 0) expect(newUrls).toBe(sumOfNewUrls(expected.records));
 }
 
-describe.skipIf(stages.length === 0)("identical crawls", () => {
+describe("identical crawls", () => {
   describe.each(SEEDED_SITES)("synthetic site (seed $seed, $pages pages)", (options) => {
     it.each(stages)("$name crawler makes the breadth-first records in order with maxTasks 1", async ({ crawl }) => {
       const synthetic = await SyntheticSite.start(options);
@@ -103,9 +103,6 @@ describe.skipIf(stages.length === 0)("identical crawls", () => {
   });
 });
 
-describe.runIf(stages.length === 0)("identical crawls (no stage registered yet)", () => {
-  it.skip("runs once a stage adds itself to test/contract/stages.ts", () => {});
-});
 
 /**
  * A small random site: up to 8 pages, 3 redirects (which may point at a page,
