@@ -10,8 +10,7 @@ import { InvalidStateError } from "../shared/errors.js";
 import { Selector } from "../shared/selector.js";
 import type { SelectorKey } from "../shared/selector.js";
 import type { TraceEvent } from "../shared/trace.js";
-import { TimerHeap } from "./timer-heap.js";
-import type { TimerHandle } from "./timer-heap.js";
+import { TimerHandle, TimerHeap } from "../shared/timer-heap.js";
 
 /**
  * What a socket's key carries: the callback to call when the socket is ready,
@@ -57,6 +56,8 @@ export class EventLoop {
   /** The selector every socket of this loop is registered with; each key's data is its callback. */
   readonly selector = new Selector<IoCallback>();
   private readonly timers = new TimerHeap();
+  /** Numbers timers in the order they were set, so that ties run in that order. */
+  private timerSequence = 0;
   private running = false;
   private stopping = false;
   /** True while an iteration runs: it plans the next one itself at its end. */
@@ -98,7 +99,8 @@ export class EventLoop {
    * at the same moment run in the order they were set.
    */
   callLater(delayMs: number, callback: () => void): TimerHandle {
-    const timer = this.timers.push(performance.now() + Math.max(0, delayMs), callback);
+    const timer = new TimerHandle(performance.now() + Math.max(0, delayMs), this.timerSequence++, callback);
+    this.timers.push(timer);
     // A sleeping loop must re-plan its sleep for the new timer; a running iteration plans at its end.
     if (this.running && !this.iterating) this.schedule();
     return timer;

@@ -11,7 +11,7 @@ import type { HttpResponse } from "../shared/http.js";
 import { connect, EVENT_READ, EVENT_WRITE, recv, send } from "../shared/selector.js";
 import type { SelectorKey } from "../shared/selector.js";
 import type { EventLoop, ExceptionSource, IoCallback } from "./event-loop.js";
-import type { TimerHandle } from "./timer-heap.js";
+import type { TimerHandle } from "../shared/timer-heap.js";
 
 /** The options a Fetcher needs, as `resolveOptions` fills them in. */
 export interface FetcherOptions {

@@ -29,7 +29,7 @@ export { EventLoop } from "./event-loop.js";
 export type { ExceptionSource, IoCallback } from "./event-loop.js";
 export { Fetcher } from "./fetcher.js";
 export type { FetcherOptions, FetchOutcome } from "./fetcher.js";
-export { TimerHandle, TimerHeap } from "./timer-heap.js";
+export { TimerHandle, TimerHeap } from "../shared/timer-heap.js";
 
 /**
  * Crawls from `roots` with the callbacks crawler and resolves with the

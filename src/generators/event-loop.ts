@@ -11,7 +11,7 @@ import type { TraceEvent } from "../shared/trace.js";
 import { Future, type Coroutine } from "./future.js";
 import { setRunningLoop } from "./running-loop.js";
 import { Task } from "./task.js";
-import { TimerHandle, TimerHeap } from "./timer-heap.js";
+import { TimerHandle, TimerHeap } from "../shared/timer-heap.js";
 
 /**
  * Runs callbacks: the ones handed to {@link EventLoop.callSoon}, timers whose
@@ -213,8 +213,7 @@ export class EventLoop {
     try {
       this.selector.select(this.socketReady);
       const now = this.time();
-      for (let timer = this.timers.peek(); timer !== undefined && timer.when <= now; timer = this.timers.peek()) {
-        this.timers.pop();
+      for (let timer = this.timers.popDue(now); timer !== undefined; timer = this.timers.popDue(now)) {
         this.ready.push(timer.callback);
         this.traceSink?.({ type: "timer", t: this.traceTime(), stage: "generators", callback: timer.callback.name });
       }

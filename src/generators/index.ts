@@ -45,7 +45,7 @@ export { getRunningLoop, runningLoopOrNull } from "./running-loop.js";
 export { sleep } from "./sleep.js";
 export { connect, read, readAll, sendAll } from "./sockets.js";
 export { Task } from "./task.js";
-export { TimerHandle, TimerHeap } from "./timer-heap.js";
+export { TimerHandle, TimerHeap } from "../shared/timer-heap.js";
 export { waitFor } from "./wait-for.js";
 
 /**

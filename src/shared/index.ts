@@ -29,5 +29,6 @@ export * from "./http.js";
 export * from "./body.js";
 export * from "./page.js";
 export * from "./selector.js";
+export * from "./timer-heap.js";
 export * from "./trace.js";
 export * from "./report.js";

@@ -3,7 +3,6 @@ import type { Socket } from "node:net";
 import { describe, expect, it } from "vitest";
 import { EventLoop } from "../../src/callbacks/event-loop.js";
 import type { ExceptionSource, IoCallback } from "../../src/callbacks/event-loop.js";
-import { TimerHeap } from "../../src/callbacks/timer-heap.js";
 import { InvalidStateError } from "../../src/shared/errors.js";
 import { connect, EVENT_READ, EVENT_WRITE, recv } from "../../src/shared/selector.js";
 
@@ -11,39 +10,6 @@ import { connect, EVENT_READ, EVENT_WRITE, recv } from "../../src/shared/selecto
 function run(loop: EventLoop): Promise<void> {
   return new Promise((resolve) => loop.runForever(resolve));
 }
-
-describe("TimerHeap", () => {
-  it("pops timers in due order, ties in the order they were set", () => {
-    const heap = new TimerHeap();
-    const order: string[] = [];
-    for (const [when, name] of [[30, "c"], [10, "a1"], [20, "b"], [10, "a2"], [5, "first"]] as const) {
-      heap.push(when, () => order.push(name));
-    }
-    for (let timer = heap.popDue(100); timer !== undefined; timer = heap.popDue(100)) timer.callback();
-    expect(order).toEqual(["first", "a1", "a2", "b", "c"]);
-    expect(heap.size).toBe(0);
-  });
-
-  it("keeps timers that are not due yet", () => {
-    const heap = new TimerHeap();
-    heap.push(10, () => {});
-    heap.push(50, () => {});
-    expect(heap.popDue(20)?.when).toBe(10);
-    expect(heap.popDue(20)).toBeUndefined();
-    expect(heap.size).toBe(1);
-    expect(heap.peek()?.when).toBe(50);
-  });
-
-  it("skips cancelled timers and counts only live ones", () => {
-    const heap = new TimerHeap();
-    const timers = Array.from({ length: 200 }, (_, index) => heap.push(index, () => {}));
-    for (const timer of timers.slice(0, 150)) timer.cancel();
-    timers[0]?.cancel(); // twice: no effect
-    expect(heap.size).toBe(50);
-    expect(heap.popDue(1000)?.when).toBe(150);
-    expect(heap.size).toBe(49);
-  });
-});
 
 describe("EventLoop", () => {
   it("runs timers in the order they are due, then stops", async () => {

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { TimerHandle, TimerHeap } from "../../src/generators/timer-heap.js";
+import { TimerHandle, TimerHeap } from "../../src/shared/timer-heap.js";
 
 function noop(): void {}
 
@@ -35,6 +35,30 @@ describe("TimerHeap", () => {
         },
       ),
     );
+  });
+
+  it("pops only the timers due by now, ties in the order they were set", () => {
+    const heap = new TimerHeap();
+    const order: string[] = [];
+    const specs = [[30, "c"], [10, "a1"], [20, "b"], [10, "a2"], [5, "first"], [50, "later"]] as const;
+    specs.forEach(function add([when, name], sequence) {
+      heap.push(new TimerHandle(when, sequence, () => order.push(name)));
+    });
+    for (let timer = heap.popDue(30); timer !== undefined; timer = heap.popDue(30)) timer.callback();
+    expect(order).toEqual(["first", "a1", "a2", "b", "c"]);
+    expect(heap.size).toBe(1);
+    expect(heap.peek()?.when).toBe(50);
+  });
+
+  it("counts only the timers still to run after many are cancelled", () => {
+    const heap = new TimerHeap();
+    const timers = Array.from({ length: 200 }, (_, index) => new TimerHandle(index, index, noop));
+    for (const timer of timers) heap.push(timer);
+    for (const timer of timers.slice(0, 150)) timer.cancel();
+    timers[0]?.cancel(); // twice: no effect
+    expect(heap.size).toBe(50);
+    expect(heap.popDue(1000)?.when).toBe(150);
+    expect(heap.size).toBe(49);
   });
 
   it("ignores cancelling a handle that already left the heap", () => {

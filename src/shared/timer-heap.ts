@@ -1,6 +1,8 @@
 /**
- * The event loop's timers: handles, and the binary heap that keeps the next
- * one due on top.
+ * Timers for the two hand-made event loops (stages 1 and 2): handles, and the
+ * binary heap that keeps the next one due on top. The stand-in for the part
+ * of Python's `heapq` and asyncio's `TimerHandle` that `call_later` uses:
+ * plumbing, not a way of waiting, so both loops share it.
  *
  * @module
  */
@@ -76,6 +78,14 @@ export class TimerHeap implements TimerOwner {
     handle.heapIndex = this.items.length;
     this.items.push(handle);
     this.siftUp(handle.heapIndex);
+  }
+
+  /** Takes out the timer due first, if it is due at `now` (on the loop's clock). */
+  popDue(now: number): TimerHandle | undefined {
+    const top = this.items[0];
+    if (top === undefined || top.when > now) return undefined;
+    this.remove(top);
+    return top;
   }
 
   /** Takes out the timer due first. */
