@@ -184,7 +184,15 @@ describe("UrlPolicy", () => {
 
   it("gives the same answer every time for a global exclude pattern", () => {
     const policy = new UrlPolicy(["example.com"], { strict: true, exclude: /skip/g });
-    const answers = [1, 2, 3].map(() => policy.urlAllowed("http://example.com/skip"));
-    expect(answers).toEqual([false, false, false]);
+    const urls = ["http://example.com/skip", "http://example.com/skip/b", "http://example.com/c/skip"];
+    expect(urls.map((url) => policy.urlAllowed(url))).toEqual([false, false, false]);
+  });
+
+  it("answers a URL asked again as it did the first time", () => {
+    const policy = new UrlPolicy(["example.com"], { strict: true, exclude: /private/ });
+    const urls = ["http://example.com/a", "http://example.org/", "http://example.com/private", "/a"];
+    const first = urls.map((url) => policy.urlAllowed(url));
+    expect(first).toEqual([true, false, false, false]);
+    expect(urls.map((url) => policy.urlAllowed(url))).toEqual(first);
   });
 });
