@@ -74,3 +74,25 @@ describe("npm run bench --quick", () => {
     expect(markdown).toContain(`Node ${process.version}`);
   }, 300_000);
 });
+
+describe("npm run bench --stages reference", () => {
+  const out = mkdtempSync(join(tmpdir(), "bench-reference-"));
+  afterAll(() => rmSync(out, { recursive: true, force: true }));
+
+  it("crawls with the reference crawler as a labelled row, and measures no memory for it", async () => {
+    const args = ["--import", "tsx", "bench/run.ts", "--quick", "--stages", "reference", "--scenarios", "S1", "--out", out];
+    const child = spawn(process.execPath, args, { stdio: ["ignore", "ignore", "pipe"] });
+    child.stderr.resume();
+    const status = await new Promise<number | null>((resolve) => child.once("exit", resolve));
+    expect(status).toBe(0);
+
+    const results = JSON.parse(readFileSync(join(out, "latest.json"), "utf8")) as BenchResults;
+    const entry = results.scenarios[0]?.stages[0];
+    expect(entry?.stage).toBe("reference");
+    expect(entry?.failures).toBe(0);
+    expect(entry?.runs[0]?.pages).toBe(results.scenarios[0]?.expectedPages);
+    expect(results.memory).toEqual([]);
+    const markdown = readFileSync(join(out, "latest.md"), "utf8");
+    expect(markdown).toMatch(/^\| S1 .* \| reference: plain node:http crawler \(yardstick, not a stage\) \| \d+ ✓ \|/m);
+  }, 120_000);
+});
