@@ -20,6 +20,7 @@ import { request } from "./request.js";
 import type { RequestStep } from "./request.js";
 import { getRunningLoop } from "./running-loop.js";
 import { Task } from "./task.js";
+import { waitDone } from "./wait-done.js";
 import { waitFor } from "./wait-for.js";
 
 /** A queued URL and the redirects it may still follow (the chapter's `(url, max_redirect)` pair). */
@@ -242,10 +243,18 @@ export class Crawler {
   };
 }
 
-/** Waits until `task` is done, whatever its outcome: a worker's cancellation is expected. */
+/**
+ * Waits until `task` is done, whatever its outcome: a worker's cancellation is expected.
+ *
+ * It reads the outcome only of a Task that was not cancelled. `yield* task`
+ * would do the same in fewer words, but `result()` of a cancelled Task makes
+ * a new CancelledError, stack trace and all: at the end of S3 that is 10,000
+ * of them, about a third of the 300 ms the crawl took after its last fetch.
+ */
 function* finished(task: Task<void>): Coroutine<void> {
   try {
-    yield* task;
+    yield* waitDone(task);
+    if (!task.cancelled()) task.result(); // Throws what a worker died of (a bug), as before.
   } catch (error) {
     if (!(error instanceof CancelledError)) throw error;
   }
