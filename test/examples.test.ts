@@ -17,6 +17,7 @@ import { main as awaitOurFuture } from "../examples/11-await-our-future.js";
 import { main as asyncAwaitCrawl } from "../examples/12-asyncawait-crawl.js";
 import { main as cancelWorkers } from "../examples/13-asyncawait-cancel-workers.js";
 import { main as compareStages } from "../examples/14-compare-stages.js";
+import { main as watchTheLoop } from "../examples/15-watch-the-loop.js";
 import { startDemoSite } from "../src/site/index.js";
 
 /** Records a full crawl of the demo site makes, as the site itself computes them. */
@@ -157,5 +158,21 @@ describe("examples", () => {
     expect(summary.identicalInOrder).toBe(true);
     expect(summary.identicalAsSet).toBe(true);
     expect(output()).toContain("same records in the same order: yes");
+  });
+
+  it("15 shows overlapping fetches, within maxTasks, interrupted only at yield* or await, in every stage", async () => {
+    const watches = await watchTheLoop();
+    expect(watches.map((w) => w.stage)).toEqual(["callbacks", "generators", "asyncawait"]);
+    for (const w of watches) {
+      expect(w.attempts).toBeGreaterThan(60);
+      expect(w.overlapping).toBeGreaterThan(w.attempts / 2);
+      expect(w.peakInFlight).toBeGreaterThan(1);
+      expect(w.peakInFlight).toBeLessThanOrEqual(5);
+      expect(w.interruptions).toBe(0);
+    }
+    const printedText = output();
+    expect(printedText).toMatch(/fetch-start http:\/\/127\.0\.0\.1:\d+\/ slot 0 try 1/);
+    expect(printedText).toMatch(/dispatch connected .* socket#1\n.*connect .*\n.*send /);
+    expect(printedText).toContain("maxTasks is 5: no stage ever had more fetches in flight.");
   });
 });
