@@ -109,7 +109,7 @@ async function runCommand(commandLine: CommandLine): Promise<number> {
       const run = await runStage(stage, roots, commandLine, printer, interrupt.signal, watchers);
       runs.push({ ...run, serverPeak: demo === null ? null : demo.site.peakRequestsInFlight });
     }
-    let status = await finish(commandLine, runs, printer, interrupt.interrupted);
+    let status = await finish(commandLine, roots, runs, printer, interrupt.interrupted);
     if (commandLine.timeline !== null && watchers.panels !== null) {
       const written = await writeTimeline(commandLine.timeline, watchers.panels, printer);
       if (!written && status === EXIT.ok) status = EXIT.failed;
@@ -172,6 +172,7 @@ async function runStage(
 /** Prints the report or the comparison, writes the JSON, and picks the exit status. */
 async function finish(
   commandLine: CommandLine,
+  roots: readonly string[],
   runs: readonly StageRun[],
   printer: Printer,
   interrupted: boolean,
@@ -179,6 +180,8 @@ async function finish(
   let status: number = interrupted ? EXIT.interrupted : EXIT.ok;
   let identical = true;
   if (commandLine.compare) {
+    const maxTasks = runs[0]?.result.options.maxTasks ?? commandLine.crawlOptions.maxTasks;
+    printer.print(`Each stage crawled ${roots.join(" ")} in turn, with maxTasks ${maxTasks}:\n\n`);
     printer.print(comparisonTable(runs));
     const difference = firstDifference(runs);
     identical = difference === null;
@@ -186,6 +189,10 @@ async function finish(
       printer.print(`interrupted after ${runs.length} of ${STAGE_NAMES.length} stages: not compared\n`);
     } else if (difference === null) {
       printer.print(`identical: the ${runs.length} stages made the same records\n`);
+      if (commandLine.demo) {
+        printer.print("\nNext: add --timeline timeline.html to see how each stage waited, or crawl one stage\n");
+        printer.print("with --stage callbacks -v; README.md gives the order in which to read the code.\n");
+      }
     } else {
       printer.print(`different: ${difference}\n`);
       status = EXIT.failed;

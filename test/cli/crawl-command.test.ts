@@ -43,12 +43,15 @@ describe("crawl --demo --compare", () => {
     const { code, stdout, stderr } = await runCli(["--demo", "--compare"]);
     expect(stderr).toBe("");
     expect(code).toBe(0);
-    const [header] = stdout.split("\n");
+    const [intro, blank, header] = stdout.split("\n");
+    expect(intro).toMatch(/^Each stage crawled http:\/\/127\.0\.0\.1:\d+\/ in turn, with maxTasks 100:$/);
+    expect(blank).toBe("");
     expect(header.trim().split(/\s+/)).toEqual([...STAGES]);
     expect(stdout).toMatch(/^records +\d+ +\d+ +\d+$/m);
     expect(stdout).toMatch(/^peak concurrency /m);
     expect(stdout).toMatch(/^ {2}seen by server +\d+ +\d+ +\d+$/m);
     expect(stdout).toMatch(/^identical: the 3 stages made the same records$/m);
+    expect(stdout).toContain("Next: add --timeline timeline.html");
   });
 });
 
