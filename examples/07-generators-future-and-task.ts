@@ -28,7 +28,8 @@ import { fileURLToPath } from "node:url";
 import { EventLoop, Future, Task, getRunningLoop, type Coroutine } from "../src/generators/index.js";
 import { formatGetRequest, ResponseParser, type HttpResponse } from "../src/shared/http.js";
 import { DEFAULT_OPTIONS } from "../src/shared/options.js";
-import { EVENT_READ, EVENT_WRITE, connect, recv, send } from "../src/shared/selector.js";
+import { EVENT_READ, EVENT_WRITE } from "../src/shared/selector.js";
+import { connect, recv, send } from "../src/shared/socket.js";
 import { openRoot } from "./open-root.js";
 
 /** What the fetch saw. */

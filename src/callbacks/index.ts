@@ -11,7 +11,7 @@
  * started the fetch: stack ripping.
  *
  * Read in this order: `src/shared/selector.ts` (readiness from socket
- * events), `event-loop.ts` (select, dispatch, timers), `fetcher.ts` (the
+ * events) and `src/shared/socket.ts` (`connect`, `send`, `recv`), `event-loop.ts` (select, dispatch, timers), `fetcher.ts` (the
  * callback chain, each link catching its own errors), `crawler.ts` (the
  * bookkeeping: waiting URLs, running Fetchers, records, the end). No
  * Promise, `async` or generator is used in the crawl; {@link crawl} wraps the

@@ -29,6 +29,7 @@ export * from "./http.js";
 export * from "./body.js";
 export * from "./page.js";
 export * from "./selector.js";
+export * from "./socket.js";
 export * from "./timer-heap.js";
 export * from "./trace.js";
 export * from "./report.js";

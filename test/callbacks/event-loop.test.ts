@@ -4,7 +4,8 @@ import { describe, expect, it } from "vitest";
 import { EventLoop } from "../../src/callbacks/event-loop.js";
 import type { ExceptionSource, IoCallback } from "../../src/callbacks/event-loop.js";
 import { InvalidStateError } from "../../src/shared/errors.js";
-import { connect, EVENT_READ, EVENT_WRITE, recv } from "../../src/shared/selector.js";
+import { EVENT_READ, EVENT_WRITE } from "../../src/shared/selector.js";
+import { connect, recv } from "../../src/shared/socket.js";
 
 /** Runs the loop until it stops, resolving then. */
 function run(loop: EventLoop): Promise<void> {
