@@ -201,9 +201,9 @@ export class Crawler {
         }
         failure = errorName(error);
       }
-      this.inFlight -= 1;
       tracer?.resumed(worker, url);
       tracer?.fetchEnd(worker, url, tries, response?.status ?? null, response === null ? failure : null);
+      this.inFlight -= 1; // After fetch-end: its counters include the fetch that ended, as in stages 1 and 2.
       if (response !== null || !isRetryable(failure) || tries >= this.options.maxTries) break;
     }
     // No await from here to the end: no other worker runs while this URL is

@@ -119,7 +119,8 @@ export class Fetcher {
     if (this.cancelled) return;
     try {
       this.loop.selector.unregister(key.socket);
-      this.onStep?.(this, { type: "connect" });
+      // A failed connection is "ready" too, as in Python; the trace reports only a live one.
+      if (key.socket.errored === null) this.onStep?.(this, { type: "connect" });
       if (this.cancelled) return; // Cancelled from the trace: the socket is already destroyed.
       send(key.socket, formatGetRequest(new URL(this.url), this.options.userAgent));
       this.onStep?.(this, { type: "send" });

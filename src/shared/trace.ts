@@ -28,7 +28,7 @@ export interface QueueCounters {
   queued: number;
   /** URLs queued or in flight: the joinable queue's unfinished count. */
   unfinished: number;
-  /** Fetches in flight. */
+  /** Fetches in flight, counting the one a `fetch-start` or `fetch-end` event is about. */
   inFlight: number;
 }
 

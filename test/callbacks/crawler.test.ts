@@ -196,7 +196,7 @@ describe("Crawler", () => {
     expect(result.records).toHaveLength(5);
     expect(count("fetch-start")).toBe(6); // five URLs, one of them tried twice
     expect(count("fetch-end")).toBe(6);
-    expect(count("connect")).toBe(6); // a refused socket is write-ready too: connected runs, then send fails
+    expect(count("connect")).toBe(4); // a refused socket is write-ready too, but only a live connection is traced
     expect(count("send")).toBe(4);
     expect(count("first-byte")).toBe(4);
     const dispatched = new Set(events.flatMap((event) => (event.type === "dispatch" ? [event.callback] : [])));

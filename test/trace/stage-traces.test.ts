@@ -146,6 +146,14 @@ describe.each(stages)("$name trace", function stageTrace(stage) {
     const last = events.filter((event) => event.type === "fetch-end").at(-1);
     expect(last?.queued).toBe(0);
   });
+
+  it("counts the fetch an event is about as in flight, at its start and at its end", () => {
+    for (const event of events) {
+      if (event.type === "fetch-start" || event.type === "fetch-end") expect(event.inFlight).toBeGreaterThanOrEqual(1);
+    }
+    const ends = events.filter((event) => event.type === "fetch-end");
+    expect(ends.at(-1)?.inFlight).toBe(1); // the last fetch, still counted as it ends
+  });
 });
 
 describe.each(stages)("$name trace of failed attempts", function failedAttempts(stage) {
@@ -164,6 +172,18 @@ describe.each(stages)("$name trace of failed attempts", function failedAttempts(
     } finally {
       await site.close();
     }
+  });
+});
+
+describe.each(stages)("$name trace of a refused connection", function refused(stage) {
+  it("reports no connect event, only the attempts and their errors", async () => {
+    const closed = await FixtureSite.start();
+    const root = closed.url;
+    await closed.close(); // Nothing listens on that port now.
+    const { result, events } = await tracedCrawl(stage.crawl, root);
+    expect(result.records[0]?.error).toBe("ConnectionRefused");
+    expect(count(events, "connect")).toBe(0);
+    expect(count(events, "fetch-end")).toBe(result.options.maxTries);
   });
 });
 
