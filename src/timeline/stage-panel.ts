@@ -72,6 +72,10 @@ export function stagePanelSvg(panel: TimelinePanel, scale: TimeScale): string {
       `<line class="limit" x1="${scale.left}" x2="${scale.right}" y1="${y}" y2="${y}"/>`,
       `<text class="limit-label" x="${scale.right - 4}" y="${y - 3}" text-anchor="end">maxTasks ${limit}</text>`,
     );
+  } else if (limit !== undefined) {
+    // A limit far above the peak would squash the chart: name it instead of drawing it.
+    const y = inFlightTop + 12;
+    parts.push(`<text class="limit-label" x="${scale.right - 4}" y="${y}" text-anchor="end">maxTasks ${limit}: above the chart</text>`);
   }
 
   const queued = queuedSeries(panel.events);
@@ -151,11 +155,13 @@ function stepChart(series: StepSeries, scale: TimeScale, top: number, height: nu
 function grid(scale: TimeScale, axisTop: number): string {
   return scale
     .ticks()
-    .map(function tick(t) {
+    .map(function tick(t, index, ticks) {
       const x = scale.x(t).toFixed(2);
+      // The last label ends at its tick, so it is not cut off at the right edge.
+      const anchor = index === ticks.length - 1 && index > 0 ? "end" : "middle";
       return (
         `<line class="grid" x1="${x}" x2="${x}" y1="0" y2="${axisTop}"/>` +
-        `<text class="tick" x="${x}" y="${axisTop + 14}" text-anchor="middle">${t} ms</text>`
+        `<text class="tick" x="${x}" y="${axisTop + 14}" text-anchor="${anchor}">${t} ms</text>`
       );
     })
     .join("\n");
