@@ -58,7 +58,8 @@ function* fetch(url: URL, seen: { pauses: number; sentIn: string[] }): Coroutine
       if (!connected.done()) connected.setResult(undefined);
     });
     seen.pauses += 1;
-    yield connected; // Paused until the socket is writable. Nothing is sent back, and nothing is needed.
+    const sentInOnConnect: unknown = yield connected; // Paused until the socket is writable; nothing is needed back.
+    seen.sentIn.push(String(sentInOnConnect));
     loop.selector.unregister(socket); // Skipped if the Task were cancelled at the yield: see sockets.ts.
 
     send(socket, formatGetRequest(url, DEFAULT_OPTIONS.userAgent));

@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { normalizeRoot } from "../src/shared/urls.js";
 import { startDemoSite, type SyntheticSite } from "../src/site/index.js";
 
 /** The URL an example works on, and how to let go of it. */
@@ -33,7 +34,8 @@ export interface Root {
  */
 export async function openRoot(rootUrl?: string): Promise<Root> {
   if (rootUrl !== undefined && rootUrl !== "") {
-    return { url: rootUrl, demo: null, close: nothingToClose };
+    // As the crawlers do with a root: `127.0.0.1:8000` becomes `http://127.0.0.1:8000/`.
+    return { url: normalizeRoot(rootUrl), demo: null, close: nothingToClose };
   }
   const demo = await startDemoSite();
   return {
