@@ -41,10 +41,14 @@ const { values } = parseArgs({
     units: { type: "string" },
     "no-memory": { type: "boolean", default: false },
     "trace-overhead": { type: "boolean", default: false },
-    out: { type: "string", default: join(PROJECT_ROOT, "bench", "results") },
+    out: { type: "string" },
   },
 });
 const quick = values.quick;
+// Only a full run replaces the committed bench/results/latest.md; a quick or
+// partial run writes beside it, into a git-ignored folder.
+const full = !quick && values.stages === STAGE_NAMES.join(",") && values.scenarios === "S1,S2,S3";
+const out = values.out ?? join(PROJECT_ROOT, "bench", "results", full ? "" : "partial");
 const runs = Number(values.runs ?? (quick ? 1 : 3));
 const units = Number(values.units ?? (quick ? 10_000 : 100_000));
 const stages = values.stages.split(",").filter(isSubjectName);
@@ -138,9 +142,9 @@ const results: BenchResults = {
   memory,
 };
 const markdown = markdownReport(results);
-mkdirSync(values.out, { recursive: true });
-writeFileSync(join(values.out, "latest.json"), `${JSON.stringify(results, null, 2)}\n`);
-writeFileSync(join(values.out, "latest.md"), markdown);
+mkdirSync(out, { recursive: true });
+writeFileSync(join(out, "latest.json"), `${JSON.stringify(results, null, 2)}\n`);
+writeFileSync(join(out, "latest.md"), markdown);
 process.stdout.write(markdown);
 const failed = scenarioResults.some(function anyFailure(result) {
   return result.stages.some(function failedRuns(entry) {
