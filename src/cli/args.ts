@@ -88,8 +88,8 @@ More:
   --version          print the version
 
 Exit status: 0 when the crawl finished (error records included), 1 when
---compare finds a difference or the crawl itself failed, 2 on a usage error,
-130 when interrupted by Ctrl-C.
+--compare finds a difference, an output file could not be written or the
+crawl itself failed, 2 on a usage error, 130 when interrupted by Ctrl-C.
 `;
 
 /** The hint printed under every usage error. */
