@@ -5,6 +5,7 @@
  * @module
  */
 import type { FetchError } from "../shared/fetch-statistic.js";
+import { traceSafely } from "../shared/trace.js";
 import type { QueueCounters, TraceEvent } from "../shared/trace.js";
 import type { HttpObserver } from "./http-client.js";
 
@@ -21,12 +22,16 @@ import type { HttpObserver } from "./http-client.js";
  */
 export class CrawlTracer {
   private readonly start = performance.now();
+  /** `options.trace`, wrapped by {@link traceSafely}. */
+  private readonly trace: (event: TraceEvent) => void;
 
   constructor(
-    private readonly trace: (event: TraceEvent) => void,
+    trace: (event: TraceEvent) => void,
     /** The queue's counters right now. */
     private readonly counters: () => QueueCounters,
-  ) {}
+  ) {
+    this.trace = traceSafely(trace);
+  }
 
   /** Worker `worker` took `url` from the queue. */
   take(worker: number, url: string): void {
@@ -72,11 +77,7 @@ export class CrawlTracer {
 
   /** Hands `event` to the trace function. */
   emit(event: TraceEvent): void {
-    try {
-      this.trace(event);
-    } catch {
-      // The caller's trace function failed; the crawl goes on.
-    }
+    this.trace(event);
   }
 }
 

@@ -167,3 +167,22 @@ export type TraceEvent =
   | AwaitEvent
   | ResumeEvent
   | DoneEvent;
+
+/**
+ * Wraps the caller's trace function so that one that throws is ignored:
+ * tracing is for watching, and a broken watcher must not break a callback,
+ * a Task step or a fetch. Every stage hands its events to the wrapper, never
+ * to `CrawlOptions.trace` itself.
+ *
+ * @remarks The same rule as for `onRecord`: the caller's code fails, the
+ * crawl goes on.
+ */
+export function traceSafely(trace: (event: TraceEvent) => void): (event: TraceEvent) => void {
+  return function traceIgnoringErrors(event: TraceEvent): void {
+    try {
+      trace(event);
+    } catch {
+      // The caller's trace function failed; the crawl goes on.
+    }
+  };
+}
