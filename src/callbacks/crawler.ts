@@ -4,8 +4,6 @@
  *
  * @module
  */
-import type { Socket } from "node:net";
-import { performance } from "node:perf_hooks";
 import { errorName } from "../shared/errors.js";
 import { crawlResult, errorRecord, pageRecord, redirectRecord } from "../shared/fetch-statistic.js";
 import type { CrawlResult, FetchStatistic } from "../shared/fetch-statistic.js";
@@ -14,12 +12,12 @@ import { resolveOptions } from "../shared/options.js";
 import type { CrawlOptions, ResolvedCrawlOptions } from "../shared/options.js";
 import { readPage } from "../shared/page.js";
 import type { Page } from "../shared/page.js";
-import type { TraceEvent } from "../shared/trace.js";
 import { UrlPolicy } from "../shared/urls.js";
+import { CrawlTracer } from "./crawl-tracer.js";
 import { EventLoop } from "./event-loop.js";
 import type { ExceptionSource } from "./event-loop.js";
 import { Fetcher } from "./fetcher.js";
-import type { FetcherStep, FetchOutcome } from "./fetcher.js";
+import type { FetchOutcome } from "./fetcher.js";
 
 /** A URL waiting for a free slot, with the redirects it may still follow. */
 interface TodoItem {
@@ -83,27 +81,14 @@ export class Crawler {
   private stopped = false;
   private started = false;
   private startedAt = 0;
-  /** `performance.now()` at the start, for trace times. */
-  private traceStart = 0;
   private onDone: (result: CrawlResult) => void = doNothing;
-  /** `options.trace`, made harmless: a trace function that throws must not break the crawl. */
-  private readonly trace: ((event: TraceEvent) => void) | null;
+  /** Reports to `options.trace`; null when the crawl is not traced. */
+  private tracer: CrawlTracer | null = null;
 
   /** @throws TypeError for an unusable root or a bad option, naming it. */
   constructor(roots: string | string[], options: CrawlOptions = {}) {
     this.options = resolveOptions(options);
     this.policy = new UrlPolicy(typeof roots === "string" ? [roots] : roots, this.options);
-    const trace = this.options.trace;
-    this.trace =
-      trace === null
-        ? null
-        : function traceSafely(event: TraceEvent): void {
-            try {
-              trace(event);
-            } catch {
-              // Tracing is for watching; a broken watcher does not stop the crawl.
-            }
-          };
   }
 
   /** The chapter's `url_allowed`: http(s), an allowed host, and not excluded. */
@@ -121,7 +106,7 @@ export class Crawler {
     if (this.started) throw new InvalidStateError("This Crawler has already crawled; make a new one");
     this.started = true;
     this.startedAt = Date.now();
-    this.traceStart = performance.now();
+    if (this.options.trace !== null) this.tracer = new CrawlTracer(this.options.trace, this.running, this.countWaiting);
     this.onDone = onDone;
     for (const root of this.policy.roots) this.addUrl(root, this.options.maxRedirect);
     const signal = this.options.signal;
@@ -130,7 +115,7 @@ export class Crawler {
       else signal.addEventListener("abort", this.aborted, { once: true });
     }
     this.loop.setExceptionHandler(this.loopException);
-    if (this.trace !== null) this.loop.setTrace(this.trace, this.traceStart, this.urlOfSocket);
+    this.tracer?.watch(this.loop);
     this.loop.runForever(this.loopStopped);
     this.startFetchers();
     this.stopIfDone();
@@ -151,8 +136,7 @@ export class Crawler {
     ) {
       const { url, maxRedirect } = this.urlsTodo[this.nextTodo];
       this.nextTodo += 1;
-      const onStep = this.trace === null ? null : this.traceStep;
-      const fetcher = new Fetcher(url, this.loop, this.options, this.fetched, onStep);
+      const fetcher = new Fetcher(url, this.loop, this.options, this.fetched, this.tracer?.fetcherStep ?? null);
       this.running.set(fetcher, { maxRedirect, slot: this.freeSlots.pop() ?? this.slotsUsed++ });
       fetcher.fetch();
     }
@@ -219,40 +203,8 @@ export class Crawler {
     if (this.running.size === 0 && (this.stopped || !waiting)) this.loop.stop();
   }
 
-  /** The URL of the running Fetcher that owns `socket` (for the loop's dispatch events; only when tracing). */
-  private readonly urlOfSocket = (socket: Socket): string | null => {
-    for (const fetcher of this.running.keys()) {
-      if (fetcher.socket === socket) return fetcher.url;
-    }
-    return null;
-  };
-
-  /** Turns a Fetcher's step into a trace event with the time, its slot and the queue's counters. */
-  private readonly traceStep = (fetcher: Fetcher, step: FetcherStep): void => {
-    const trace = this.trace;
-    if (trace === null) return;
-    const base = {
-      t: performance.now() - this.traceStart,
-      stage: "callbacks" as const,
-      url: fetcher.url,
-      slot: this.running.get(fetcher)?.slot ?? -1,
-    };
-    const queued = this.urlsTodo.length - this.nextTodo;
-    const counters = { queued, unfinished: queued + this.running.size, inFlight: this.running.size };
-    switch (step.type) {
-      case "fetch-start":
-        trace({ ...base, ...counters, type: step.type, attempt: fetcher.tries });
-        break;
-      case "fetch-end":
-        trace({ ...base, ...counters, type: step.type, attempt: fetcher.tries, status: step.status, error: step.error });
-        break;
-      case "read":
-        trace({ ...base, type: step.type, bytes: step.bytes });
-        break;
-      default:
-        trace({ ...base, type: step.type });
-    }
-  };
+  /** URLs waiting for a free slot (the trace's `queued`). */
+  private readonly countWaiting = (): number => this.urlsTodo.length - this.nextTodo;
 
   /** The signal's abort listener: take no more URLs, close the Fetchers in flight, end the crawl. */
   private readonly aborted = (): void => {

@@ -11,13 +11,11 @@ import { resolveOptions } from "../shared/options.js";
 import type { CrawlOptions, ResolvedCrawlOptions } from "../shared/options.js";
 import { readPage } from "../shared/page.js";
 import type { Page } from "../shared/page.js";
-import type { QueueCounters, TraceEvent } from "../shared/trace.js";
 import { UrlPolicy } from "../shared/urls.js";
-import type { EventLoop } from "./event-loop.js";
+import { CrawlTracer } from "./crawl-tracer.js";
 import type { Coroutine } from "./future.js";
 import { JoinableQueue } from "./joinable-queue.js";
 import { request } from "./request.js";
-import type { RequestStep } from "./request.js";
 import { getRunningLoop } from "./running-loop.js";
 import { Task } from "./task.js";
 import { waitDone } from "./wait-done.js";
@@ -73,6 +71,8 @@ export class Crawler {
   private taken = 0;
   /** Workers inside `fetch()` right now (for the trace). */
   private inFlight = 0;
+  /** Reports fetch events to the loop's trace; made by `crawl()`. */
+  private tracer: CrawlTracer | null = null;
   /** Set when the signal aborts: no more URLs are queued or taken. */
   private stopped = false;
   private started = false;
@@ -99,11 +99,8 @@ export class Crawler {
     this.started = true;
     const startedAt = Date.now();
     const loop = getRunningLoop();
-    const trace = this.options.trace;
-    // The loop's own trace, if its owner set one, and its start: restored afterwards.
-    const loopTrace = loop.trace;
-    const loopTraceStart = performance.now() - loop.traceTime();
-    if (trace !== null) loop.setTrace(traceSafely(trace));
+    this.tracer = new CrawlTracer(loop, this.q, this.countInFlight);
+    this.tracer.attach(this.options.trace); // detach() in the finally gives the loop back its own trace.
     const signal = this.options.signal;
     if (signal?.aborted === true) this.stopped = true;
     for (const root of this.policy.roots) this.addUrl(root, this.options.maxRedirect);
@@ -117,7 +114,7 @@ export class Crawler {
       signal?.removeEventListener("abort", this.aborted);
       for (const worker of this.workers) worker.cancel();
       for (const worker of this.workers) yield* finished(worker); // Their `finally` blocks close every socket.
-      if (trace !== null) loop.setTrace(loopTrace, loopTraceStart);
+      this.tracer.detach();
     }
     return crawlResult(this.seenUrls, this.records, startedAt, this.options);
   }
@@ -147,22 +144,21 @@ export class Crawler {
    * a timeout per attempt, then the redirect or the links.
    */
   private *fetch(url: string, maxRedirect: number, slot: number): Coroutine<void> {
-    const loop = getRunningLoop();
-    const onStep = loop.trace === null ? null : stepTracer(loop, url, slot);
+    const onStep = this.tracer?.requestSteps(url, slot) ?? null;
     let response: HttpResponse | null = null;
     let error: FetchError = "NetworkError";
     let tries = 0;
     while (tries < this.options.maxTries) {
       tries += 1;
-      this.traceFetch(loop, { type: "fetch-start", url, slot, attempt: tries });
+      this.tracer?.fetchStart(url, slot, tries);
       try {
         response = yield* waitFor(request(new URL(url), this.options, onStep), this.options.timeoutMs);
-        this.traceFetch(loop, { type: "fetch-end", url, slot, attempt: tries, status: response.status, error: null });
+        this.tracer?.fetchEnd(url, slot, tries, response.status, null);
         break;
       } catch (caught) {
         if (caught instanceof CancelledError) throw caught; // We are cancelled, not the attempt.
         error = errorName(caught);
-        this.traceFetch(loop, { type: "fetch-end", url, slot, attempt: tries, status: null, error });
+        this.tracer?.fetchEnd(url, slot, tries, null, error);
         if (!isRetryable(error)) break;
         if (this.stopped) return; // Aborted meanwhile: no more attempts, and, as for any fetch cut short, no record.
       }
@@ -213,19 +209,6 @@ export class Crawler {
     }
   }
 
-  /** Reports a fetch event with the queue's counters, when the crawl is traced. */
-  private traceFetch(
-    loop: EventLoop,
-    event:
-      | { type: "fetch-start"; url: string; slot: number; attempt: number }
-      | { type: "fetch-end"; url: string; slot: number; attempt: number; status: number | null; error: string | null },
-  ): void {
-    const trace = loop.trace;
-    if (trace === null) return;
-    const counters: QueueCounters = { queued: this.q.qsize(), unfinished: this.q.unfinishedTasks, inFlight: this.inFlight };
-    trace({ ...event, ...counters, t: loop.traceTime(), stage: "generators" });
-  }
-
   /** Takes every waiting URL out of the queue (each stays in `seenUrls`, so it counts as `todo`). */
   private drain(): void {
     while (!this.q.empty()) {
@@ -233,6 +216,9 @@ export class Crawler {
       this.q.taskDone();
     }
   }
+
+  /** Workers inside `fetch()` (the trace's `inFlight`). */
+  private readonly countInFlight = (): number => this.inFlight;
 
   /** The signal's abort listener: stop queueing, drop the waiting URLs, cancel every worker. */
   private readonly aborted = (): void => {
@@ -258,22 +244,4 @@ function* finished(task: Task<void>): Coroutine<void> {
   } catch (error) {
     if (!(error instanceof CancelledError)) throw error;
   }
-}
-
-/** The `onStep` of one URL's requests: each step becomes a trace event with the URL and slot. */
-function stepTracer(loop: EventLoop, url: string, slot: number): (step: RequestStep) => void {
-  return function traceStep(step: RequestStep): void {
-    loop.trace?.({ ...step, url, slot, t: loop.traceTime(), stage: "generators" });
-  };
-}
-
-/** Wraps the caller's trace function so that one that throws cannot break a Task step or a fetch. */
-function traceSafely(trace: (event: TraceEvent) => void): (event: TraceEvent) => void {
-  return function traceIgnoringErrors(event: TraceEvent): void {
-    try {
-      trace(event);
-    } catch {
-      // The caller's trace function failed; the crawl goes on, as with onRecord.
-    }
-  };
 }
