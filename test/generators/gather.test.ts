@@ -1,10 +1,10 @@
 import { describe, expect, expectTypeOf, it } from "vitest";
-import { CancelledError } from "../../src/shared/errors.js";
 import { EventLoop } from "../../src/generators/event-loop.js";
 import type { Coroutine } from "../../src/generators/future.js";
 import { gather } from "../../src/generators/gather.js";
 import { sleep } from "../../src/generators/sleep.js";
 import { Task } from "../../src/generators/task.js";
+import { outcome } from "./outcome.js";
 
 describe("gather", () => {
   it("runs coroutines at once and returns their results in the order given", async () => {
@@ -82,11 +82,7 @@ describe("gather", () => {
       task.cancel();
       yield* sleep(0); // outer now waits for the gathered coroutine's finally
       task.cancel();
-      try {
-        yield* task;
-      } catch (error) {
-        if (!(error instanceof CancelledError)) throw error;
-      }
+      expect(yield* outcome(task)).toBe("CancelledError");
       return task.cancelled();
     }
     expect(await loop.runUntilComplete(main())).toBe(true);

@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { CancelledError } from "../../src/shared/errors.js";
 import { EventLoop } from "../../src/generators/event-loop.js";
 import type { Coroutine } from "../../src/generators/future.js";
 import { JoinableQueue, QueueEmpty } from "../../src/generators/joinable-queue.js";
 import { sleep } from "../../src/generators/sleep.js";
 import { Task } from "../../src/generators/task.js";
+import { outcome } from "./outcome.js";
 
 function run<T>(coro: Coroutine<T>): Promise<T> {
   const loop = new EventLoop();
@@ -125,11 +125,7 @@ describe("JoinableQueue", () => {
       yield* sleep(0);
       queue.putNowait("item"); // wakes `cancelled`...
       cancelled.cancel(); // ...which is cancelled before it can take the item
-      try {
-        yield* cancelled;
-      } catch (error) {
-        if (!(error instanceof CancelledError)) throw error;
-      }
+      expect(yield* outcome(cancelled)).toBe("CancelledError");
       yield* patient;
     }
     await run(main());

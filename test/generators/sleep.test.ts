@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { CancelledError } from "../../src/shared/errors.js";
 import { EventLoop } from "../../src/generators/event-loop.js";
 import type { Coroutine } from "../../src/generators/future.js";
 import { sleep } from "../../src/generators/sleep.js";
 import { Task } from "../../src/generators/task.js";
+import { outcome } from "./outcome.js";
 
 describe("sleep", () => {
   it("wakes shorter sleepers first while all sleep at once", async () => {
@@ -30,11 +30,7 @@ describe("sleep", () => {
       yield* sleep(0);
       const during = loop.timerCount;
       sleeper.cancel();
-      try {
-        yield* sleeper;
-      } catch (error) {
-        if (!(error instanceof CancelledError)) throw error;
-      }
+      expect(yield* outcome(sleeper)).toBe("CancelledError");
       return during;
     }
     expect(await loop.runUntilComplete(main())).toBe(1);

@@ -1,11 +1,12 @@
 import net from "node:net";
 import type { Socket } from "node:net";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { CancelledError, errorName } from "../../src/shared/errors.js";
+import { errorName } from "../../src/shared/errors.js";
 import { EventLoop } from "../../src/generators/event-loop.js";
 import { Future, type Coroutine } from "../../src/generators/future.js";
 import { connect, read, readAll, sendAll } from "../../src/generators/sockets.js";
 import { Task } from "../../src/generators/task.js";
+import { outcome } from "./outcome.js";
 
 /** A loopback TCP server whose reply to each connection the test decides. */
 interface TestServer {
@@ -153,11 +154,7 @@ describe("connect, sendAll, readAll", () => {
       yield* firstChunk;
       expect(loop.selector.size).toBe(1); // paused inside readAll's read
       task.cancel();
-      try {
-        yield* task;
-      } catch (error) {
-        if (!(error instanceof CancelledError)) throw error;
-      }
+      expect(yield* outcome(task)).toBe("CancelledError");
       return task.cancelled();
     }
     expect(await loop.runUntilComplete(main())).toBe(true);
@@ -178,11 +175,7 @@ describe("connect, sendAll, readAll", () => {
       yield* sleepOneTurn(); // connect() has started and is paused at its yield*
       expect(loop.selector.size).toBe(1);
       attempt.cancel();
-      try {
-        yield* attempt;
-      } catch (error) {
-        if (!(error instanceof CancelledError)) throw error;
-      }
+      expect(yield* outcome(attempt)).toBe("CancelledError");
       return loop.selector.size;
     }
     expect(await loop.runUntilComplete(main())).toBe(0);

@@ -1,10 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { CancelledError, FetchFailure, errorName } from "../../src/shared/errors.js";
+import { FetchFailure, errorName } from "../../src/shared/errors.js";
 import { EventLoop } from "../../src/generators/event-loop.js";
 import { Future, type Coroutine } from "../../src/generators/future.js";
 import { sleep } from "../../src/generators/sleep.js";
 import { Task } from "../../src/generators/task.js";
 import { waitFor } from "../../src/generators/wait-for.js";
+import { outcome } from "./outcome.js";
 
 describe("waitFor", () => {
   it("returns the result when the coroutine finishes in time, leaving no timer", async () => {
@@ -77,11 +78,7 @@ describe("waitFor", () => {
       const task = new Task(outer());
       yield* sleep(0);
       task.cancel();
-      try {
-        yield* task;
-      } catch (error) {
-        if (!(error instanceof CancelledError)) throw error;
-      }
+      expect(yield* outcome(task)).toBe("CancelledError");
       return task.cancelled();
     }
     expect(await loop.runUntilComplete(main())).toBe(true);
@@ -102,8 +99,7 @@ describe("waitFor", () => {
     loop.setTrace(function cancelWithTheTimer(event) {
       if (event.type === "timer" && event.callback === "timeIsUp") task.cancel();
     });
-    const outcome = await loop.runUntilComplete(finished(task));
-    expect(outcome).toBe("CancelledError");
+    expect(await loop.runUntilComplete(outcome(task))).toBe("CancelledError");
     expect(loop.timerCount).toBe(0);
     loop.close();
   });
@@ -132,7 +128,7 @@ describe("waitFor", () => {
       task.cancel();
       yield* sleep(0); // outer now waits for inner's finally
       task.cancel();
-      return yield* finished(task);
+      return yield* outcome(task);
     }
     expect(await loop.runUntilComplete(main())).toBe("CancelledError");
     expect(trail).toEqual(["inner finally", "outer finally"]);
@@ -141,13 +137,3 @@ describe("waitFor", () => {
   });
 });
 
-/** Waits for `task` and says how it ended: "result", a FetchFailure's kind, or the error's name. */
-function* finished(task: Task<void>): Coroutine<string> {
-  try {
-    yield* task;
-    return "result";
-  } catch (error) {
-    if (error instanceof FetchFailure) return error.kind;
-    return error instanceof Error ? error.name : String(error);
-  }
-}
