@@ -2,21 +2,10 @@ import { Buffer } from "node:buffer";
 import { deflateRawSync, deflateSync, gzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
 import { charsetLabel, decodeContent, decodeText, mediaType } from "../../src/shared/body.js";
-import { FetchFailure } from "../../src/shared/errors.js";
-import type { FetchError } from "../../src/shared/fetch-statistic.js";
+import { failureOf } from "./failure-of.js";
 
 const PAGE = Buffer.from("<p>Hello, gzip and deflate</p>");
 
-/** The FetchFailure kind `run` throws; fails the test if it throws something else or nothing. */
-function failureOf(run: () => unknown): FetchError {
-  try {
-    run();
-  } catch (error) {
-    expect(error).toBeInstanceOf(FetchFailure);
-    return (error as FetchFailure).kind;
-  }
-  throw new Error("expected a FetchFailure, nothing was thrown");
-}
 
 function encoded(encoding: string) {
   return { "content-encoding": encoding };

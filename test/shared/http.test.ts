@@ -5,7 +5,6 @@ import type { AddressInfo } from "node:net";
 import net from "node:net";
 import { describe, expect, it } from "vitest";
 import { FetchFailure, InvalidStateError } from "../../src/shared/errors.js";
-import type { FetchError } from "../../src/shared/fetch-statistic.js";
 import type { HttpResponse } from "../../src/shared/http.js";
 import {
   FIRST_ONLY_HEADERS,
@@ -15,6 +14,7 @@ import {
   requestHeaders,
   ResponseParser,
 } from "../../src/shared/http.js";
+import { failureOf } from "./failure-of.js";
 
 const LIMIT = { maxBodyBytes: 1024 };
 
@@ -26,16 +26,6 @@ function parse(text: string, options = LIMIT) {
   return parseResponse(bytes(text), options);
 }
 
-/** The FetchFailure kind `run` throws; fails the test if it throws something else or nothing. */
-function failureOf(run: () => unknown): FetchError {
-  try {
-    run();
-  } catch (error) {
-    expect(error).toBeInstanceOf(FetchFailure);
-    return (error as FetchFailure).kind;
-  }
-  throw new Error("expected a FetchFailure, nothing was thrown");
-}
 
 function bodyText(text: string): string {
   return Buffer.from(parse(text).body).toString("latin1");
