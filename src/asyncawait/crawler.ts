@@ -7,6 +7,7 @@
  */
 import { CancelledError, errorName, InvalidStateError, isRetryable } from "../shared/errors.js";
 import {
+  appendRecord,
   crawlResult,
   errorRecord,
   pageRecord,
@@ -252,14 +253,9 @@ export class Crawler {
     this.q.putNowait({ url, maxRedirect });
   }
 
-  /** Appends a record and reports it; a throwing `onRecord` is the caller's problem, not the crawl's. */
+  /** Appends a record and reports it (a throwing `onRecord` is ignored). */
   private record(statistic: FetchStatistic): void {
-    this.records.push(statistic);
-    try {
-      this.options.onRecord?.(statistic);
-    } catch {
-      // The caller's progress callback failed; the record stands and the crawl goes on.
-    }
+    appendRecord(this.records, statistic, this.options.onRecord);
   }
 
   /** Takes no more URLs from the queue: workers parked in `get()` are cancelled. Safe to call twice. */

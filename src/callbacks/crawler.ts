@@ -5,7 +5,7 @@
  * @module
  */
 import { errorName } from "../shared/errors.js";
-import { crawlResult, errorRecord, pageRecord, redirectRecord } from "../shared/fetch-statistic.js";
+import { appendRecord, crawlResult, errorRecord, pageRecord, redirectRecord } from "../shared/fetch-statistic.js";
 import type { CrawlResult, FetchStatistic } from "../shared/fetch-statistic.js";
 import { InvalidStateError } from "../shared/errors.js";
 import { resolveOptions } from "../shared/options.js";
@@ -189,13 +189,9 @@ export class Crawler {
     return !this.seenUrls.has(url);
   }
 
+  /** Appends a record and reports it (a throwing `onRecord` is ignored). */
   private record(record: FetchStatistic): void {
-    this.records.push(record);
-    try {
-      this.options.onRecord?.(record);
-    } catch {
-      // The caller's progress callback failed; the record stands and the crawl goes on.
-    }
+    appendRecord(this.records, record, this.options.onRecord);
   }
 
   private stopIfDone(): void {

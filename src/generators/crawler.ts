@@ -4,7 +4,7 @@
  * @module
  */
 import { CancelledError, InvalidStateError, errorName, isRetryable } from "../shared/errors.js";
-import { crawlResult, errorRecord, pageRecord, redirectRecord } from "../shared/fetch-statistic.js";
+import { appendRecord, crawlResult, errorRecord, pageRecord, redirectRecord } from "../shared/fetch-statistic.js";
 import type { CrawlResult, FetchError, FetchStatistic } from "../shared/fetch-statistic.js";
 import type { HttpResponse } from "../shared/http.js";
 import { resolveOptions } from "../shared/options.js";
@@ -199,14 +199,9 @@ export class Crawler {
     return !this.seenUrls.has(url);
   }
 
-  /** Appends a record and reports it; a throwing `onRecord` is the caller's problem, not the crawl's. */
+  /** Appends a record and reports it (a throwing `onRecord` is ignored). */
   private record(record: FetchStatistic): void {
-    this.records.push(record);
-    try {
-      this.options.onRecord?.(record);
-    } catch {
-      // The caller's progress callback failed; the record stands and the crawl goes on.
-    }
+    appendRecord(this.records, record, this.options.onRecord);
   }
 
   /** Takes every waiting URL out of the queue (each stays in `seenUrls`, so it counts as `todo`). */

@@ -154,3 +154,21 @@ export function crawlResult(
     options,
   };
 }
+
+/**
+ * Appends `record` to `records` and tells `onRecord` about it. A throwing
+ * `onRecord` is ignored: the record stands and the crawl goes on
+ * (docs/behaviour.md).
+ */
+export function appendRecord(
+  records: FetchStatistic[],
+  record: FetchStatistic,
+  onRecord: ((record: FetchStatistic) => void) | null,
+): void {
+  records.push(record);
+  try {
+    onRecord?.(record);
+  } catch {
+    // The caller's progress callback failed; watching must not break the crawl.
+  }
+}
