@@ -14,6 +14,18 @@ import { Task } from "./task.js";
 import { TimerHandle, TimerHeap } from "../shared/timer-heap.js";
 
 /**
+ * Called with an exception a loop callback threw and that callback (asyncio
+ * passes a `context` dict with `exception` and `handle`).
+ */
+export type ExceptionHandler = (error: unknown, callback: () => void) => void;
+
+/** asyncio's `default_exception_handler` logs; so do we, and go on. */
+function defaultExceptionHandler(error: unknown, callback: object): void {
+  const name = typeof callback === "function" && callback.name !== "" ? callback.name : "anonymous";
+  console.error(`Exception in callback ${name}:`, error);
+}
+
+/**
  * Runs callbacks: the ones handed to {@link EventLoop.callSoon}, timers whose
  * moment has come, and the callbacks registered with {@link EventLoop.selector}
  * for sockets that became ready. Tasks and Futures are built on it: a Future
@@ -34,6 +46,10 @@ import { TimerHandle, TimerHeap } from "../shared/timer-heap.js";
  * that is done when the loop stops. The chapter's loop is a `while` around
  * `select`; asyncio's is `BaseEventLoop._run_once` (Lib/asyncio/base_events.py).
  * Times are milliseconds (`performance.now()`), not asyncio's seconds.
+ * An exception thrown by a callback (a done callback, a timer, a socket's
+ * callback) does not stop the loop: it goes to the exception handler, as in
+ * asyncio, and the next callback runs. A Task's own coroutine never throws
+ * here: its exception fails the Task.
  * @see Chapter, "Coordinating Coroutines" (the `run_until_complete` sketch)
  */
 export class EventLoop {
@@ -52,6 +68,7 @@ export class EventLoop {
   /** Where trace events go (`CrawlOptions.trace`), or null when tracing is off. */
   private traceSink: ((event: TraceEvent) => void) | null = null;
   private traceStart = 0;
+  private exceptionHandler: ExceptionHandler | null = null;
 
   /** The loop's clock, in milliseconds: monotonic, unlike `Date.now()`. */
   time(): number {
@@ -86,6 +103,33 @@ export class EventLoop {
   /** Milliseconds since tracing started: the `t` of a trace event. */
   traceTime(): number {
     return performance.now() - this.traceStart;
+  }
+
+  /**
+   * Sets what is called with an exception a callback threw, and the callback
+   * (asyncio `set_exception_handler`); `null` restores the default handler,
+   * which prints it with `console.error`, as asyncio's default handler logs
+   * it. Either way the loop goes on with the next callback.
+   */
+  setExceptionHandler(handler: ExceptionHandler | null): void {
+    this.exceptionHandler = handler;
+  }
+
+  /**
+   * Reports an exception that no coroutine can catch: one thrown by a
+   * callback the loop ran (asyncio `call_exception_handler`). A handler that
+   * throws itself is reported by the default handler.
+   */
+  callExceptionHandler(error: unknown, callback: () => void): void {
+    if (this.exceptionHandler === null) {
+      defaultExceptionHandler(error, callback);
+      return;
+    }
+    try {
+      this.exceptionHandler(error, callback);
+    } catch (handlerError) {
+      defaultExceptionHandler(handlerError, this.exceptionHandler);
+    }
   }
 
   /** How many timers are scheduled and not yet run or cancelled. */
@@ -123,8 +167,8 @@ export class EventLoop {
    * socket events to arrive.
    *
    * @throws {@link shared!InvalidStateError} if `runForever()` is driving the loop,
-   * or an iteration is already running.
-   * @throws the first exception a callback threw (the other callbacks still ran).
+   * or an iteration is already running. A callback's exception is not thrown
+   * here: it goes to the exception handler.
    */
   runOnce(): void {
     if (this.running) throw new InvalidStateError("runOnce() while runForever() is driving the loop");
@@ -208,8 +252,6 @@ export class EventLoop {
     if (this.closed) throw new InvalidStateError("The event loop is closed");
     this.iterating = true;
     const previousLoop = setRunningLoop(this);
-    let firstError: unknown = null;
-    let failed = false;
     try {
       this.selector.select(this.socketReady);
       const now = this.time();
@@ -224,29 +266,20 @@ export class EventLoop {
         try {
           callback();
         } catch (error) {
-          if (!failed) {
-            failed = true;
-            firstError = error;
-          }
+          this.callExceptionHandler(error, callback); // Report it and go on: one bug stops no other Task.
         }
       }
     } finally {
       setRunningLoop(previousLoop);
       this.iterating = false;
     }
-    if (failed) throw firstError;
   }
 
   /** Runs one iteration from a Node macrotask, then decides how to wait for the next. */
   private readonly turn = (): void => {
     this.nextImmediate = null;
     this.nextTimeout = null;
-    try {
-      this.iterate();
-    } catch (error) {
-      this.finishRunning();
-      throw error; // A callback's exception escapes, as an exception in any Node callback does.
-    }
+    this.iterate();
     if (this.stopping) this.finishRunning();
     else this.waitForWork();
   };

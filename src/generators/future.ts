@@ -41,8 +41,12 @@ interface DoneCallback {
  * exception) or `cancelled`. Its done callbacks are not called in the middle of
  * `setResult`: they are handed to the event loop with `callSoon`, as asyncio
  * does, so whoever resolves a Future is never re-entered by the code that
- * waited for it, and each callback starts on a clean stack. A Future made
- * outside any loop (in a unit test, say) calls its callbacks at once instead.
+ * waited for it, and each callback starts on a clean stack, inside a loop
+ * iteration. A Future made outside any loop (in a notebook, say) takes the
+ * loop of the first Task that waits on it, so it may be resolved from a plain
+ * Node timer or socket listener and the Task still steps inside its loop.
+ * Only a Future that no loop ever reached calls its callbacks at once: there
+ * is no loop to hand them to.
  *
  * @remarks The chapter's Future has a public `result` field and calls its
  * callbacks inside `set_result`; this one is closer to asyncio's `Future`
@@ -61,12 +65,16 @@ export class Future<T> {
   private error: unknown = undefined;
   private failed = false;
   private callbacks: DoneCallback[] = [];
-  /** The loop that runs the done callbacks; null: call them at once. */
-  protected readonly loop: EventLoop | null;
+  /**
+   * The loop that runs the done callbacks. A Future made with none takes the
+   * loop of the first Task that waits on it (see {@link Future.getLoop}).
+   */
+  protected loop: EventLoop | null;
 
   /**
    * @param loop - The loop that will run the done callbacks. By default the
-   * loop running now, if any; with none, callbacks run synchronously.
+   * loop running now, if any; with none, the first Task that waits on the
+   * Future lends it its loop.
    * @param label - What the Future stands for (`"read"`, `"sleep"`, …), for
    * debugging and traces.
    */
@@ -76,6 +84,22 @@ export class Future<T> {
     readonly label = "future",
   ) {
     this.loop = loop;
+  }
+
+  /** The loop that runs this Future's done callbacks, or null if none has yet (asyncio `get_loop()`). */
+  getLoop(): EventLoop | null {
+    return this.loop;
+  }
+
+  /**
+   * Lends the Future a loop if it has none: a {@link Task} calls this on each
+   * Future its coroutine waits on, so callbacks always run in a loop iteration.
+   *
+   * @returns false if the Future already belongs to another loop.
+   */
+  attachLoop(loop: EventLoop): boolean {
+    this.loop ??= loop;
+    return this.loop === loop;
   }
 
   /** True once the Future has a result, an exception, or was cancelled. */

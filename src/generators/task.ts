@@ -6,7 +6,21 @@
 import { CancelledError } from "../shared/errors.js";
 import type { EventLoop } from "./event-loop.js";
 import { Future, type Coroutine } from "./future.js";
-import { runningLoopOrNull } from "./running-loop.js";
+import { getRunningLoop, runningLoopOrNull } from "./running-loop.js";
+
+/** Each loop's Tasks that are not done yet (asyncio keeps `_all_tasks` in tasks.py). */
+const pendingTasks = new WeakMap<EventLoop, Set<Task<unknown>>>();
+
+/**
+ * The Tasks of `loop` that are not done yet: after a crawl, none should be
+ * left. For notebooks and tests that want to see what is still running.
+ *
+ * @param loop - By default the loop running now.
+ * @see asyncio `all_tasks()` (Lib/asyncio/tasks.py)
+ */
+export function allTasks(loop: EventLoop = getRunningLoop()): Array<Task<unknown>> {
+  return [...(pendingTasks.get(loop) ?? [])];
+}
 
 /**
  * Drives one coroutine to completion. A Task is a Future that resolves itself
@@ -62,6 +76,9 @@ export class Task<T> extends Future<T> {
     }
     super(loop, name);
     this.coro = coro;
+    let tasks = pendingTasks.get(loop);
+    if (tasks === undefined) pendingTasks.set(loop, (tasks = new Set()));
+    tasks.add(this);
     this.loop.callSoon(this.resume);
   }
 
@@ -131,13 +148,22 @@ export class Task<T> extends Future<T> {
       // The coroutine ended with an exception. A CancelledError that got out
       // means the coroutine agreed to be cancelled.
       this.traceStep(null);
+      pendingTasks.get(this.loop)?.delete(this);
       if (error instanceof CancelledError) super.cancel();
       else super.setException(error);
       return;
     }
     if (next.done === true) {
       this.traceStep(null);
-      super.setResult(next.value); // The coroutine returned: resolve the Task.
+      pendingTasks.get(this.loop)?.delete(this);
+      if (this.mustCancel) {
+        // Cancelled while it ran its last step (it cancelled itself): the
+        // cancel wins over the return value, as in asyncio's `__step`.
+        this.mustCancel = false;
+        super.cancel();
+      } else {
+        super.setResult(next.value); // The coroutine returned: resolve the Task.
+      }
       return;
     }
     const yielded: unknown = next.value; // Typed Future, but plain JS can yield anything.
@@ -147,6 +173,9 @@ export class Task<T> extends Future<T> {
       this.loop.callSoon(this.resume);
     } else if (yielded === this) {
       this.pendingError = new TypeError("Task cannot wait for itself");
+      this.loop.callSoon(this.resume);
+    } else if (!yielded.attachLoop(this.loop)) {
+      this.pendingError = new TypeError("Task got a Future attached to a different loop");
       this.loop.callSoon(this.resume);
     } else if (this.mustCancel) {
       this.loop.callSoon(this.resume); // Cancelled while running: throw in at this yield.

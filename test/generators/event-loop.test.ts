@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { InvalidStateError } from "../../src/shared/errors.js";
 import { EventLoop } from "../../src/generators/event-loop.js";
 import { Future, type Coroutine } from "../../src/generators/future.js";
@@ -49,8 +49,12 @@ describe("EventLoop", () => {
     loop.close();
   });
 
-  it("runs the other callbacks of an iteration when one throws, then throws its error", () => {
+  it("reports a callback that throws to its exception handler and runs the others", () => {
     const loop = new EventLoop();
+    const reported: Array<[unknown, string]> = [];
+    loop.setExceptionHandler(function collect(error, callback) {
+      reported.push([error, callback.name]);
+    });
     let after = 0;
     const error = new Error("callback bug");
     loop.callSoon(function broken() {
@@ -59,8 +63,37 @@ describe("EventLoop", () => {
     loop.callSoon(function fine() {
       after += 1;
     });
-    expect(() => loop.runOnce()).toThrow(error);
+    expect(() => loop.runOnce()).not.toThrow();
     expect(after).toBe(1);
+    expect(reported).toEqual([[error, "broken"]]);
+    loop.close();
+  });
+
+  it("keeps running its Tasks after a done callback throws", async () => {
+    const loop = new EventLoop();
+    const spy = vi.spyOn(console, "error").mockImplementation(function quiet() {});
+    const first = new Future<number>(loop);
+    first.addDoneCallback(function buggy() {
+      throw new Error("done-callback bug");
+    });
+    function* main(): Coroutine<number> {
+      loop.callLater(1, function resolveFirst() {
+        first.setResult(1);
+      });
+      const a = yield* first;
+      const second = new Future<number>(loop);
+      loop.callLater(1, function resolveSecond() {
+        second.setResult(2);
+      });
+      return a + (yield* second);
+    }
+    try {
+      expect(await loop.runUntilComplete(main())).toBe(3);
+      // The default handler reports it, as asyncio's logs it.
+      expect(spy).toHaveBeenCalledWith(expect.stringContaining("Exception in callback"), expect.objectContaining({ message: "done-callback bug" }));
+    } finally {
+      spy.mockRestore();
+    }
     loop.close();
   });
 

@@ -3,6 +3,7 @@ import { CancelledError } from "../../src/shared/errors.js";
 import { EventLoop } from "../../src/generators/event-loop.js";
 import { Future, type Coroutine } from "../../src/generators/future.js";
 import { Task } from "../../src/generators/task.js";
+import { runningLoopOrNull } from "../../src/generators/running-loop.js";
 
 /** Steps the loop `turns` times (asyncio test_utils.run_briefly). */
 function runBriefly(loop: EventLoop, turns = 1): void {
@@ -191,6 +192,51 @@ describe("Task", () => {
     runBriefly(loop, 2);
     expect(finallyRan).toBe(1);
     expect(holder.task.cancelled()).toBe(true);
+  });
+
+  it("ends cancelled when its coroutine cancels it and then returns", () => {
+    const holder: { task: Task<string> | null } = { task: null };
+    function* coro(): Coroutine<string> {
+      holder.task?.cancel();
+      return "value"; // asyncio: StopIteration while _must_cancel is set cancels the Task
+    }
+    holder.task = new Task(coro(), loop);
+    runBriefly(loop);
+    expect(holder.task.cancelled()).toBe(true);
+    expect(() => holder.task?.result()).toThrow(CancelledError);
+  });
+
+  it("steps inside its loop when a Future made with no loop is resolved from a plain Node timer", async () => {
+    const future = new Future<number>(null); // as a notebook user makes one
+    const running: Array<EventLoop | null> = [];
+    function* coro(): Coroutine<number> {
+      const value = yield* future;
+      running.push(runningLoopOrNull()); // sleep(), get() and the rest need it
+      return value * 2;
+    }
+    const task = loop.runUntilComplete(coro());
+    expect(future.getLoop()).toBeNull();
+    const resolvedIn: Array<boolean> = [];
+    setTimeout(function resolveFromNode() {
+      future.setResult(21);
+      resolvedIn.push(task.done()); // the Task must not step inside setResult
+    }, 5);
+    expect(await task).toBe(42);
+    expect(resolvedIn).toEqual([false]);
+    expect(running).toEqual([loop]);
+    expect(future.getLoop()).toBe(loop);
+  });
+
+  it("fails with a TypeError when its coroutine waits on a Future of another loop", () => {
+    const other = new EventLoop();
+    const foreign = new Future<number>(other);
+    function* coro(): Coroutine<number> {
+      return yield* foreign;
+    }
+    const task = new Task(coro(), loop);
+    runBriefly(loop, 2);
+    expect(() => task.result()).toThrow(/different loop/);
+    other.close();
   });
 
   it("refuses to cancel a Task that is done", () => {
