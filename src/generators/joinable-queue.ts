@@ -72,9 +72,11 @@ export class JoinableQueue<T> {
   /**
    * Takes the item at the head of the queue, waiting for one if it is empty.
    *
-   * @remarks Cancelled while waiting, it leaves no trace in the queue, and if
-   * it had already been woken for an item, it wakes the next getter instead,
-   * so the item is not stranded.
+   * @remarks Cancelled while waiting, it leaves no trace in the queue. If it
+   * had already been handed an item (its Future resolved), it hands the
+   * wake-up on to the next getter, so the item is not stranded; if not, it
+   * wakes nobody, so the getters keep their first-come order (asyncio
+   * `Queue.get`).
    */
   *get(): Coroutine<T> {
     while (this.empty()) {
@@ -83,8 +85,9 @@ export class JoinableQueue<T> {
       try {
         yield* getter; // Paused here until putNowait() wakes us (where idle workers wait).
       } catch (error) {
-        getter.cancel(); // Skipped by wakeNextGetter from now on.
-        if (!this.empty()) this.wakeNextGetter(); // We were woken for an item: pass it on.
+        // cancel() is false if putNowait() had already handed us an item.
+        const handedAnItem = !getter.cancel(); // Cancelled or not, wakeNextGetter skips it now.
+        if (handedAnItem && !this.empty()) this.wakeNextGetter(); // Pass the item on.
         throw error;
       }
     }

@@ -4,7 +4,11 @@ import type { Coroutine } from "../../src/generators/future.js";
 import { JoinableQueue, QueueEmpty } from "../../src/generators/joinable-queue.js";
 import { sleep } from "../../src/generators/sleep.js";
 import { Task } from "../../src/generators/task.js";
+import { within } from "../helpers/within.js";
 import { outcome } from "./outcome.js";
+
+/** How long a join() may take before the test fails as hung: generous, machines are shared. */
+const HANG_MS = 5_000;
 
 function run<T>(coro: Coroutine<T>): Promise<T> {
   const loop = new EventLoop();
@@ -46,7 +50,7 @@ describe("JoinableQueue", () => {
       yield* queue.join();
       return "joined";
     }
-    expect(await run(main())).toBe("joined");
+    expect(await within(HANG_MS, run(main()), "join() of a queue with nothing unfinished")).toBe("joined");
   });
 
   it("resumes join() only after taskDone() for every item put, including items put by workers", async () => {
@@ -68,7 +72,7 @@ describe("JoinableQueue", () => {
       events.push("joined");
       for (const w of workers) w.cancel();
     }
-    await run(main());
+    await within(HANG_MS, run(main()), "join() while 2 workers put and finish items");
     expect(events).toEqual(["done 3", "done 2", "done 1", "done 0", "joined"]);
     expect(queue.unfinishedTasks).toBe(0);
   });
@@ -90,7 +94,7 @@ describe("JoinableQueue", () => {
         yield* finisher;
       }
     }
-    await run(main());
+    await within(HANG_MS, run(main()), "the second join() after more work");
     expect(joins).toBe(2);
   });
 
@@ -130,6 +134,49 @@ describe("JoinableQueue", () => {
     }
     await run(main());
     expect(got).toEqual(["patient got item"]);
+  });
+
+  it("keeps first-come order when a getter that was never woken is cancelled", async () => {
+    // CPython 3.11 serves A<-x, C<-y, D<-z here (queues.py wakes the next getter
+    // only when the cancelled one had been handed an item).
+    const queue = new JoinableQueue<string>();
+    const got: string[] = [];
+    function* getter(name: string): Coroutine<void> {
+      got.push(`${name}<-${yield* queue.get()}`);
+    }
+    function* main(): Coroutine<void> {
+      const tasks = ["A", "B", "C", "D"].map((name) => new Task(getter(name)));
+      yield* sleep(0); // all four are waiting
+      tasks[1].cancel();
+      yield* sleep(0); // B has ended, cancelled
+      queue.putNowait("x");
+      yield* sleep(0); // A has taken x
+      queue.putNowait("y");
+      queue.putNowait("z");
+      for (const task of tasks) yield* outcome(task);
+    }
+    await run(main());
+    expect(got).toEqual(["A<-x", "C<-y", "D<-z"]);
+  });
+
+  it("keeps first-come order when a getter is cancelled in the turn an item arrives", async () => {
+    const queue = new JoinableQueue<string>();
+    const got: string[] = [];
+    function* getter(name: string): Coroutine<void> {
+      got.push(`${name}<-${yield* queue.get()}`);
+    }
+    function* main(): Coroutine<void> {
+      const tasks = ["A", "B", "C", "D"].map((name) => new Task(getter(name)));
+      yield* sleep(0);
+      tasks[1].cancel(); // B has not run its cancellation yet when x arrives
+      queue.putNowait("x");
+      yield* sleep(0);
+      queue.putNowait("y");
+      queue.putNowait("z");
+      for (const task of tasks) yield* outcome(task);
+    }
+    await run(main());
+    expect(got).toEqual(["A<-x", "C<-y", "D<-z"]);
   });
 
   it("keeps its order across many items", () => {
