@@ -38,6 +38,23 @@ describe("sleep", () => {
     loop.close();
   });
 
+  it("yields for exactly one loop iteration with sleep(0), setting no timer", () => {
+    const loop = new EventLoop();
+    const trail: string[] = [];
+    function* sleeper(): Coroutine<void> {
+      trail.push("before");
+      yield* sleep(0);
+      trail.push("after");
+    }
+    new Task(sleeper(), loop);
+    loop.runOnce(); // the first step: "before", then it yields
+    expect(trail).toEqual(["before"]);
+    expect(loop.timerCount).toBe(0);
+    loop.runOnce(); // asyncio: a bare yield resumes on the next iteration
+    expect(trail).toEqual(["before", "after"]);
+    loop.close();
+  });
+
   it("needs a running loop", () => {
     expect(() => sleep(1).next()).toThrow(/No running event loop/);
   });
