@@ -4,7 +4,12 @@ import { FixtureSite } from "../../src/site/index.js";
 import { Crawler } from "../../src/generators/crawler.js";
 import { EventLoop } from "../../src/generators/event-loop.js";
 import type { Coroutine } from "../../src/generators/future.js";
+import { allTasks } from "../../src/generators/task.js";
 import type { TraceEvent } from "../../src/shared/trace.js";
+import { within } from "../helpers/within.js";
+
+/** How long a cancelled crawl may take to end before the test fails as hung: generous, machines are shared. */
+const HANG_MS = 10_000;
 
 let site: FixtureSite;
 let loop: EventLoop;
@@ -34,7 +39,7 @@ describe("Crawler", () => {
     const controller = new AbortController();
     site.addPage("/", addSilentPages(4, () => controller.abort()));
     const crawler = new Crawler(site.url, { maxTasks: 4, signal: controller.signal, timeoutMs: 60_000 });
-    const result = await loop.runUntilComplete(crawler.crawl());
+    const result = await within(HANG_MS, loop.runUntilComplete(crawler.crawl()), "a crawl whose signal aborted mid-fetch");
     expect(result.records.map((record) => record.url)).toEqual([site.urlFor("/")]);
     expect(result.todo).toBe(4);
     expect(loop.selector.size).toBe(0);
@@ -51,7 +56,32 @@ describe("Crawler", () => {
     site.addPage("/", addSilentPages(3, () => crawlTask?.cancel()));
     const task = loop.runUntilComplete(crawler.crawl());
     crawlTask = task;
-    await expect(task).rejects.toBeInstanceOf(CancelledError);
+    await expect(within(HANG_MS, task, "a cancelled crawl Task")).rejects.toBeInstanceOf(CancelledError);
+    expect(loop.selector.size).toBe(0);
+    expect(loop.timerCount).toBe(0);
+    await site.connectionsClosed();
+    await new Promise(setImmediate);
+    loop.close();
+  });
+
+  it.each([1, 3])("waits for every worker when the crawl Task is cancelled twice (maxTasks %i)", async (maxTasks) => {
+    const crawler = new Crawler(site.url, { maxTasks, timeoutMs: 60_000 });
+    let crawlTask: { cancel(): boolean } | null = null;
+    site.addPage(
+      "/",
+      addSilentPages(maxTasks, function cancelTwice() {
+        crawlTask?.cancel();
+        // The second cancel arrives while the crawl waits for its cancelled workers.
+        loop.callSoon(function cancelAgain() {
+          crawlTask?.cancel();
+        });
+      }),
+    );
+    const task = loop.runUntilComplete(crawler.crawl());
+    crawlTask = task;
+    await expect(within(HANG_MS, task, "a cancelled crawl Task")).rejects.toBeInstanceOf(CancelledError);
+    // The loop stopped with the crawl Task: no worker (or attempt) may still be running.
+    expect(allTasks(loop).map((left) => left.label)).toEqual([]);
     expect(loop.selector.size).toBe(0);
     expect(loop.timerCount).toBe(0);
     await site.connectionsClosed();
