@@ -172,10 +172,12 @@ export class EventLoop {
     try {
       ready = this.selector.select(this.dispatch);
       this.trace?.({ type: "select", t: this.now(), stage: "callbacks", ready });
-      let timer = this.timers.popDue(performance.now());
-      while (timer !== undefined) {
+      // The clock is read once per iteration, as asyncio's `_run_once` fixes
+      // `end_time`: a timer that re-arms itself with callLater(0) waits for the
+      // next iteration, so it cannot starve the sockets.
+      const now = performance.now();
+      for (let timer = this.timers.popDue(now); timer !== undefined; timer = this.timers.popDue(now)) {
         this.runTimer(timer);
-        timer = this.timers.popDue(performance.now());
       }
     } finally {
       this.iterating = false;

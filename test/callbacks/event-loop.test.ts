@@ -77,6 +77,25 @@ describe("EventLoop", () => {
     expect(calls).toBe(1);
   });
 
+  it("runs a timer that re-arms itself with callLater(0) once per iteration, letting Node poll in between", async () => {
+    const loop = new EventLoop();
+    const nodeHadATurn: boolean[] = [];
+    let polled = true;
+    let runs = 0;
+    loop.callLater(0, function rearm() {
+      nodeHadATurn.push(polled);
+      polled = false;
+      setImmediate(function nodeTurn() {
+        polled = true; // Node's loop ran (and polled for I/O) since the last run
+      });
+      runs += 1;
+      if (runs < 5) loop.callLater(0, rearm);
+      else loop.stop();
+    });
+    await run(loop);
+    expect(nodeHadATurn).toEqual([true, true, true, true, true]);
+  });
+
   it("refuses to run twice at once", () => {
     const loop = new EventLoop();
     loop.runForever();
