@@ -12,8 +12,8 @@ import { FetchFailure, InvalidStateError } from "./errors.js";
  *
  * Header names are lowercased. A header sent more than once is joined with
  * `", "` (`cookie` with `"; "`), except the fields node:http keeps only the
- * first of ({@link FIRST_ONLY_HEADERS}), so stage 3, which reads node's
- * `IncomingMessage.headers`, sees the same object. `body` holds the bytes after
+ * first of ({@link FIRST_ONLY_HEADERS}), as stage 3 joins the headers undici
+ * hands it, so every stage sees the same object. `body` holds the bytes after
  * de-chunking, still content-encoded: gzip is undone later, by `decodeContent`.
  */
 export interface HttpResponse {
@@ -29,8 +29,9 @@ export interface HttpResponse {
  * The longest head (status line and header lines, with their CRLFs) the
  * parser accepts: 64 KiB. A chunked body's trailer section has the same limit.
  *
- * @remarks node:http's default `maxHeaderSize` is 16 KiB; stage 3 passes this
- * value instead, so all stages refuse the same responses.
+ * @remarks undici's default `maxHeaderSize` (node:http's) is 16 KiB; stage 3
+ * passes this value to its undici `Agent` instead, so all stages refuse the
+ * same responses.
  */
 export const MAX_HEADER_BYTES = 64 * 1024;
 
@@ -135,10 +136,12 @@ const LF = 0x0a;
  * closes the connection. 1xx interim responses are skipped; 204, 304 and 1xx
  * have no body.
  *
- * Where the RFC leaves a choice, it is as strict as llhttp (node:http's
- * parser), so stage 3 fails the same responses: CRLF line ends only, header
- * names must be tokens, no control characters in values, one `Content-Length`
- * of digits only, never both `Content-Length` and `Transfer-Encoding`.
+ * Where the RFC leaves a choice, it is as strict as llhttp (the parser inside
+ * undici), so stage 3 fails the same responses: CRLF line ends only, also on
+ * the empty line that ends a head, a chunk or the trailers (a bare LF is
+ * skipped only before a status line, as llhttp skips it), header names must
+ * be tokens, no control characters in values, one `Content-Length` of digits
+ * only, never both `Content-Length` and `Transfer-Encoding`.
  *
  * Every failure is a {@link FetchFailure}: `ConnectionReset` when the peer
  * closed before sending a byte, `BodyTooLarge` as soon as the body is known
@@ -291,9 +294,13 @@ export class ResponseParser {
     this.sectionBytes += this.lineLength + 1;
     this.lineParts = [];
     this.lineLength = 0;
-    // A line ends with CRLF; a CR anywhere else, or an LF without CR, is malformed (as in llhttp).
-    const cr = bytes.indexOf(CR);
-    if (cr !== bytes.length - 1) throw new FetchFailure("BadResponse", "A line does not end with CRLF");
+    // llhttp skips a bare LF before a status line, as it skips a CRLF there.
+    if (bytes.length === 0 && this.state === "status-line") return lf + 1;
+    // A line ends with CRLF; a CR anywhere else, or an LF without CR (also the empty line that ends a
+    // head, a chunk or the trailers), is malformed, as in llhttp.
+    if (bytes.length === 0 || bytes.indexOf(CR) !== bytes.length - 1) {
+      throw new FetchFailure("BadResponse", "A line does not end with CRLF");
+    }
     this.handleLine(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length - 1).toString("latin1"));
     return lf + 1;
   }

@@ -432,6 +432,23 @@ describe("crawl contract", () => {
         expect(paths.map((path) => site.requestsFor(path))).toEqual(paths.map(() => 1));
       });
 
+      it("records BadResponse for a bare LF that ends the head, a chunk's data or the trailers, as llhttp does", async () => {
+        const chunked = "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nTransfer-Encoding: chunked\r\n\r\n";
+        const bareLf: Record<string, string> = {
+          "/head": "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 2\r\n\nhi",
+          "/head-close-delimited": "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\nhi",
+          "/after-chunk": `${chunked}2\r\nhi\n0\r\n\r\n`,
+          "/after-last-chunk": `${chunked}2\r\nhi\r\n0\r\n\n`,
+          "/after-trailers": `${chunked}2\r\nhi\r\n0\r\nT: 1\r\n\n`,
+        };
+        const paths = Object.keys(bareLf);
+        site.addPage("/", paths);
+        for (const [path, bytes] of Object.entries(bareLf)) site.addFault(path, { kind: "raw", bytes });
+        const result = await crawl(site.url, { maxTasks: 1 });
+        expect(result.records.slice(1)).toEqual(paths.map((path) => errorRecordOf(u(path), "BadResponse")));
+        expect(paths.map((path) => site.requestsFor(path))).toEqual(paths.map(() => 1));
+      });
+
       it("goes on crawling after every kind of failure", async () => {
         site.addPage("/", ["/drop", "/garbage", "/after"]).addFault("/drop", { kind: "drop" });
         site.addFault("/garbage", { kind: "raw", bytes: "nonsense" }).addPage("/after", []);

@@ -120,6 +120,39 @@ describe("parseResponse", () => {
     });
 
     it.each([
+      ["the head of a Content-Length response", "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\nhi"],
+      ["the head of a close-delimited response", "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\nhi"],
+      ["a head without header lines", "HTTP/1.1 200 OK\r\n\nhi"],
+      ["the head of a chunked response", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\n2\r\nhi\r\n0\r\n\r\n"],
+      ["the head of a 204", "HTTP/1.1 204 No Content\r\n\n"],
+      ["the head of a 1xx interim response", "HTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\nHTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"],
+      ["a chunk's data", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nhi\n0\r\n\r\n"],
+      ["the last chunk, without trailers", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nhi\r\n0\r\n\n"],
+      ["the trailers", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nhi\r\n0\r\nT: 1\r\n\n"],
+    ])("rejects a bare LF that ends %s, as llhttp does", (_where, text) => {
+      expect(failureOf(() => parse(text))).toBe("BadResponse");
+    });
+
+    it("rejects a bare LF that ends the header section when it arrives in a feed of its own", () => {
+      const parser = new ResponseParser(LIMIT);
+      parser.feed(bytes("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n"));
+      expect(failureOf(() => parser.feed(bytes("\n")))).toBe("BadResponse");
+    });
+
+    it.each([
+      ["the status line", "HTTP/1.1 200 OK\nContent-Length: 2\r\n\r\nhi"],
+      ["the last header line", "HTTP/1.1 200 OK\r\nContent-Length: 2\n\r\nhi"],
+      ["an empty header value", "HTTP/1.1 200 OK\r\nX-A:\nContent-Length: 2\r\n\r\nhi"],
+      ["a folded line", "HTTP/1.1 200 OK\r\nX-A: one\r\n two\nContent-Length: 2\r\n\r\nhi"],
+      ["a chunk size line", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\nhi\r\n0\r\n\r\n"],
+      ["a chunk size line with an extension", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2;a=b\nhi\r\n0\r\n\r\n"],
+      ["the last chunk's size line", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nhi\r\n0\n\r\n"],
+      ["a trailer line", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nhi\r\n0\r\nT: 1\n\r\n"],
+    ])("rejects a bare LF that ends %s, as llhttp does", (_where, text) => {
+      expect(failureOf(() => parse(text))).toBe("BadResponse");
+    });
+
+    it.each([
       ["in the status line", "HTTP/1.1 20"],
       ["in the headers", "HTTP/1.1 200 OK\r\nContent-Le"],
       ["after the headers but before the empty line", "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n"],
@@ -271,6 +304,11 @@ describe("parseResponse", () => {
 
     it("skips empty lines before the status line, as llhttp does", () => {
       expect(parse("\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n").status).toBe(200);
+    });
+
+    it("skips empty lines ending in a bare LF before the status line, also after a 1xx, as llhttp does", () => {
+      expect(parse("\n\r\n\nHTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n").status).toBe(200);
+      expect(parse("HTTP/1.1 103 Early Hints\r\n\r\n\nHTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n").status).toBe(200);
     });
   });
 
