@@ -6,6 +6,10 @@ import type { FetchStatistic } from "../../src/shared/fetch-statistic.js";
 import type { TraceEvent } from "../../src/shared/trace.js";
 import { FixtureSite } from "../../src/site/fixture-site.js";
 import { SyntheticSite } from "../../src/site/synthetic-site.js";
+import { within } from "../helpers/within.js";
+
+/** How long a stopped crawl may take to end before the test fails as hung: generous, machines are shared. */
+const HANG_MS = 10_000;
 
 /** Records sorted by URL, to compare crawls whose completion order may differ. */
 function byUrl(records: readonly FetchStatistic[]): FetchStatistic[] {
@@ -142,7 +146,7 @@ describe("Crawler", () => {
 
   it("stops taking URLs after maxPages and leaves the rest as todo", async () => {
     const synthetic = await startSynthetic(200, 5);
-    const result = await crawl(synthetic.url, { maxPages: 20, maxTasks: 5 });
+    const result = await within(HANG_MS, crawl(synthetic.url, { maxPages: 20, maxTasks: 5 }), "a crawl stopped by maxPages");
     expect(result.records).toHaveLength(20);
     expect(synthetic.site.totalRequests).toBe(20);
     expect(result.todo).toBe(result.seen.length - 20);
@@ -162,7 +166,7 @@ describe("Crawler", () => {
         if (records === 30) controller.abort();
       },
     });
-    const result = await pending;
+    const result = await within(HANG_MS, pending, "a crawl whose signal aborted mid-crawl");
     expect(result.records).toHaveLength(30); // the requests in flight were cancelled, making no record
     expect(result.todo).toBe(result.seen.length - 30);
     expect(result.todo).toBeGreaterThan(0);
@@ -173,11 +177,50 @@ describe("Crawler", () => {
   it("makes no record when the signal is already aborted", async () => {
     const site = await startSite();
     site.addPage("/", []);
-    const result = await crawl(site.url, { signal: AbortSignal.abort() });
+    const result = await within(HANG_MS, crawl(site.url, { signal: AbortSignal.abort() }), "a crawl whose signal was already aborted");
     expect(result.records).toEqual([]);
     expect(result.seen).toEqual([site.urlFor("/")]);
     expect(result.todo).toBe(1);
     expect(site.totalRequests).toBe(0);
+  });
+
+  it("leaves unfetched a URL handed to a parked worker after maxPages stopped the crawl", async () => {
+    const site = await startSite();
+    site.addPage("/", ["/a", "/b"]).addPage("/a", []).addPage("/b", []);
+    // Workers 1 and 2 are parked in get() while worker 0 fetches "/", so its links are handed
+    // straight to them: "/a" to worker 1, "/b" to worker 2. Worker 1 resumes first and its take
+    // reaches maxPages, so "/b" was handed over before the stop but reaches worker 2 after it.
+    const result = await within(HANG_MS, crawl(site.url, { maxTasks: 3, maxPages: 2 }), "a crawl stopped by maxPages");
+    expect(result.records.map((record) => record.url)).toEqual([site.urlFor("/"), site.urlFor("/a")]);
+    expect(site.requestsFor("/b")).toBe(0);
+    expect(site.totalRequests).toBe(2);
+    expect(result.todo).toBe(1);
+  });
+
+  it("leaves untaken the URLs handed to parked workers just before the signal aborts", async () => {
+    const site = await startSite();
+    site.addPage("/", ["/a", "/b"]).addPage("/a", []).addPage("/b", []);
+    const controller = new AbortController();
+    const taken: string[] = [];
+    const crawled = crawl(site.url, {
+      maxTasks: 3,
+      signal: controller.signal,
+      // The record of "/" comes just before its links are handed to the parked workers 1 and 2;
+      // this microtask runs after that hand-over and before either worker resumes with its URL.
+      onRecord() {
+        queueMicrotask(function abortAfterHandOver() {
+          controller.abort();
+        });
+      },
+      trace(event) {
+        if (event.type === "take" || event.type === "fetch-start") taken.push(`${event.type} ${event.url}`);
+      },
+    });
+    const result = await within(HANG_MS, crawled, "a crawl whose signal aborted");
+    expect(taken).toEqual([`take ${site.urlFor("/")}`, `fetch-start ${site.urlFor("/")}`]);
+    expect(result.records.map((record) => record.url)).toEqual([site.urlFor("/")]);
+    expect(result.todo).toBe(2);
+    expect(site.totalRequests).toBe(1);
   });
 
   it("traces each worker's take, await, resume and done, and each attempt's steps", async () => {

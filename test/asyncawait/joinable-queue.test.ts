@@ -1,6 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { JoinableQueue } from "../../src/asyncawait/joinable-queue.js";
 import { CancelledError } from "../../src/shared/errors.js";
+import { within } from "../helpers/within.js";
+
+/** How long a join() or a waiting get() may take before the test fails as hung: generous, machines are shared. */
+const HANG_MS = 5_000;
 
 /** Lets every pending promise job run, so "has it resolved yet?" can be asked. */
 async function flushJobs(): Promise<void> {
@@ -36,8 +40,8 @@ describe("JoinableQueue", () => {
     const second = queue.get();
     queue.putNowait("a");
     queue.putNowait("b");
-    expect(await first).toBe("a");
-    expect(await second).toBe("b");
+    expect(await within(HANG_MS, first, "the first waiting get()")).toBe("a");
+    expect(await within(HANG_MS, second, "the second waiting get()")).toBe("b");
     expect(queue.size()).toBe(0);
   });
 
@@ -47,7 +51,7 @@ describe("JoinableQueue", () => {
 
   it("resolves join() at once when nothing was put", async () => {
     const queue = new JoinableQueue<number>();
-    await expect(queue.join()).resolves.toBeUndefined();
+    await expect(within(HANG_MS, queue.join(), "join() of a queue nothing was put in")).resolves.toBeUndefined();
   });
 
   it("resolves join() only after taskDone() was called once per item", async () => {
@@ -94,7 +98,7 @@ describe("JoinableQueue", () => {
     const joins = [queue.join(), queue.join(), queue.join()];
     queue.getNowait();
     queue.taskDone();
-    await expect(Promise.all(joins)).resolves.toHaveLength(3);
+    await expect(within(HANG_MS, Promise.all(joins), "three join() calls")).resolves.toHaveLength(3);
   });
 
   it("throws RangeError when taskDone() is called more times than items were put", () => {
@@ -112,7 +116,7 @@ describe("JoinableQueue", () => {
     const waiting = queue.get(controller.signal);
     const reason = new CancelledError();
     controller.abort(reason);
-    await expect(waiting).rejects.toBe(reason);
+    await expect(within(HANG_MS, waiting, "a get() whose signal aborted")).rejects.toBe(reason);
   });
 
   it("leaves no waiter behind when a waiting get is cancelled", async () => {
@@ -120,7 +124,7 @@ describe("JoinableQueue", () => {
     const controller = new AbortController();
     const cancelled = queue.get(controller.signal);
     controller.abort(new CancelledError());
-    await expect(cancelled).rejects.toBeInstanceOf(CancelledError);
+    await expect(within(HANG_MS, cancelled, "a get() whose signal aborted")).rejects.toBeInstanceOf(CancelledError);
     queue.putNowait(7); // no cancelled getter swallows it
     expect(queue.size()).toBe(1);
     expect(await queue.get()).toBe(7);
@@ -133,8 +137,8 @@ describe("JoinableQueue", () => {
     const next = queue.get();
     controller.abort(new CancelledError());
     queue.putNowait(5);
-    await expect(cancelled).rejects.toBeInstanceOf(CancelledError);
-    expect(await next).toBe(5);
+    await expect(within(HANG_MS, cancelled, "a get() whose signal aborted")).rejects.toBeInstanceOf(CancelledError);
+    expect(await within(HANG_MS, next, "the get() after a cancelled one")).toBe(5);
   });
 
   it("rejects get at once when the signal is already aborted, even with items waiting", async () => {
@@ -162,9 +166,9 @@ describe("JoinableQueue", () => {
       }
     }
     const workers = Array.from({ length: 4 }, work);
-    await queue.join();
+    await within(HANG_MS, queue.join(), "join() while 4 workers drain the queue");
     controller.abort(new CancelledError());
-    const outcomes = await Promise.allSettled(workers);
+    const outcomes = await within(HANG_MS, Promise.allSettled(workers), "4 workers parked in get() after their signal aborted");
     expect(outcomes.every((outcome) => outcome.status === "rejected")).toBe(true);
     expect(processed.sort((a, b) => a - b)).toEqual(Array.from({ length: 23 }, (_, i) => i));
   });

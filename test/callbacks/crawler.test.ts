@@ -7,6 +7,10 @@ import type { CrawlOptions } from "../../src/shared/options.js";
 import type { TraceEvent } from "../../src/shared/trace.js";
 import { FixtureSite } from "../../src/site/fixture-site.js";
 import { SyntheticSite } from "../../src/site/synthetic-site.js";
+import { within } from "../helpers/within.js";
+
+/** How long a stopped crawl may take to end before the test fails as hung: generous, machines are shared. */
+const HANG_MS = 10_000;
 
 const closers: Array<() => Promise<void>> = [];
 
@@ -95,7 +99,7 @@ describe("Crawler", () => {
   it("stops taking URLs after maxPages and counts the rest as todo", async () => {
     const synthetic = await SyntheticSite.start({ pages: 100, linksPerPage: 5, seed: 2 });
     closers.push(() => synthetic.close());
-    const result = await crawl(synthetic.url, { maxPages: 7, maxTasks: 3 });
+    const result = await within(HANG_MS, crawl(synthetic.url, { maxPages: 7, maxTasks: 3 }), "a crawl stopped by maxPages");
     expect(result.records).toHaveLength(7);
     expect(result.todo).toBe(result.seen.length - 7);
   });
@@ -120,13 +124,14 @@ describe("Crawler", () => {
     closers.push(() => synthetic.close());
     const controller = new AbortController();
     let records = 0;
-    const { result, crawler } = await crawlWith(synthetic.url, {
+    const crawled = crawlWith(synthetic.url, {
       signal: controller.signal,
       onRecord() {
         records += 1;
         if (records === 10) controller.abort();
       },
     });
+    const { result, crawler } = await within(HANG_MS, crawled, "a crawl whose signal aborted mid-crawl");
     expect(result.records).toHaveLength(10);
     expect(result.todo).toBe(result.seen.length - 10);
     expect(crawler.loop.selector.size).toBe(0);
@@ -139,7 +144,7 @@ describe("Crawler", () => {
     site.addPage("/", ["/a"]).addPage("/a", []);
     const controller = new AbortController();
     let attempts = 0;
-    const { result, crawler } = await crawlWith(site.url, {
+    const crawled = crawlWith(site.url, {
       maxTries: 3,
       signal: controller.signal,
       trace(event) {
@@ -147,6 +152,7 @@ describe("Crawler", () => {
         if (event.type === "connect") controller.abort(); // from inside `connected`, before it sends
       },
     });
+    const { result, crawler } = await within(HANG_MS, crawled, "a crawl whose signal aborted inside a Fetcher's callback");
     expect(attempts).toBe(1);
     expect(result.records).toEqual([]);
     expect(crawler.loop.selector.size).toBe(0);
@@ -174,7 +180,7 @@ describe("Crawler", () => {
   it("makes no record when the signal is already aborted", async () => {
     const site = await startSite();
     site.addPage("/", []);
-    const result = await crawl(site.url, { signal: AbortSignal.abort() });
+    const result = await within(HANG_MS, crawl(site.url, { signal: AbortSignal.abort() }), "a crawl whose signal was already aborted");
     expect(result.records).toEqual([]);
     expect(result.todo).toBe(1);
     expect(site.totalRequests).toBe(0);

@@ -8,6 +8,14 @@ import { Crawler as GeneratorsCrawler, crawl as crawlWithGenerators } from "../.
 import { Crawler as AsyncAwaitCrawler, crawl as crawlWithAsyncAwait } from "../../src/asyncawait/index.js";
 import type { CrawlResult } from "../../src/shared/fetch-statistic.js";
 import type { CrawlOptions } from "../../src/shared/options.js";
+import { within } from "../helpers/within.js";
+
+/**
+ * How long one contract crawl may take before it fails as hung, naming the
+ * stage and the roots. The crawls are of small loopback sites; the limit is
+ * generous because the machines running the tests are shared and noisy.
+ */
+const CRAWL_HANG_MS = 20_000;
 
 /** One stage's public API, as the contract suite calls it. */
 export interface Stage {
@@ -16,9 +24,19 @@ export interface Stage {
   Crawler: new (roots: string | string[], options?: CrawlOptions) => { urlAllowed(url: string): boolean };
 }
 
+/**
+ * `crawl`, failing with "Hung: <stage> crawl of <roots> did not finish within
+ * 20000 ms" instead of running into the test timeout when a crawl never ends.
+ */
+function failingIfHung(name: Stage["name"], crawl: Stage["crawl"]): Stage["crawl"] {
+  return function crawlWithinLimit(roots, options) {
+    return within(CRAWL_HANG_MS, crawl(roots, options), `${name} crawl of ${String(roots)}`);
+  };
+}
+
 /** The registered stages. Add yours with one line, e.g. `{ name: "asyncawait", crawl, Crawler }`. */
 export const stages: Stage[] = [
-  { name: "callbacks", crawl: crawlWithCallbacks, Crawler: CallbacksCrawler },
-  { name: "generators", crawl: crawlWithGenerators, Crawler: GeneratorsCrawler },
-  { name: "asyncawait", crawl: crawlWithAsyncAwait, Crawler: AsyncAwaitCrawler },
+  { name: "callbacks", crawl: failingIfHung("callbacks", crawlWithCallbacks), Crawler: CallbacksCrawler },
+  { name: "generators", crawl: failingIfHung("generators", crawlWithGenerators), Crawler: GeneratorsCrawler },
+  { name: "asyncawait", crawl: failingIfHung("asyncawait", crawlWithAsyncAwait), Crawler: AsyncAwaitCrawler },
 ];

@@ -2,9 +2,11 @@
  * The chapter's point, read from the trace: a coroutine runs until it
  * yields (stage 2) or awaits (stage 3), and nothing else runs in between.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { crawl as crawlWithAsyncAwait } from "../../src/asyncawait/index.js";
+import { JoinableQueue } from "../../src/asyncawait/joinable-queue.js";
 import { crawl as crawlWithGenerators } from "../../src/generators/index.js";
+import type { CrawlResult, FetchStatistic } from "../../src/shared/fetch-statistic.js";
 import type { TraceEvent } from "../../src/shared/trace.js";
 import { startDemoSite } from "../../src/site/index.js";
 import type { SyntheticSite } from "../../src/site/index.js";
@@ -84,17 +86,117 @@ describe("generators Task", () => {
 });
 
 describe("asyncawait worker", () => {
-  it("takes, fetches, awaits, resumes and finishes each URL in order, suspended only at its await", async () => {
-    const events: TraceEvent[] = [];
-    const result = await crawlWithAsyncAwait(demo.url, {
-      maxTasks: 4,
-      trace: function collect(event) {
-        events.push(event);
-      },
+  /**
+   * What a crawl did, in order, seen from outside: trace events, records
+   * (`onRecord`), URLs put in the queue (a spy on `putNowait`), and a marker
+   * from a microtask queued at each `take` and `resume`. That microtask runs
+   * only once the worker's code stops running (at an `await`, or when its
+   * function returns), so whatever the log shows between a take or resume
+   * and its marker ran in one stretch, with no other code in between.
+   */
+  type Entry =
+    | { kind: "event"; event: TraceEvent; marker: number | null }
+    | { kind: "record"; record: FetchStatistic }
+    | { kind: "put"; url: string }
+    | { kind: "marker"; id: number };
+
+  let log: Entry[];
+  let result: CrawlResult;
+
+  beforeAll(async () => {
+    log = [];
+    let markers = 0;
+    const originalPut = JoinableQueue.prototype.putNowait;
+    const put = vi.spyOn(JoinableQueue.prototype, "putNowait").mockImplementation(function loggedPut(this: JoinableQueue<unknown>, item: unknown): void {
+      log.push({ kind: "put", url: (item as { url: string }).url });
+      originalPut.call(this, item);
     });
+    try {
+      result = await crawlWithAsyncAwait(demo.url, {
+        maxTasks: 4,
+        trace: function collect(event) {
+          if (event.type !== "take" && event.type !== "resume") {
+            log.push({ kind: "event", event, marker: null });
+            return;
+          }
+          const id = markers++;
+          log.push({ kind: "event", event, marker: id });
+          queueMicrotask(function markStretchEnded() {
+            log.push({ kind: "marker", id });
+          });
+        },
+        onRecord: function collect(record) {
+          log.push({ kind: "record", record });
+        },
+      });
+    } finally {
+      put.mockRestore();
+    }
+  });
+
+  function indexOfMarker(id: number | null): number {
+    const index = log.findIndex((entry) => entry.kind === "marker" && entry.id === id);
+    expect(index).toBeGreaterThan(-1);
+    return index;
+  }
+
+  it("runs a worker without a break from taking a URL to awaiting its request", () => {
+    let takes = 0;
+    for (const [index, entry] of log.entries()) {
+      if (entry.kind !== "event" || entry.event.type !== "take") continue;
+      const { worker, url } = entry.event;
+      takes += 1;
+      const awaited = log.findIndex(
+        (later, laterIndex) =>
+          laterIndex > index && later.kind === "event" && later.event.type === "await" && later.event.worker === worker,
+      );
+      expect({ url, awaitedBeforeItsFirstBreak: awaited > index && awaited < indexOfMarker(entry.marker) }).toEqual({
+        url,
+        awaitedBeforeItsFirstBreak: true,
+      });
+    }
+    expect(takes).toBe(result.records.length);
+  });
+
+  it("records a URL and queues its new links in the stretch that resumed after its request, so no other worker runs between checking seenUrls and adding to it", () => {
+    const putAt = new Map<string, number>();
+    for (const [index, entry] of log.entries()) if (entry.kind === "put") putAt.set(entry.url, index);
+    let linksQueued = 0;
+    for (const [recordIndex, entry] of log.entries()) {
+      if (entry.kind !== "record") continue;
+      const { record } = entry;
+      // The resume after the attempt that made this record: the last one for this URL before it.
+      let resumeIndex = -1;
+      for (let index = recordIndex - 1; index >= 0; index--) {
+        const earlier = log[index];
+        if (earlier.kind === "event" && earlier.event.type === "resume" && earlier.event.url === record.url) {
+          resumeIndex = index;
+          break;
+        }
+      }
+      expect(resumeIndex).toBeGreaterThan(-1);
+      const resumed = log[resumeIndex];
+      const stretchEnd = indexOfMarker(resumed.kind === "event" ? resumed.marker : null);
+      const puts = log.slice(recordIndex + 1, stretchEnd).filter((later) => later.kind === "put");
+      const queued = record.nextUrl === null ? puts.length : puts.filter((later) => later.url === record.nextUrl).length;
+      // A page queues its numNewUrls links; a redirect queues its target unless it was already seen (put before this record).
+      const expected = record.nextUrl === null ? record.numNewUrls : (putAt.get(record.nextUrl) ?? -1) > recordIndex ? 1 : 0;
+      expect({ url: record.url, recordedBeforeABreak: recordIndex < stretchEnd, queued }).toEqual({
+        url: record.url,
+        recordedBeforeABreak: true,
+        queued: expected,
+      });
+      linksQueued += queued;
+    }
+    expect(result.records.length).toBeGreaterThan(50);
+    expect(linksQueued).toBe(result.seen.length - 1);
+  });
+
+  it("takes, fetches, awaits, resumes and finishes each URL in order", () => {
     const sequence = new Map<number, string[]>();
-    const suspended = new Set<number>();
-    for (const event of events) {
+    for (const entry of log) {
+      if (entry.kind !== "event") continue;
+      const { event } = entry;
       let worker: number;
       if (event.type === "take" || event.type === "await" || event.type === "resume" || event.type === "done") {
         worker = event.worker;
@@ -103,18 +205,13 @@ describe("asyncawait worker", () => {
       } else {
         continue;
       }
-      // While a worker waits at its await, none of its own code runs.
-      if (event.type === "resume") suspended.delete(worker);
-      expect(suspended.has(worker)).toBe(false);
-      if (event.type === "await") suspended.add(worker);
       const steps = sequence.get(worker) ?? [];
       steps.push(event.type);
       sequence.set(worker, steps);
     }
     let urls = 0;
     for (const steps of sequence.values()) {
-      const text = steps.join(" ");
-      expect(text).toMatch(/^(take (fetch-start await resume fetch-end )+done ?)+$/);
+      expect(steps.join(" ")).toMatch(/^(take (fetch-start await resume fetch-end )+done ?)+$/);
       urls += steps.filter((type) => type === "done").length;
     }
     expect(urls).toBe(result.records.length);
