@@ -5,7 +5,7 @@
  * @module
  */
 import { execFile } from "node:child_process";
-import type { FetchStatistic } from "../src/shared/fetch-statistic.js";
+import type { FetchStatistic } from "../src/crawl/records.js";
 import { childScript } from "./build.js";
 import type { CrawlReport, CrawlRequest } from "./children/crawl-child.js";
 import type { BenchSubject } from "./children/load-stage.js";

@@ -17,7 +17,7 @@
  * @module
  */
 import { Agent, request, type IncomingMessage } from "node:http";
-import { pageRecord, type FetchStatistic } from "../src/shared/fetch-statistic.js";
+import { pageRecord, type FetchStatistic } from "../src/crawl/records.js";
 
 /** What {@link referenceCrawl} resolves to: the part of a `CrawlResult` the benchmark reads. */
 export interface ReferenceResult {

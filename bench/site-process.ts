@@ -6,7 +6,7 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { createInterface } from "node:readline";
-import type { FetchStatistic } from "../src/shared/fetch-statistic.js";
+import type { FetchStatistic } from "../src/crawl/records.js";
 import { SITE_SCRIPT } from "./build.js";
 import type { Scenario } from "./scenarios.js";
 

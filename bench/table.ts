@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { StageName } from "../src/shared/trace.js";
+import type { StageName } from "../src/observe/events.js";
 import type { MemoryReport } from "./children/memory-child.js";
 import type { BenchResults, ScenarioResult, StageOnScenario } from "./results.js";
 import type { Spread } from "./stats.js";

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { StageName } from "../src/shared/trace.js";
+import type { StageName } from "../src/observe/events.js";
 
 /** One stage's targets. */
 export interface Targets {

@@ -31,7 +31,7 @@ import { execFileSync } from "node:child_process";
 import { once } from "node:events";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
-import { parseResponse } from "../src/shared/http.js";
+import { parseResponse } from "../src/http/parser.js";
 import { openRoot } from "./open-root.js";
 
 /**

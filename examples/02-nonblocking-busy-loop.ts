@@ -18,7 +18,7 @@
  *    works: it polls. Count the polls to see how much work is wasted on
  *    asking "ready yet?".
  *
- * The socket calls are the shared ones (`src/shared/socket.ts`): `send`
+ * The socket calls are the shared ones (`src/kernel/socket.ts`): `send`
  * and `recv` throw an error with code `EAGAIN` where Python raises
  * `BlockingIOError`.
  *
@@ -29,9 +29,9 @@
  */
 import { setImmediate as nextTurn } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
-import { formatGetRequest, ResponseParser } from "../src/shared/http.js";
-import { DEFAULT_OPTIONS } from "../src/shared/options.js";
-import { connect, recv, send } from "../src/shared/socket.js";
+import { formatGetRequest, ResponseParser } from "../src/http/parser.js";
+import { DEFAULT_OPTIONS } from "../src/crawl/options.js";
+import { connect, recv, send } from "../src/kernel/socket.js";
 import { openRoot } from "./open-root.js";
 
 /** What the busy loops counted. */

@@ -22,8 +22,8 @@
 import { fileURLToPath } from "node:url";
 import { EventLoop, Fetcher } from "../src/callbacks/index.js";
 import type { FetchOutcome, FetcherStep } from "../src/callbacks/fetcher.js";
-import { resolveOptions } from "../src/shared/options.js";
-import { readPage } from "../src/shared/page.js";
+import { resolveOptions } from "../src/crawl/options.js";
+import { readPage } from "../src/crawl/page.js";
 import { openRoot } from "./open-root.js";
 
 /** What the fetch produced. */

@@ -16,8 +16,8 @@
  */
 import { fileURLToPath } from "node:url";
 import { Crawler } from "../src/callbacks/index.js";
-import type { CrawlResult } from "../src/shared/fetch-statistic.js";
-import { report } from "../src/shared/report.js";
+import type { CrawlResult } from "../src/crawl/records.js";
+import { report } from "../src/crawl/report.js";
 import { openRoot } from "./open-root.js";
 
 /** Crawls the root with stage 1 and prints the report's summary. */

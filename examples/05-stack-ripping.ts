@@ -29,8 +29,8 @@ import { fileURLToPath } from "node:url";
 import { EventLoop, Fetcher } from "../src/callbacks/index.js";
 import type { FetchOutcome } from "../src/callbacks/fetcher.js";
 import { request, type Coroutine } from "../src/generators/index.js";
-import type { HttpResponse } from "../src/shared/http.js";
-import { resolveOptions } from "../src/shared/options.js";
+import type { HttpResponse } from "../src/http/parser.js";
+import { resolveOptions } from "../src/crawl/options.js";
 import { openRoot } from "./open-root.js";
 import { runCoroutine } from "./run-coroutine.js";
 

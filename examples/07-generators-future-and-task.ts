@@ -26,10 +26,10 @@
  */
 import { fileURLToPath } from "node:url";
 import { EventLoop, Future, Task, getRunningLoop, type Coroutine } from "../src/generators/index.js";
-import { formatGetRequest, ResponseParser, type HttpResponse } from "../src/shared/http.js";
-import { DEFAULT_OPTIONS } from "../src/shared/options.js";
-import { EVENT_READ, EVENT_WRITE } from "../src/shared/selector.js";
-import { connect, recv, send } from "../src/shared/socket.js";
+import { formatGetRequest, ResponseParser, type HttpResponse } from "../src/http/parser.js";
+import { DEFAULT_OPTIONS } from "../src/crawl/options.js";
+import { EVENT_READ, EVENT_WRITE } from "../src/kernel/selector.js";
+import { connect, recv, send } from "../src/kernel/socket.js";
 import { openRoot } from "./open-root.js";
 
 /** What the fetch saw. */

@@ -24,9 +24,9 @@
  */
 import { fileURLToPath } from "node:url";
 import { connect, gather, readAll, sendAll, type Coroutine } from "../src/generators/index.js";
-import { formatGetRequest, parseResponse } from "../src/shared/http.js";
-import { DEFAULT_OPTIONS } from "../src/shared/options.js";
-import { readPage, type Page } from "../src/shared/page.js";
+import { formatGetRequest, parseResponse } from "../src/http/parser.js";
+import { DEFAULT_OPTIONS } from "../src/crawl/options.js";
+import { readPage, type Page } from "../src/crawl/page.js";
 import { openRoot } from "./open-root.js";
 import { runCoroutine } from "./run-coroutine.js";
 

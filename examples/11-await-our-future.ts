@@ -20,7 +20,7 @@
  */
 import { fileURLToPath } from "node:url";
 import { EventLoop, Future, Task, request } from "../src/generators/index.js";
-import { DEFAULT_OPTIONS } from "../src/shared/options.js";
+import { DEFAULT_OPTIONS } from "../src/crawl/options.js";
 import { openRoot } from "./open-root.js";
 
 /** What each `await` produced. */

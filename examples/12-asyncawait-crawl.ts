@@ -20,8 +20,8 @@
  */
 import { fileURLToPath } from "node:url";
 import { Crawler } from "../src/asyncawait/index.js";
-import type { CrawlResult } from "../src/shared/fetch-statistic.js";
-import { report } from "../src/shared/report.js";
+import type { CrawlResult } from "../src/crawl/records.js";
+import { report } from "../src/crawl/report.js";
 import { openRoot } from "./open-root.js";
 
 /** The crawl, and the concurrency the server saw. */

@@ -27,8 +27,8 @@
  */
 import { fileURLToPath } from "node:url";
 import { crawl, JoinableQueue } from "../src/asyncawait/index.js";
-import { CancelledError } from "../src/shared/errors.js";
-import type { FetchStatistic } from "../src/shared/fetch-statistic.js";
+import { CancelledError } from "../src/kernel/errors.js";
+import type { FetchStatistic } from "../src/crawl/records.js";
 import { openRoot } from "./open-root.js";
 
 /** What both parts observed. */

@@ -19,8 +19,8 @@ import { fileURLToPath } from "node:url";
 import { crawl as crawlWithAsyncAwait } from "../src/asyncawait/index.js";
 import { crawl as crawlWithCallbacks } from "../src/callbacks/index.js";
 import { crawl as crawlWithGenerators } from "../src/generators/index.js";
-import type { CrawlResult, FetchStatistic } from "../src/shared/fetch-statistic.js";
-import type { CrawlOptions } from "../src/shared/options.js";
+import type { CrawlResult, FetchStatistic } from "../src/crawl/records.js";
+import type { CrawlOptions } from "../src/crawl/options.js";
 import { openRoot } from "./open-root.js";
 
 /** One stage's `crawl` function. */

@@ -20,12 +20,12 @@
 import { fileURLToPath } from "node:url";
 import { crawl as crawlWithAsyncAwait } from "../src/asyncawait/index.js";
 import { crawl as crawlWithCallbacks } from "../src/callbacks/index.js";
-import { traceLine } from "../src/cli/trace-lines.js";
+import { traceLine } from "../src/observe/trace-lines.js";
 import { crawl as crawlWithGenerators } from "../src/generators/index.js";
-import type { CrawlResult } from "../src/shared/fetch-statistic.js";
-import type { CrawlOptions } from "../src/shared/options.js";
-import type { StageName, TraceEvent } from "../src/shared/trace.js";
-import { fetchAttempts, inFlightSeries, peak } from "../src/timeline/index.js";
+import type { CrawlResult } from "../src/crawl/records.js";
+import type { CrawlOptions } from "../src/crawl/options.js";
+import type { StageName, TraceEvent } from "../src/observe/events.js";
+import { fetchAttempts, inFlightSeries, peak } from "../src/observe/timeline/index.js";
 import { openRoot } from "./open-root.js";
 
 const MAX_TASKS = 5;

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { normalizeRoot } from "../src/shared/urls.js";
+import { normalizeRoot } from "../src/crawl/urls.js";
 import { startDemoSite, type SyntheticSite } from "../src/site/index.js";
 
 /** The URL an example works on, and how to let go of it. */

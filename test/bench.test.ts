@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { compareRecords } from "../bench/crawl-process.js";
 import type { BenchResults } from "../bench/results.js";
 import { spread } from "../bench/stats.js";
-import { errorRecord, pageRecord, redirectRecord } from "../src/shared/fetch-statistic.js";
+import { errorRecord, pageRecord, redirectRecord } from "../src/crawl/records.js";
 
 const page = { status: 200, size: 10, contentType: "text/html", encoding: "utf-8" };
 const root = pageRecord("http://h/", page, 2, 2);

@@ -8,9 +8,9 @@
  * @module
  */
 import { performance } from "node:perf_hooks";
-import type { FetchStatistic } from "../../src/shared/fetch-statistic.js";
-import type { CrawlOptions } from "../../src/shared/options.js";
-import type { TraceEvent } from "../../src/shared/trace.js";
+import type { FetchStatistic } from "../../src/crawl/records.js";
+import type { CrawlOptions } from "../../src/crawl/options.js";
+import type { TraceEvent } from "../../src/observe/events.js";
 import { loadCrawl, type BenchSubject } from "./load-stage.js";
 
 /** What the parent asks for. */

@@ -4,9 +4,9 @@
  *
  * @module
  */
-import type { CrawlResult } from "../../src/shared/fetch-statistic.js";
-import type { CrawlOptions } from "../../src/shared/options.js";
-import type { StageName } from "../../src/shared/trace.js";
+import type { CrawlResult } from "../../src/crawl/records.js";
+import type { CrawlOptions } from "../../src/crawl/options.js";
+import type { StageName } from "../../src/observe/events.js";
 
 /** The stages, in the order the benchmark runs and prints them. */
 export const STAGE_NAMES: readonly StageName[] = ["callbacks", "generators", "asyncawait"];

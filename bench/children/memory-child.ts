@@ -24,10 +24,10 @@ import type { AddressInfo } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import { EventLoop, Fetcher } from "../../src/callbacks/index.js";
 import type { FetchOutcome } from "../../src/callbacks/index.js";
-import { ResponseParser } from "../../src/shared/http.js";
-import { DEFAULT_OPTIONS } from "../../src/shared/options.js";
-import { EVENT_READ } from "../../src/shared/selector.js";
-import type { StageName } from "../../src/shared/trace.js";
+import { ResponseParser } from "../../src/http/parser.js";
+import { DEFAULT_OPTIONS } from "../../src/crawl/options.js";
+import { EVENT_READ } from "../../src/kernel/selector.js";
+import type { StageName } from "../../src/observe/events.js";
 import { loadCrawl } from "./load-stage.js";
 
 /** What the parent asks for. */

@@ -4,9 +4,9 @@
  *
  * @module
  */
-import type { FetchError } from "../shared/fetch-statistic.js";
-import { traceSafely } from "../shared/trace.js";
-import type { QueueCounters, TraceEvent } from "../shared/trace.js";
+import type { FetchError } from "../crawl/records.js";
+import { traceSafely } from "../observe/events.js";
+import type { QueueCounters, TraceEvent } from "../observe/events.js";
 import type { HttpObserver } from "./http-client.js";
 
 /**

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { CancelledError, errorName, InvalidStateError, isRetryable } from "../shared/errors.js";
+import { CancelledError, errorName, InvalidStateError, isRetryable } from "../kernel/errors.js";
 import {
   appendRecord,
   crawlResult,
@@ -15,11 +15,11 @@ import {
   type CrawlResult,
   type FetchError,
   type FetchStatistic,
-} from "../shared/fetch-statistic.js";
-import type { HttpResponse } from "../shared/http.js";
-import { resolveOptions, type CrawlOptions, type ResolvedCrawlOptions } from "../shared/options.js";
-import { readPage, type Page } from "../shared/page.js";
-import { UrlPolicy } from "../shared/urls.js";
+} from "../crawl/records.js";
+import type { HttpResponse } from "../http/parser.js";
+import { resolveOptions, type CrawlOptions, type ResolvedCrawlOptions } from "../crawl/options.js";
+import { readPage, type Page } from "../crawl/page.js";
+import { UrlPolicy } from "../crawl/urls.js";
 import { CrawlTracer } from "./crawl-tracer.js";
 import { HttpClient } from "./http-client.js";
 import { JoinableQueue } from "./joinable-queue.js";

@@ -5,8 +5,8 @@
  * @module
  */
 import { Agent, type Dispatcher } from "undici";
-import { CancelledError, errorName, FetchFailure } from "../shared/errors.js";
-import { FIRST_ONLY_HEADERS, MAX_HEADER_BYTES, requestHeaders, type HttpResponse } from "../shared/http.js";
+import { CancelledError, errorName, FetchFailure } from "../kernel/errors.js";
+import { FIRST_ONLY_HEADERS, MAX_HEADER_BYTES, requestHeaders, type HttpResponse } from "../http/parser.js";
 
 /** How an {@link HttpClient} connects, waits and reads. */
 export interface HttpClientOptions {

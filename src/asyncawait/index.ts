@@ -18,8 +18,8 @@
  *
  * @module
  */
-import type { CrawlResult } from "../shared/fetch-statistic.js";
-import type { CrawlOptions } from "../shared/options.js";
+import type { CrawlResult } from "../crawl/records.js";
+import type { CrawlOptions } from "../crawl/options.js";
 import { Crawler } from "./crawler.js";
 
 export { Crawler } from "./crawler.js";

@@ -6,8 +6,8 @@
  */
 import type { Socket } from "node:net";
 import { performance } from "node:perf_hooks";
-import { traceSafely } from "../shared/trace.js";
-import type { TraceEvent } from "../shared/trace.js";
+import { traceSafely } from "../observe/events.js";
+import type { TraceEvent } from "../observe/events.js";
 import type { EventLoop } from "./event-loop.js";
 import type { Fetcher, FetcherStep } from "./fetcher.js";
 

@@ -4,15 +4,15 @@
  *
  * @module
  */
-import { errorName } from "../shared/errors.js";
-import { appendRecord, crawlResult, errorRecord, pageRecord, redirectRecord } from "../shared/fetch-statistic.js";
-import type { CrawlResult, FetchStatistic } from "../shared/fetch-statistic.js";
-import { InvalidStateError } from "../shared/errors.js";
-import { resolveOptions } from "../shared/options.js";
-import type { CrawlOptions, ResolvedCrawlOptions } from "../shared/options.js";
-import { readPage } from "../shared/page.js";
-import type { Page } from "../shared/page.js";
-import { UrlPolicy } from "../shared/urls.js";
+import { errorName } from "../kernel/errors.js";
+import { appendRecord, crawlResult, errorRecord, pageRecord, redirectRecord } from "../crawl/records.js";
+import type { CrawlResult, FetchStatistic } from "../crawl/records.js";
+import { InvalidStateError } from "../kernel/errors.js";
+import { resolveOptions } from "../crawl/options.js";
+import type { CrawlOptions, ResolvedCrawlOptions } from "../crawl/options.js";
+import { readPage } from "../crawl/page.js";
+import type { Page } from "../crawl/page.js";
+import { UrlPolicy } from "../crawl/urls.js";
 import { CrawlTracer } from "./crawl-tracer.js";
 import { EventLoop } from "./event-loop.js";
 import type { ExceptionSource } from "./event-loop.js";

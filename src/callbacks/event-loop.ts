@@ -6,11 +6,11 @@
  */
 import type { Socket } from "node:net";
 import { performance } from "node:perf_hooks";
-import { InvalidStateError } from "../shared/errors.js";
-import { Selector } from "../shared/selector.js";
-import type { SelectorKey } from "../shared/selector.js";
-import type { TraceEvent } from "../shared/trace.js";
-import { TimerHandle, TimerHeap } from "../shared/timer-heap.js";
+import { InvalidStateError } from "../kernel/errors.js";
+import { Selector } from "../kernel/selector.js";
+import type { SelectorKey } from "../kernel/selector.js";
+import type { TraceEvent } from "../observe/events.js";
+import { TimerHandle, TimerHeap } from "../kernel/timers.js";
 
 /**
  * What a socket's key carries: the callback to call when the socket is ready,

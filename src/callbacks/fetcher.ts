@@ -4,15 +4,15 @@
  * @module
  */
 import type { Socket } from "node:net";
-import { errorName, FetchFailure, isRetryable } from "../shared/errors.js";
-import type { FetchError } from "../shared/fetch-statistic.js";
-import { formatGetRequest, ResponseParser } from "../shared/http.js";
-import type { HttpResponse } from "../shared/http.js";
-import { EVENT_READ, EVENT_WRITE } from "../shared/selector.js";
-import { connect, recv, send } from "../shared/socket.js";
-import type { SelectorKey } from "../shared/selector.js";
+import { errorName, FetchFailure, isRetryable } from "../kernel/errors.js";
+import type { FetchError } from "../crawl/records.js";
+import { formatGetRequest, ResponseParser } from "../http/parser.js";
+import type { HttpResponse } from "../http/parser.js";
+import { EVENT_READ, EVENT_WRITE } from "../kernel/selector.js";
+import { connect, recv, send } from "../kernel/socket.js";
+import type { SelectorKey } from "../kernel/selector.js";
 import type { EventLoop, ExceptionSource, IoCallback } from "./event-loop.js";
-import type { TimerHandle } from "../shared/timer-heap.js";
+import type { TimerHandle } from "../kernel/timers.js";
 
 /** The options a Fetcher needs, as `resolveOptions` fills them in. */
 export interface FetcherOptions {

@@ -2,7 +2,7 @@
  * Stage 1: the crawler written with callbacks, on a hand-made event loop.
  *
  * This is the chapter's first way to wait for many sockets at once: each
- * socket is non-blocking, a {@link shared!Selector} (`src/shared/selector.ts`) says
+ * socket is non-blocking, a {@link shared!Selector} (`src/kernel/selector.ts`) says
  * which ones are ready, and the {@link EventLoop} calls the callback that was
  * registered for each. A fetch is a chain of callbacks (`fetch` → `connected`
  * → `readResponse`) and its state lives on a {@link Fetcher} object, because
@@ -10,8 +10,8 @@
  * callback surfaces in the loop with a stack that no longer shows who
  * started the fetch: stack ripping.
  *
- * Read in this order: `src/shared/selector.ts` (readiness from socket
- * events) and `src/shared/socket.ts` (`connect`, `send`, `recv`), `event-loop.ts` (select, dispatch, timers), `fetcher.ts` (the
+ * Read in this order: `src/kernel/selector.ts` (readiness from socket
+ * events) and `src/kernel/socket.ts` (`connect`, `send`, `recv`), `event-loop.ts` (select, dispatch, timers), `fetcher.ts` (the
  * callback chain, each link catching its own errors), `crawler.ts` (the
  * bookkeeping: waiting URLs, running Fetchers, records, the end). No
  * Promise, `async` or generator is used in the crawl; {@link crawl} wraps the
@@ -20,8 +20,8 @@
  * @see Chapter, "The Traditional Approach: Callbacks" and "Programming With Callbacks"
  * @module
  */
-import type { CrawlResult } from "../shared/fetch-statistic.js";
-import type { CrawlOptions } from "../shared/options.js";
+import type { CrawlResult } from "../crawl/records.js";
+import type { CrawlOptions } from "../crawl/options.js";
 import { Crawler } from "./crawler.js";
 
 export { Crawler } from "./crawler.js";
@@ -29,7 +29,7 @@ export { EventLoop } from "./event-loop.js";
 export type { ExceptionSource, IoCallback } from "./event-loop.js";
 export { Fetcher } from "./fetcher.js";
 export type { FetcherOptions, FetchOutcome } from "./fetcher.js";
-export { TimerHandle, TimerHeap } from "../shared/timer-heap.js";
+export { TimerHandle, TimerHeap } from "../kernel/timers.js";
 
 /**
  * Crawls from `roots` with the callbacks crawler and resolves with the

@@ -5,10 +5,10 @@
  * @module
  */
 import { parseArgs } from "node:util";
-import { resolveOptions, VERSION } from "../shared/options.js";
-import type { CrawlOptions } from "../shared/options.js";
-import type { StageName } from "../shared/trace.js";
-import { normalizeRoot } from "../shared/urls.js";
+import { resolveOptions, VERSION } from "../crawl/options.js";
+import type { CrawlOptions } from "../crawl/options.js";
+import type { StageName } from "../observe/events.js";
+import { normalizeRoot } from "../crawl/urls.js";
 import { UsageError } from "./usage-error.js";
 
 /** The stages `--stage` accepts, in the order `--compare` runs them. */

@@ -4,9 +4,9 @@
  *
  * @module
  */
-import { FETCH_ERRORS } from "../shared/fetch-statistic.js";
-import type { CrawlResult, FetchStatistic } from "../shared/fetch-statistic.js";
-import type { StageName } from "../shared/trace.js";
+import { FETCH_ERRORS } from "../crawl/records.js";
+import type { CrawlResult, FetchStatistic } from "../crawl/records.js";
+import type { StageName } from "../observe/events.js";
 
 /** One stage's crawl, with the concurrency figures seen while it ran. */
 export interface StageRun {

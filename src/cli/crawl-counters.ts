@@ -4,8 +4,8 @@
  *
  * @module
  */
-import type { FetchStatistic } from "../shared/fetch-statistic.js";
-import type { TraceEvent } from "../shared/trace.js";
+import type { FetchStatistic } from "../crawl/records.js";
+import type { TraceEvent } from "../observe/events.js";
 
 /**
  * Counts a crawl as it runs. `onRecord` and `onTrace` are handed to the

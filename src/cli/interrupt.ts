@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { CancelledError } from "../shared/errors.js";
+import { CancelledError } from "../kernel/errors.js";
 
 /**
  * Turns SIGINT into an aborted {@link AbortSignal}.

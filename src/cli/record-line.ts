@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { FetchEndEvent } from "../shared/trace.js";
+import type { FetchEndEvent } from "../observe/events.js";
 
 /** The line `crawl -vv` prints for each fetch attempt as it ends (from the stage's trace). */
 export function attemptLine(event: FetchEndEvent): string {

@@ -3,8 +3,8 @@
  *
  * @module
  */
-import type { CrawlResult, FetchStatistic } from "../shared/fetch-statistic.js";
-import type { StageName } from "../shared/trace.js";
+import type { CrawlResult, FetchStatistic } from "../crawl/records.js";
+import type { StageName } from "../observe/events.js";
 
 /**
  * The options in force, as JSON: the callbacks and the signal are left out,

@@ -9,15 +9,15 @@
  * @module
  */
 import { writeFile } from "node:fs/promises";
-import type { FetchStatistic } from "../shared/fetch-statistic.js";
-import { resolveOptions } from "../shared/options.js";
-import type { CrawlOptions } from "../shared/options.js";
-import { report, urlLine } from "../shared/report.js";
-import type { StageName, TraceEvent } from "../shared/trace.js";
+import type { FetchStatistic } from "../crawl/records.js";
+import { resolveOptions } from "../crawl/options.js";
+import type { CrawlOptions } from "../crawl/options.js";
+import { report, urlLine } from "../crawl/report.js";
+import type { StageName, TraceEvent } from "../observe/events.js";
 import { startDemoSite } from "../site/index.js";
 import type { SyntheticSite } from "../site/index.js";
-import { timelinePage } from "../timeline/index.js";
-import type { TimelinePanel } from "../timeline/index.js";
+import { timelinePage } from "../observe/timeline/index.js";
+import type { TimelinePanel } from "../observe/timeline/index.js";
 import { parseCommandLine, STAGE_NAMES, USAGE, USAGE_HINT, versionText } from "./args.js";
 import type { CommandLine } from "./args.js";
 import { comparisonTable, firstDifference } from "./compare.js";
@@ -30,7 +30,7 @@ import { attemptLine } from "./record-line.js";
 import { resultJson } from "./result-json.js";
 import type { ComparisonJson, CrawlResultJson } from "./result-json.js";
 import { STAGES } from "./stages.js";
-import { TraceLines } from "./trace-lines.js";
+import { TraceLines } from "../observe/trace-lines.js";
 import { UsageError } from "./usage-error.js";
 
 /** Exit statuses of the `crawl` command. */

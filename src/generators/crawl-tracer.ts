@@ -4,9 +4,9 @@
  *
  * @module
  */
-import type { FetchError } from "../shared/fetch-statistic.js";
-import { traceSafely } from "../shared/trace.js";
-import type { TraceEvent } from "../shared/trace.js";
+import type { FetchError } from "../crawl/records.js";
+import { traceSafely } from "../observe/events.js";
+import type { TraceEvent } from "../observe/events.js";
 import type { EventLoop } from "./event-loop.js";
 import type { JoinableQueue } from "./joinable-queue.js";
 import type { RequestStep } from "./request.js";

@@ -3,15 +3,15 @@
  *
  * @module
  */
-import { CancelledError, InvalidStateError, errorName, isRetryable } from "../shared/errors.js";
-import { appendRecord, crawlResult, errorRecord, pageRecord, redirectRecord } from "../shared/fetch-statistic.js";
-import type { CrawlResult, FetchError, FetchStatistic } from "../shared/fetch-statistic.js";
-import type { HttpResponse } from "../shared/http.js";
-import { resolveOptions } from "../shared/options.js";
-import type { CrawlOptions, ResolvedCrawlOptions } from "../shared/options.js";
-import { readPage } from "../shared/page.js";
-import type { Page } from "../shared/page.js";
-import { UrlPolicy } from "../shared/urls.js";
+import { CancelledError, InvalidStateError, errorName, isRetryable } from "../kernel/errors.js";
+import { appendRecord, crawlResult, errorRecord, pageRecord, redirectRecord } from "../crawl/records.js";
+import type { CrawlResult, FetchError, FetchStatistic } from "../crawl/records.js";
+import type { HttpResponse } from "../http/parser.js";
+import { resolveOptions } from "../crawl/options.js";
+import type { CrawlOptions, ResolvedCrawlOptions } from "../crawl/options.js";
+import { readPage } from "../crawl/page.js";
+import type { Page } from "../crawl/page.js";
+import { UrlPolicy } from "../crawl/urls.js";
 import { CrawlTracer } from "./crawl-tracer.js";
 import type { Coroutine } from "./future.js";
 import { JoinableQueue } from "./joinable-queue.js";

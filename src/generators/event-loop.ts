@@ -4,14 +4,14 @@
  *
  * @module
  */
-import { InvalidStateError } from "../shared/errors.js";
-import { Selector } from "../shared/selector.js";
-import type { SelectorKey } from "../shared/selector.js";
-import type { TraceEvent } from "../shared/trace.js";
+import { InvalidStateError } from "../kernel/errors.js";
+import { Selector } from "../kernel/selector.js";
+import type { SelectorKey } from "../kernel/selector.js";
+import type { TraceEvent } from "../observe/events.js";
 import { Future, type Coroutine } from "./future.js";
 import { setRunningLoop } from "./running-loop.js";
 import { Task } from "./task.js";
-import { TimerHandle, TimerHeap } from "../shared/timer-heap.js";
+import { TimerHandle, TimerHeap } from "../kernel/timers.js";
 
 /**
  * Called with an exception a loop callback threw and that callback (asyncio

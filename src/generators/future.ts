@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { CancelledError, InvalidStateError } from "../shared/errors.js";
+import { CancelledError, InvalidStateError } from "../kernel/errors.js";
 import type { EventLoop } from "./event-loop.js";
 import { runningLoopOrNull } from "./running-loop.js";
 

@@ -11,7 +11,7 @@
  * exceptions come back up that call chain with a useful stack. The state of
  * a fetch lives in its locals: no Fetcher class. The {@link EventLoop} is
  * the one from stage 1, grown up: ready callbacks, a heap of timers, and
- * the shared {@link shared!Selector} (`src/shared/selector.ts`).
+ * the shared {@link shared!Selector} (`src/kernel/selector.ts`).
  *
  * Read in this order: `future.ts` (a result to wait for; `yield*` on it),
  * `task.ts` (the driver: step, wake up, cancel by throwing in),
@@ -26,8 +26,8 @@
  * @see Chapter, "Coroutines" through "Coordinating Coroutines"
  * @module
  */
-import type { CrawlResult } from "../shared/fetch-statistic.js";
-import type { CrawlOptions } from "../shared/options.js";
+import type { CrawlResult } from "../crawl/records.js";
+import type { CrawlOptions } from "../crawl/options.js";
 import { Crawler } from "./crawler.js";
 import { EventLoop } from "./event-loop.js";
 import { Task } from "./task.js";
@@ -45,7 +45,7 @@ export { getRunningLoop, runningLoopOrNull } from "./running-loop.js";
 export { sleep } from "./sleep.js";
 export { connect, read, readAll, sendAll } from "./sockets.js";
 export { Task } from "./task.js";
-export { TimerHandle, TimerHeap } from "../shared/timer-heap.js";
+export { TimerHandle, TimerHeap } from "../kernel/timers.js";
 export { waitFor } from "./wait-for.js";
 
 /**

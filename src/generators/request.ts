@@ -3,8 +3,8 @@
  *
  * @module
  */
-import { formatGetRequest, ResponseParser } from "../shared/http.js";
-import type { HttpResponse } from "../shared/http.js";
+import { formatGetRequest, ResponseParser } from "../http/parser.js";
+import type { HttpResponse } from "../http/parser.js";
 import type { Coroutine } from "./future.js";
 import { connect, read, sendAll } from "./sockets.js";
 

@@ -5,8 +5,8 @@
  * @module
  */
 import type { Socket } from "node:net";
-import { EVENT_READ, EVENT_WRITE } from "../shared/selector.js";
-import { connect as startConnect, recv, send } from "../shared/socket.js";
+import { EVENT_READ, EVENT_WRITE } from "../kernel/selector.js";
+import { connect as startConnect, recv, send } from "../kernel/socket.js";
 import { Future, type Coroutine } from "./future.js";
 import { getRunningLoop } from "./running-loop.js";
 

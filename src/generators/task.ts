@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { CancelledError } from "../shared/errors.js";
+import { CancelledError } from "../kernel/errors.js";
 import type { EventLoop } from "./event-loop.js";
 import { Future, type Coroutine } from "./future.js";
 import { getRunningLoop, runningLoopOrNull } from "./running-loop.js";

@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { CancelledError } from "../shared/errors.js";
+import { CancelledError } from "../kernel/errors.js";
 import type { Coroutine, Future } from "./future.js";
 
 /**

@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { CancelledError, FetchFailure } from "../shared/errors.js";
+import { CancelledError, FetchFailure } from "../kernel/errors.js";
 import type { Coroutine } from "./future.js";
 import { getRunningLoop } from "./running-loop.js";
 import { Task } from "./task.js";

@@ -1,35 +1,36 @@
 /**
- * What the three stages share: vocabulary and plumbing, nothing about
- * waiting. The options and the record of a fetch, the URL policy, link
- * extraction, HTTP/1.x bytes and body decoding, the {@link Selector} that
- * stands in for Python's `selectors` module, the error classes, the trace
- * events, and the text report.
+ * What the three stages stand on, in one namespace: the kernel (the
+ * {@link Selector} that stands in for Python's `selectors`, the socket calls,
+ * timers, the error classes), HTTP/1.x bytes (the request every stage sends
+ * and the response parser of stages 1 and 2), the crawl's shared decisions
+ * (options, the URL policy, link extraction, page reading, `visit()`, the
+ * records and the report), and the trace events.
  *
- * The chapter calls most of this "not of particular interest"; it is here so
- * that each stage's folder holds only its own way of waiting, and so that
- * the three stages make every decision (which links, which redirects, which
- * error name) the same way. Read `selector.ts` before stage 1; the rest as
- * the stages use it. docs/behaviour.md states the rules these modules
- * implement.
+ * The code lives in `src/kernel/`, `src/http/`, `src/crawl/` and
+ * `src/observe/`; this module only gathers it, so that `coroutine-crawler/shared`
+ * and the root's `shared` namespace keep working. The chapter calls most of
+ * this "not of particular interest": it is here so that each stage's folder
+ * holds only its own way of waiting, and so that the three stages make every
+ * decision the same way. docs/behaviour.md states the rules.
  *
  * @example
  * ```ts
- * import { report } from "./src/shared/index.js"; // in this repository
+ * import { report } from "coroutine-crawler/shared";
  * import { crawl } from "coroutine-crawler/asyncawait";
  * console.log(report(await crawl("http://127.0.0.1:8080/")));
  * ```
  * @module
  */
-export * from "./options.js";
-export * from "./fetch-statistic.js";
-export * from "./errors.js";
-export * from "./urls.js";
-export * from "./links.js";
-export * from "./http.js";
-export * from "./body.js";
-export * from "./page.js";
-export * from "./selector.js";
-export * from "./socket.js";
-export * from "./timer-heap.js";
-export * from "./trace.js";
-export * from "./report.js";
+export * from "../crawl/options.js";
+export * from "../crawl/records.js";
+export * from "../kernel/errors.js";
+export * from "../crawl/urls.js";
+export * from "../crawl/links.js";
+export * from "../http/parser.js";
+export * from "../crawl/body.js";
+export * from "../crawl/page.js";
+export * from "../kernel/selector.js";
+export * from "../kernel/socket.js";
+export * from "../kernel/timers.js";
+export * from "../observe/events.js";
+export * from "../crawl/report.js";

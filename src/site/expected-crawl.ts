@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { pageRecord, redirectRecord, type FetchStatistic } from "../shared/fetch-statistic.js";
+import { pageRecord, redirectRecord, type FetchStatistic } from "../crawl/records.js";
 import { NOT_FOUND_BODY } from "./html.js";
 import { renderPage, type SyntheticSiteDefinition } from "./synthetic.js";
 

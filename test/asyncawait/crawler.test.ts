@@ -1,9 +1,9 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { CrawlTracer } from "../../src/asyncawait/crawl-tracer.js";
 import { crawl, Crawler } from "../../src/asyncawait/index.js";
-import { InvalidStateError } from "../../src/shared/errors.js";
-import type { FetchStatistic } from "../../src/shared/fetch-statistic.js";
-import type { TraceEvent } from "../../src/shared/trace.js";
+import { InvalidStateError } from "../../src/kernel/errors.js";
+import type { FetchStatistic } from "../../src/crawl/records.js";
+import type { TraceEvent } from "../../src/observe/events.js";
 import { FixtureSite } from "../../src/site/fixture-site.js";
 import { SyntheticSite } from "../../src/site/synthetic-site.js";
 import { within } from "../helpers/within.js";

@@ -2,9 +2,9 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { HttpClient, type HttpClientOptions } from "../../src/asyncawait/http-client.js";
-import { CancelledError, FetchFailure } from "../../src/shared/errors.js";
-import type { FetchError } from "../../src/shared/fetch-statistic.js";
-import { parseResponse, requestHeaders } from "../../src/shared/http.js";
+import { CancelledError, FetchFailure } from "../../src/kernel/errors.js";
+import type { FetchError } from "../../src/crawl/records.js";
+import { parseResponse, requestHeaders } from "../../src/http/parser.js";
 import { FixtureSite } from "../../src/site/fixture-site.js";
 
 const OPTIONS: HttpClientOptions = { connections: 4, timeoutMs: 5_000, maxBodyBytes: 1_000_000, userAgent: "test-agent/1" };

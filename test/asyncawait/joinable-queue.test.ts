@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { JoinableQueue } from "../../src/asyncawait/joinable-queue.js";
-import { CancelledError } from "../../src/shared/errors.js";
+import { CancelledError } from "../../src/kernel/errors.js";
 import { within } from "../helpers/within.js";
 
 /** How long a join() or a waiting get() may take before the test fails as hung: generous, machines are shared. */

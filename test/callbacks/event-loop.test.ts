@@ -3,9 +3,9 @@ import type { Socket } from "node:net";
 import { describe, expect, it } from "vitest";
 import { EventLoop } from "../../src/callbacks/event-loop.js";
 import type { ExceptionSource, IoCallback } from "../../src/callbacks/event-loop.js";
-import { InvalidStateError } from "../../src/shared/errors.js";
-import { EVENT_READ, EVENT_WRITE } from "../../src/shared/selector.js";
-import { connect, recv } from "../../src/shared/socket.js";
+import { InvalidStateError } from "../../src/kernel/errors.js";
+import { EVENT_READ, EVENT_WRITE } from "../../src/kernel/selector.js";
+import { connect, recv } from "../../src/kernel/socket.js";
 
 /** Runs the loop until it stops, resolving then. */
 function run(loop: EventLoop): Promise<void> {

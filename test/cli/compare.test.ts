@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { comparisonTable, firstDifference } from "../../src/cli/compare.js";
 import type { StageRun } from "../../src/cli/compare.js";
-import { errorRecord, pageRecord, redirectRecord } from "../../src/shared/fetch-statistic.js";
-import type { FetchStatistic } from "../../src/shared/fetch-statistic.js";
-import { resolveOptions } from "../../src/shared/options.js";
-import type { StageName } from "../../src/shared/trace.js";
+import { errorRecord, pageRecord, redirectRecord } from "../../src/crawl/records.js";
+import type { FetchStatistic } from "../../src/crawl/records.js";
+import { resolveOptions } from "../../src/crawl/options.js";
+import type { StageName } from "../../src/observe/events.js";
 
 const html = { status: 200, size: 100, contentType: "text/html", encoding: "utf-8" };
 

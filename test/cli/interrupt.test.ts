@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { Interrupt } from "../../src/cli/interrupt.js";
-import { CancelledError } from "../../src/shared/errors.js";
+import { CancelledError } from "../../src/kernel/errors.js";
 
 // process.emit("SIGINT") calls the SIGINT listeners as a real Ctrl-C would,
 // without signalling the test runner's own process.

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { CrawlCounters } from "../../src/cli/crawl-counters.js";
 import { ProgressLine } from "../../src/cli/progress-line.js";
-import { errorRecord, pageRecord } from "../../src/shared/fetch-statistic.js";
-import type { FetchStartEvent } from "../../src/shared/trace.js";
+import { errorRecord, pageRecord } from "../../src/crawl/records.js";
+import type { FetchStartEvent } from "../../src/observe/events.js";
 
 class FakeTerminal {
   readonly writes: string[] = [];

@@ -7,9 +7,9 @@
 import type { ServerResponse } from "node:http";
 import { gzipSync } from "node:zlib";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { FetchStatistic } from "../../src/shared/fetch-statistic.js";
-import { requestHeaders } from "../../src/shared/http.js";
-import { DEFAULT_OPTIONS } from "../../src/shared/options.js";
+import type { FetchStatistic } from "../../src/crawl/records.js";
+import { requestHeaders } from "../../src/http/parser.js";
+import { DEFAULT_OPTIONS } from "../../src/crawl/options.js";
 import { FixtureSite } from "../../src/site/fixture-site.js";
 import { linksHtml } from "../../src/site/html.js";
 import { encodeLegacy } from "../../src/site/legacy-charset.js";

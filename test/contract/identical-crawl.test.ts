@@ -6,7 +6,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import type { CrawlResult, FetchStatistic } from "../../src/shared/fetch-statistic.js";
+import type { CrawlResult, FetchStatistic } from "../../src/crawl/records.js";
 import type { ExpectedCrawl } from "../../src/site/expected-crawl.js";
 import { pagePath, type SyntheticRoute, type SyntheticSiteDefinition } from "../../src/site/synthetic.js";
 import { SyntheticSite } from "../../src/site/synthetic-site.js";

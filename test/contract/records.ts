@@ -2,7 +2,7 @@
  * Expected records, written out field by field (not with the shared record
  * constructors the stages use, so a slip there cannot hide on both sides).
  */
-import type { FetchError, FetchStatistic } from "../../src/shared/fetch-statistic.js";
+import type { FetchError, FetchStatistic } from "../../src/crawl/records.js";
 import { linksHtml } from "../../src/site/html.js";
 
 /** The record of a page served by `FixtureSite#addPage(path, links)`. */

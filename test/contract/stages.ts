@@ -6,8 +6,8 @@
 import { crawl as crawlWithCallbacks, Crawler as CallbacksCrawler } from "../../src/callbacks/index.js";
 import { Crawler as GeneratorsCrawler, crawl as crawlWithGenerators } from "../../src/generators/index.js";
 import { Crawler as AsyncAwaitCrawler, crawl as crawlWithAsyncAwait } from "../../src/asyncawait/index.js";
-import type { CrawlResult } from "../../src/shared/fetch-statistic.js";
-import type { CrawlOptions } from "../../src/shared/options.js";
+import type { CrawlResult } from "../../src/crawl/records.js";
+import type { CrawlOptions } from "../../src/crawl/options.js";
 import { within } from "../helpers/within.js";
 
 /**

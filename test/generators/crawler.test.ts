@@ -1,11 +1,11 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { CancelledError, InvalidStateError } from "../../src/shared/errors.js";
+import { CancelledError, InvalidStateError } from "../../src/kernel/errors.js";
 import { FixtureSite } from "../../src/site/index.js";
 import { Crawler } from "../../src/generators/crawler.js";
 import { EventLoop } from "../../src/generators/event-loop.js";
 import type { Coroutine } from "../../src/generators/future.js";
 import { allTasks } from "../../src/generators/task.js";
-import type { TraceEvent } from "../../src/shared/trace.js";
+import type { TraceEvent } from "../../src/observe/events.js";
 import { within } from "../helpers/within.js";
 
 /** How long a cancelled crawl may take to end before the test fails as hung: generous, machines are shared. */

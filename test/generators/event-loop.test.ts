@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from "vitest";
-import { InvalidStateError } from "../../src/shared/errors.js";
+import { InvalidStateError } from "../../src/kernel/errors.js";
 import { EventLoop } from "../../src/generators/event-loop.js";
 import { Future, type Coroutine } from "../../src/generators/future.js";
 import { Task } from "../../src/generators/task.js";

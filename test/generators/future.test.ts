@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { CancelledError, InvalidStateError } from "../../src/shared/errors.js";
+import { CancelledError, InvalidStateError } from "../../src/kernel/errors.js";
 import { EventLoop } from "../../src/generators/event-loop.js";
 import { Future, type Coroutine } from "../../src/generators/future.js";
 

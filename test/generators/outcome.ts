@@ -4,7 +4,7 @@
  */
 import type { Coroutine } from "../../src/generators/future.js";
 import type { Task } from "../../src/generators/task.js";
-import { FetchFailure } from "../../src/shared/errors.js";
+import { FetchFailure } from "../../src/kernel/errors.js";
 
 /**
  * Waits until `task` is done and says how it ended: `"result"`, a

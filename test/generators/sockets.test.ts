@@ -1,7 +1,7 @@
 import net from "node:net";
 import type { Socket } from "node:net";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { errorName } from "../../src/shared/errors.js";
+import { errorName } from "../../src/kernel/errors.js";
 import { EventLoop } from "../../src/generators/event-loop.js";
 import { Future, type Coroutine } from "../../src/generators/future.js";
 import { connect, read, readAll, sendAll } from "../../src/generators/sockets.js";

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { CancelledError } from "../../src/shared/errors.js";
+import { CancelledError } from "../../src/kernel/errors.js";
 import { EventLoop } from "../../src/generators/event-loop.js";
 import { Future, type Coroutine } from "../../src/generators/future.js";
 import { Task } from "../../src/generators/task.js";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { FetchFailure, errorName } from "../../src/shared/errors.js";
+import { FetchFailure, errorName } from "../../src/kernel/errors.js";
 import { EventLoop } from "../../src/generators/event-loop.js";
 import { Future, type Coroutine } from "../../src/generators/future.js";
 import { sleep } from "../../src/generators/sleep.js";

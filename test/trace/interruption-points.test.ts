@@ -6,8 +6,8 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { crawl as crawlWithAsyncAwait } from "../../src/asyncawait/index.js";
 import { JoinableQueue } from "../../src/asyncawait/joinable-queue.js";
 import { crawl as crawlWithGenerators } from "../../src/generators/index.js";
-import type { CrawlResult, FetchStatistic } from "../../src/shared/fetch-statistic.js";
-import type { TraceEvent } from "../../src/shared/trace.js";
+import type { CrawlResult, FetchStatistic } from "../../src/crawl/records.js";
+import type { TraceEvent } from "../../src/observe/events.js";
 import { startDemoSite } from "../../src/site/index.js";
 import type { SyntheticSite } from "../../src/site/index.js";
 

@@ -4,11 +4,11 @@
  * `maxTasks`, and each stage's own vocabulary.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { CrawlResult } from "../../src/shared/fetch-statistic.js";
-import type { TraceEvent } from "../../src/shared/trace.js";
+import type { CrawlResult } from "../../src/crawl/records.js";
+import type { TraceEvent } from "../../src/observe/events.js";
 import { FixtureSite, startDemoSite } from "../../src/site/index.js";
 import type { SyntheticSite } from "../../src/site/index.js";
-import { fetchAttempts, inFlightSeries, peak } from "../../src/timeline/index.js";
+import { fetchAttempts, inFlightSeries, peak } from "../../src/observe/timeline/index.js";
 import { stages } from "../contract/stages.js";
 
 const MAX_TASKS = 4;

@@ -7,8 +7,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseCommandLine } from "../../src/cli/args.js";
-import { traceLine } from "../../src/cli/trace-lines.js";
-import type { TraceEvent } from "../../src/shared/trace.js";
+import { traceLine } from "../../src/observe/trace-lines.js";
+import type { TraceEvent } from "../../src/observe/events.js";
 import { requireBuiltCli, runCli } from "../cli/cli-process.js";
 
 const URL = "http://127.0.0.1:8080/p/1";

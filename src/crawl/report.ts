@@ -3,8 +3,8 @@
  *
  * @module
  */
-import { FETCH_ERRORS } from "./fetch-statistic.js";
-import type { CrawlResult, FetchError, FetchStatistic } from "./fetch-statistic.js";
+import { FETCH_ERRORS } from "./records.js";
+import type { CrawlResult, FetchError, FetchStatistic } from "./records.js";
 
 /** What {@link report} prints besides the counters and the summary. */
 export interface ReportOptions {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import type { CrawlResult, FetchStatistic } from "../../src/shared/fetch-statistic.js";
-import { errorRecord, pageRecord, redirectRecord } from "../../src/shared/fetch-statistic.js";
-import { resolveOptions } from "../../src/shared/options.js";
-import { report } from "../../src/shared/report.js";
+import type { CrawlResult, FetchStatistic } from "../../src/crawl/records.js";
+import { errorRecord, pageRecord, redirectRecord } from "../../src/crawl/records.js";
+import { resolveOptions } from "../../src/crawl/options.js";
+import { report } from "../../src/crawl/report.js";
 
 const STARTED = Date.UTC(2024, 0, 2, 3, 4, 5);
 

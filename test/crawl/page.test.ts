@@ -1,9 +1,9 @@
 import { Buffer } from "node:buffer";
 import { gzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
-import { FetchFailure } from "../../src/shared/errors.js";
-import type { HttpResponse } from "../../src/shared/http.js";
-import { isRedirect, readPage } from "../../src/shared/page.js";
+import { FetchFailure } from "../../src/kernel/errors.js";
+import type { HttpResponse } from "../../src/http/parser.js";
+import { isRedirect, readPage } from "../../src/crawl/page.js";
 
 const URL_ = "http://example.com/dir/page";
 const MAX = 10_000;

@@ -1,10 +1,10 @@
 import net from "node:net";
 import type { Server, Socket } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { InvalidStateError } from "../../src/shared/errors.js";
-import { EVENT_READ, EVENT_WRITE, Selector } from "../../src/shared/selector.js";
-import { connect, recv, send } from "../../src/shared/socket.js";
-import type { SelectorKey } from "../../src/shared/selector.js";
+import { InvalidStateError } from "../../src/kernel/errors.js";
+import { EVENT_READ, EVENT_WRITE, Selector } from "../../src/kernel/selector.js";
+import { connect, recv, send } from "../../src/kernel/socket.js";
+import type { SelectorKey } from "../../src/kernel/selector.js";
 
 /** A loopback server that hands each accepted connection to the test. */
 interface Peer {

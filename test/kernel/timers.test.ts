@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { TimerHandle, TimerHeap } from "../../src/shared/timer-heap.js";
+import { TimerHandle, TimerHeap } from "../../src/kernel/timers.js";
 
 function noop(): void {}
 

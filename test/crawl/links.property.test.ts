@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { parseLinks } from "../../src/shared/links.js";
+import { parseLinks } from "../../src/crawl/links.js";
 
 /** What every result of parseLinks must be: absolute http(s) URLs, no fragment, no duplicates. */
 function expectWellFormedLinks(links: string[]): void {

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { StageName, TraceEvent } from "../shared/trace.js";
+import type { StageName, TraceEvent } from "../events.js";
 import { escapeXml, ms } from "./escape.js";
 import { fetchAttempts, inFlightSeries, peak, queuedSeries } from "./fetch-attempts.js";
 import type { FetchAttempt, StepSeries } from "./fetch-attempts.js";

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { VERSION } from "../shared/options.js";
+import { VERSION } from "../../crawl/options.js";
 import { escapeXml, ms } from "./escape.js";
 import { fetchAttempts, inFlightSeries, peak } from "./fetch-attempts.js";
 import { stagePanelSvg } from "./stage-panel.js";

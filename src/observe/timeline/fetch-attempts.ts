@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { TraceEvent } from "../shared/trace.js";
+import type { TraceEvent } from "../events.js";
 
 /**
  * One attempt at one URL, rebuilt from its `fetch-start`, `connect`,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseLinks } from "../../src/shared/links.js";
+import { parseLinks } from "../../src/crawl/links.js";
 
 const PAGE = "http://example.com/dir/page";
 

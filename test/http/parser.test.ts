@@ -4,8 +4,8 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import net from "node:net";
 import { describe, expect, it } from "vitest";
-import { FetchFailure, InvalidStateError } from "../../src/shared/errors.js";
-import type { HttpResponse } from "../../src/shared/http.js";
+import { FetchFailure, InvalidStateError } from "../../src/kernel/errors.js";
+import type { HttpResponse } from "../../src/http/parser.js";
 import {
   FIRST_ONLY_HEADERS,
   formatGetRequest,
@@ -13,7 +13,7 @@ import {
   parseResponse,
   requestHeaders,
   ResponseParser,
-} from "../../src/shared/http.js";
+} from "../../src/http/parser.js";
 import { failureOf } from "./failure-of.js";
 
 const LIMIT = { maxBodyBytes: 1024 };

@@ -4,8 +4,8 @@
  *
  * @module
  */
-import type { FetchStatistic } from "./fetch-statistic.js";
-import type { TraceEvent } from "./trace.js";
+import type { FetchStatistic } from "./records.js";
+import type { TraceEvent } from "../observe/events.js";
 
 /** Options every stage's `crawl()` and `Crawler` accept. All are optional. */
 export interface CrawlOptions {

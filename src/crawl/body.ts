@@ -7,7 +7,7 @@
 import { Buffer, constants as bufferConstants } from "node:buffer";
 import { TextDecoder } from "node:util";
 import { gunzipSync, inflateRawSync, inflateSync } from "node:zlib";
-import { FetchFailure } from "./errors.js";
+import { FetchFailure } from "../kernel/errors.js";
 
 /**
  * Undoes the response's `Content-Encoding`: gzip (also `x-gzip`), deflate or

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { CrawlOptions } from "../../src/shared/options.js";
-import { DEFAULT_OPTIONS, resolveOptions, VERSION } from "../../src/shared/options.js";
+import type { CrawlOptions } from "../../src/crawl/options.js";
+import { DEFAULT_OPTIONS, resolveOptions, VERSION } from "../../src/crawl/options.js";
 
 /** Calls resolveOptions with a value the types would refuse, as a JavaScript caller could. */
 function resolveUnchecked(options: unknown): ReturnType<typeof resolveOptions> {

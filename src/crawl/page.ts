@@ -5,7 +5,7 @@
  * @module
  */
 import { charsetLabel, decodeContent, decodeText, mediaType } from "./body.js";
-import type { HttpResponse } from "./http.js";
+import type { HttpResponse } from "../http/parser.js";
 import { parseLinks } from "./links.js";
 import { defragment } from "./urls.js";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { defragment, hostIsAllowed, isHttpUrl, normalizeRoot, UrlPolicy } from "../../src/shared/urls.js";
+import { defragment, hostIsAllowed, isHttpUrl, normalizeRoot, UrlPolicy } from "../../src/crawl/urls.js";
 
 describe("normalizeRoot", () => {
   it("adds http:// to a root without a scheme", () => {

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { FetchError } from "./fetch-statistic.js";
+import type { FetchError } from "../crawl/records.js";
 
 /** The Future, Task or crawl was cancelled (asyncio.CancelledError). */
 export class CancelledError extends Error {

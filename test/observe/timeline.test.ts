@@ -3,8 +3,8 @@
  * in-flight and queue series, the time axis, and the HTML.
  */
 import { describe, expect, it } from "vitest";
-import type { StageName, TraceEvent } from "../../src/shared/trace.js";
-import { fetchAttempts, inFlightSeries, peak, queuedSeries, TimeScale, timelinePage } from "../../src/timeline/index.js";
+import type { StageName, TraceEvent } from "../../src/observe/events.js";
+import { fetchAttempts, inFlightSeries, peak, queuedSeries, TimeScale, timelinePage } from "../../src/observe/timeline/index.js";
 
 const A = "http://127.0.0.1:1/a";
 const B = "http://127.0.0.1:1/b?x=1&y=<2>";

@@ -1,8 +1,8 @@
 import { Buffer } from "node:buffer";
 import { deflateRawSync, deflateSync, gzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
-import { charsetLabel, decodeContent, decodeText, mediaType } from "../../src/shared/body.js";
-import { failureOf } from "./failure-of.js";
+import { charsetLabel, decodeContent, decodeText, mediaType } from "../../src/crawl/body.js";
+import { failureOf } from "../http/failure-of.js";
 
 const PAGE = Buffer.from("<p>Hello, gzip and deflate</p>");
 

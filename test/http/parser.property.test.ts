@@ -1,9 +1,9 @@
 import { Buffer } from "node:buffer";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { FetchFailure } from "../../src/shared/errors.js";
-import type { HttpResponse } from "../../src/shared/http.js";
-import { parseResponse, ResponseParser } from "../../src/shared/http.js";
+import { FetchFailure } from "../../src/kernel/errors.js";
+import type { HttpResponse } from "../../src/http/parser.js";
+import { parseResponse, ResponseParser } from "../../src/http/parser.js";
 
 const OPTIONS = { maxBodyBytes: 4096 };
 const RUNS = { numRuns: 200 };

@@ -1,8 +1,8 @@
 import net from "node:net";
 import tls from "node:tls";
 import { afterEach, describe, expect, it } from "vitest";
-import { CancelledError, errorName, FetchFailure, InvalidStateError, isRetryable } from "../../src/shared/errors.js";
-import { FETCH_ERRORS } from "../../src/shared/fetch-statistic.js";
+import { CancelledError, errorName, FetchFailure, InvalidStateError, isRetryable } from "../../src/kernel/errors.js";
+import { FETCH_ERRORS } from "../../src/crawl/records.js";
 
 /** Servers opened by a test, closed after it. */
 const servers: net.Server[] = [];

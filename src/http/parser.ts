@@ -5,7 +5,7 @@
  * @module
  */
 import { Buffer } from "node:buffer";
-import { FetchFailure, InvalidStateError } from "./errors.js";
+import { FetchFailure, InvalidStateError } from "../kernel/errors.js";
 
 /**
  * A response as the crawler needs it: status, headers and the whole body.

@@ -7,8 +7,8 @@
  */
 import { createWriteStream } from "node:fs";
 import type { WriteStream } from "node:fs";
-import type { TraceEvent } from "../shared/trace.js";
-import type { Printer } from "./printer.js";
+import type { TraceEvent } from "./events.js";
+import type { Printer } from "../cli/printer.js";
 
 /**
  * Formats one event: the time, the stage, the event's name, then its fields
