@@ -256,7 +256,7 @@ export class EventLoop {
       this.selector.select(this.socketReady);
       const now = this.time();
       for (let timer = this.timers.popDue(now); timer !== undefined; timer = this.timers.popDue(now)) {
-        this.ready.push(timer.callback);
+        this.ready.push(timerCallback(timer));
         this.traceSink?.({ type: "timer", t: this.traceTime(), stage: "generators", callback: timer.callback.name });
       }
       // Run only what is ready now; what these callbacks schedule waits a turn.
@@ -320,4 +320,12 @@ export class EventLoop {
     this.nextImmediate = null;
     this.nextTimeout = null;
   }
+}
+
+/** A due timer's callback, which a callback before it in the same iteration may still cancel. */
+function timerCallback(timer: TimerHandle): () => void {
+  const callback = timer.callback;
+  return function runTimer(): void {
+    if (!timer.cancelled()) callback();
+  };
 }

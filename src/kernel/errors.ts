@@ -4,7 +4,41 @@
  *
  * @module
  */
-import type { FetchError } from "../crawl/records.js";
+
+/**
+ * Why the last attempt at a URL failed. The same fault gets the same name in
+ * every stage.
+ *
+ * - `ConnectionRefused`: nothing listens on the port.
+ * - `ConnectionReset`: the peer closed or reset the connection before sending any response byte.
+ * - `HostNotFound`: the host name does not resolve.
+ * - `Timeout`: the attempt (connect and whole response) took longer than `timeoutMs`.
+ * - `BadResponse`: the bytes are not valid HTTP/1.x, the response was cut short, or the body cannot be decoded.
+ * - `BodyTooLarge`: the body is longer than `maxBodyBytes` (on the wire or once decoded).
+ * - `TlsError`: the TLS handshake or certificate check failed.
+ * - `NetworkError`: any other failure.
+ */
+export type FetchError =
+  | "ConnectionRefused"
+  | "ConnectionReset"
+  | "HostNotFound"
+  | "Timeout"
+  | "BadResponse"
+  | "BodyTooLarge"
+  | "TlsError"
+  | "NetworkError";
+
+/** Every {@link FetchError} name, in a fixed order (used by reports). */
+export const FETCH_ERRORS: readonly FetchError[] = [
+  "ConnectionRefused",
+  "ConnectionReset",
+  "HostNotFound",
+  "Timeout",
+  "BadResponse",
+  "BodyTooLarge",
+  "TlsError",
+  "NetworkError",
+];
 
 /** The Future, Task or crawl was cancelled (asyncio.CancelledError). */
 export class CancelledError extends Error {

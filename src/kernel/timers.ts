@@ -1,28 +1,24 @@
 /**
- * Timers for the two hand-made event loops (stages 1 and 2): handles, and the
- * binary heap that keeps the next one due on top. The stand-in for the part
- * of Python's `heapq` and asyncio's `TimerHandle` that `call_later` uses:
- * plumbing, not a way of waiting, so both loops share it.
+ * Timers for the two hand-made event loops (stages 1 and 2): a handle per
+ * callback, and a heap that keeps the one due first on top. The stand-in for
+ * Python's `heapq` and asyncio's `TimerHandle`, in asyncio's shape.
  *
  * @module
  */
 
-/** Something that can remove a timer it holds; the heap, seen from a handle. */
-interface TimerOwner {
-  remove(handle: TimerHandle): void;
-}
-
 /**
  * One callback scheduled for a moment on the loop's clock, as
- * `EventLoop.callLater` returns it. `cancel()` takes it out of the loop at
- * once, so a cancelled timer costs nothing and is not counted as pending.
+ * `EventLoop.callLater` returns it. `cancel()` only marks it: the heap skips
+ * it when it comes to the top, and a loop that already took it out to run
+ * checks the mark first, so a timer cancelled by another callback of the
+ * same iteration does not run either.
  *
  * @see asyncio `TimerHandle` (Lib/asyncio/events.py)
  */
 export class TimerHandle {
-  /** Position in the heap's array, or -1 once it left the heap. */
-  heapIndex = -1;
-  private owner: TimerOwner | null = null;
+  private cancelledFlag = false;
+  /** The heap it waits in; null once it was taken out (or never put in). */
+  heap: TimerHeap | null = null;
 
   constructor(
     /** When it is due, in milliseconds on the loop's clock. */
@@ -33,104 +29,99 @@ export class TimerHandle {
     readonly callback: () => void,
   ) {}
 
-  /** Whether the timer is still waiting in its loop. */
+  /** Whether `cancel()` was called. */
+  cancelled(): boolean {
+    return this.cancelledFlag;
+  }
+
+  /** Whether the timer still waits to run: neither run nor cancelled. */
   scheduled(): boolean {
-    return this.owner !== null;
+    return this.heap !== null && !this.cancelledFlag;
   }
 
-  /** Removes the timer from its loop; nothing happens if it already ran or was cancelled. */
+  /** Marks the timer cancelled; nothing happens if it already ran or was cancelled. */
   cancel(): void {
-    if (this.owner !== null) this.owner.remove(this);
-  }
-
-  /** Called by the heap when the handle enters or leaves it. */
-  attach(owner: TimerOwner | null): void {
-    this.owner = owner;
+    if (this.cancelledFlag) return;
+    this.cancelledFlag = true;
+    this.heap?.cancelledOne();
   }
 }
 
 /**
- * A binary min-heap of {@link TimerHandle}s ordered by `(when, sequence)`:
- * `push`, `pop` and `remove` are O(log n), `peek` O(1). Each handle knows its
- * index, so cancelling a timer is a removal, not a scan.
+ * The timers of one loop, the earliest on top: a binary heap ordered by
+ * `when`, then `sequence`. A cancelled handle stays in until it reaches the
+ * top, where `peek` and `popDue` drop it; `size` counts only live timers.
  *
- * @remarks asyncio keeps cancelled handles in its `heapq` list and skips them
- * when they reach the top (cleaning up when over half are cancelled); with an
- * index per handle the heap can drop them at once, so `size` is exactly the
- * number of timers still to run.
+ * @remarks asyncio also rebuilds its heap when more than half of it is
+ * cancelled (`_run_once`); so does {@link TimerHeap.cancelledOne}, so a
+ * crawl that cancels a timeout per fetch does not grow its heap.
  */
-export class TimerHeap implements TimerOwner {
-  private readonly items: TimerHandle[] = [];
+export class TimerHeap {
+  private items: TimerHandle[] = [];
+  private cancelledCount = 0;
 
-  /** Timers still to run. */
+  /** Timers still to run (cancelled ones are not counted). */
   get size(): number {
-    return this.items.length;
+    return this.items.length - this.cancelledCount;
   }
 
-  /** The timer due first, or undefined when there is none. */
+  /** The live timer due first, or undefined when there is none. */
   peek(): TimerHandle | undefined {
+    this.dropCancelledTop();
     return this.items[0];
   }
 
   /** Adds a timer. */
   push(handle: TimerHandle): void {
-    handle.attach(this);
-    handle.heapIndex = this.items.length;
-    this.items.push(handle);
-    this.siftUp(handle.heapIndex);
-  }
-
-  /** Takes out the timer due first, if it is due at `now` (on the loop's clock). */
-  popDue(now: number): TimerHandle | undefined {
-    const top = this.items[0];
-    if (top === undefined || top.when > now) return undefined;
-    this.remove(top);
-    return top;
-  }
-
-  /** Takes out the timer due first. */
-  pop(): TimerHandle | undefined {
-    const top = this.items[0];
-    if (top !== undefined) this.remove(top);
-    return top;
-  }
-
-  /** Takes `handle` out, wherever it is in the heap. */
-  remove(handle: TimerHandle): void {
-    const index = handle.heapIndex;
-    if (this.items[index] !== handle) return;
-    const last = this.items.pop();
-    handle.heapIndex = -1;
-    handle.attach(null);
-    if (last === undefined || last === handle) return;
-    // Move the last timer into the hole, then restore the order around it.
-    this.items[index] = last;
-    last.heapIndex = index;
-    this.siftUp(index);
-    this.siftDown(last.heapIndex);
-  }
-
-  /** Takes every timer out; their handles report not scheduled. */
-  clear(): void {
-    for (const handle of this.items) {
-      handle.heapIndex = -1;
-      handle.attach(null);
-    }
-    this.items.length = 0;
-  }
-
-  private siftUp(index: number): void {
+    handle.heap = this;
     const items = this.items;
+    items.push(handle);
+    let index = items.length - 1;
     while (index > 0) {
       const parent = (index - 1) >> 1;
       if (!before(items[index], items[parent])) break;
-      this.swap(index, parent);
+      [items[index], items[parent]] = [items[parent], items[index]];
       index = parent;
     }
   }
 
-  private siftDown(index: number): void {
+  /** Takes out the live timer due first, if it is due at `now` (on the loop's clock). */
+  popDue(now: number): TimerHandle | undefined {
+    const top = this.peek();
+    if (top === undefined || top.when > now) return undefined;
+    this.popTop();
+    return top;
+  }
+
+  /** Takes every timer out; their handles report not scheduled. */
+  clear(): void {
+    for (const handle of this.items) handle.heap = null;
+    this.items = [];
+    this.cancelledCount = 0;
+  }
+
+  /** Called by a handle of this heap when it is cancelled. */
+  cancelledOne(): void {
+    this.cancelledCount += 1;
+    if (this.cancelledCount > 64 && this.cancelledCount * 2 > this.items.length) this.rebuild();
+  }
+
+  private dropCancelledTop(): void {
+    while (this.items.length > 0 && this.items[0].cancelled()) {
+      this.popTop();
+      this.cancelledCount -= 1;
+    }
+  }
+
+  /** Removes the top handle (heapq.heappop). */
+  private popTop(): void {
     const items = this.items;
+    const top = items[0];
+    top.heap = null;
+    const last = items.pop();
+    if (last === undefined || last === top) return;
+    items[0] = last;
+    let index = 0;
     for (;;) {
       const left = 2 * index + 1;
       const right = left + 1;
@@ -138,23 +129,22 @@ export class TimerHeap implements TimerOwner {
       if (left < items.length && before(items[left], items[smallest])) smallest = left;
       if (right < items.length && before(items[right], items[smallest])) smallest = right;
       if (smallest === index) return;
-      this.swap(index, smallest);
+      [items[index], items[smallest]] = [items[smallest], items[index]];
       index = smallest;
     }
   }
 
-  private swap(i: number, j: number): void {
-    const items = this.items;
-    const a = items[i];
-    const b = items[j];
-    items[i] = b;
-    items[j] = a;
-    b.heapIndex = i;
-    a.heapIndex = j;
+  /** Drops every cancelled handle and heapifies what is left (asyncio's clean-up). */
+  private rebuild(): void {
+    const live = this.items.filter((handle) => !handle.cancelled());
+    for (const handle of this.items) if (handle.cancelled()) handle.heap = null;
+    this.items = [];
+    this.cancelledCount = 0;
+    for (const handle of live) this.push(handle);
   }
 }
 
-/** Heap order: earlier `when` first, then earlier `sequence`. */
+/** Heap order: the earlier moment first, and of two at once, the one scheduled first. */
 function before(a: TimerHandle, b: TimerHandle): boolean {
   return a.when < b.when || (a.when === b.when && a.sequence < b.sequence);
 }

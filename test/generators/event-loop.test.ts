@@ -3,6 +3,7 @@ import { InvalidStateError } from "../../src/kernel/errors.js";
 import { EventLoop } from "../../src/generators/event-loop.js";
 import { Future, type Coroutine } from "../../src/generators/future.js";
 import { Task } from "../../src/generators/task.js";
+import type { TimerHandle } from "../../src/kernel/timers.js";
 import { getRunningLoop, runningLoopOrNull } from "../../src/generators/running-loop.js";
 
 describe("EventLoop", () => {
@@ -137,6 +138,27 @@ describe("EventLoop", () => {
     expect(loop.timerCount).toBe(1);
     await loop.runUntilComplete(finished);
     expect(fired).toEqual(["last"]);
+    loop.close();
+  });
+
+  it("does not run a due timer that an earlier callback of the same iteration cancels", () => {
+    const loop = new EventLoop();
+    let ran = 0;
+    const handles: TimerHandle[] = [];
+    handles.push(
+      loop.callLater(0, function cancelTheOther() {
+        handles[1]?.cancel();
+      }),
+    );
+    handles.push(
+      loop.callLater(0, function cancelledMeanwhile() {
+        ran += 1;
+      }),
+    );
+    const due = performance.now() + 5;
+    while (performance.now() < due); // both are due at the next iteration
+    loop.runOnce();
+    expect(ran).toBe(0);
     loop.close();
   });
 

@@ -5,7 +5,7 @@ import { TimerHandle, TimerHeap } from "../../src/kernel/timers.js";
 function noop(): void {}
 
 describe("TimerHeap", () => {
-  it("pops timers by moment, then by sequence, whatever was removed", () => {
+  it("pops timers by moment, then by sequence, whatever was cancelled", () => {
     fc.assert(
       fc.property(
         fc.array(fc.tuple(fc.integer({ min: 0, max: 20 }), fc.boolean()), { maxLength: 60 }),
@@ -24,13 +24,13 @@ describe("TimerHeap", () => {
           });
           expect(heap.size).toBe(kept.length);
           const popped: TimerHandle[] = [];
-          for (let handle = heap.pop(); handle !== undefined; handle = heap.pop()) popped.push(handle);
+          for (let handle = heap.popDue(Infinity); handle !== undefined; handle = heap.popDue(Infinity)) popped.push(handle);
           const expected = [...kept].sort(function byMoment(a, b) {
             return a.when - b.when || a.sequence - b.sequence;
           });
           expect(popped).toEqual(expected);
           expect(popped.every(function detached(handle) {
-            return !handle.scheduled() && handle.heapIndex === -1;
+            return !handle.scheduled() && handle.heap === null;
           })).toBe(true);
         },
       ),
@@ -65,8 +65,21 @@ describe("TimerHeap", () => {
     const heap = new TimerHeap();
     const handle = new TimerHandle(1, 0, noop);
     heap.push(handle);
-    expect(heap.pop()).toBe(handle);
+    expect(heap.popDue(1)).toBe(handle);
     handle.cancel();
     expect(heap.size).toBe(0);
+    expect(handle.cancelled()).toBe(true);
+  });
+
+  it("skips a cancelled timer lazily, when it reaches the top", () => {
+    const heap = new TimerHeap();
+    const first = new TimerHandle(1, 0, noop);
+    const second = new TimerHandle(2, 1, noop);
+    heap.push(first);
+    heap.push(second);
+    first.cancel();
+    expect(heap.size).toBe(1);
+    expect(heap.peek()).toBe(second);
+    expect(first.heap).toBeNull(); // dropped on the way to the answer
   });
 });

@@ -1,0 +1,80 @@
+/**
+ * `visit()`: the one place a crawl decides what a URL's outcome means.
+ *
+ * @module
+ */
+import { errorName } from "../kernel/errors.js";
+import type { FetchError } from "../kernel/errors.js";
+import type { HttpResponse } from "../http/parser.js";
+import { readPage } from "./page.js";
+import { errorRecord, pageRecord, redirectRecord, type FetchStatistic } from "./records.js";
+import type { UrlPolicy } from "./urls.js";
+
+/** A URL to queue and the redirects it may still follow (the chapter's `(url, max_redirect)` pair). */
+export interface QueueItem {
+  url: string;
+  maxRedirect: number;
+}
+
+/** What a URL's outcome means for the crawl: its record, then the URLs to queue. */
+export interface Visit {
+  /** The URL's one record. */
+  record: FetchStatistic;
+  /** URLs not seen before, in document order (or the redirect target), each to be marked seen and queued. */
+  next: QueueItem[];
+}
+
+/** What `visit()` reads of the crawl: its policy, the URLs seen so far, and two options. */
+export interface VisitContext {
+  readonly policy: UrlPolicy;
+  readonly seenUrls: ReadonlySet<string>;
+  readonly maxRedirect: number;
+  readonly maxBodyBytes: number;
+}
+
+/**
+ * Turns the outcome of fetching `item` (a response, or the error name of its
+ * last failed attempt) into the URL's record and the URLs to queue next.
+ *
+ * A redirect's target is queued with one redirect less, unless it was seen,
+ * is not allowed, or no redirect is left; a page's links are filtered by the
+ * policy, and those not seen are queued with the full `maxRedirect`. A body
+ * that cannot be read (`BadResponse`, `BodyTooLarge`) gives an error record.
+ *
+ * It changes nothing: the stage marks each `next` URL seen and queues it,
+ * with no wait between calling `visit()` and doing so, so no other fetch can
+ * see `seenUrls` in between (the chapter's point about why coroutines need no
+ * lock here).
+ *
+ * @remarks The chapter's `fetch()` makes these decisions inline, after its
+ * last `yield from`; the three stages share them here so that they cannot
+ * decide differently.
+ * @see Chapter, "Coordinating Coroutines" (`Crawler.fetch`); docs/behaviour.md
+ */
+export function visit(item: QueueItem, outcome: HttpResponse | FetchError, context: VisitContext): Visit {
+  const { url, maxRedirect } = item;
+  if (typeof outcome === "string") return { record: errorRecord(url, outcome), next: [] };
+  let page;
+  try {
+    page = readPage(url, outcome, context.maxBodyBytes);
+  } catch (error) {
+    return { record: errorRecord(url, errorName(error)), next: [] };
+  }
+  if (page.nextUrl !== null) {
+    const target = page.nextUrl;
+    // A target already seen means we have been down this path before.
+    const follow = maxRedirect > 0 && !context.seenUrls.has(target) && context.policy.urlAllowed(target);
+    return {
+      record: redirectRecord(url, page.status, target),
+      next: follow ? [{ url: target, maxRedirect: maxRedirect - 1 }] : [],
+    };
+  }
+  let numUrls = 0;
+  const next: QueueItem[] = [];
+  for (const link of page.links) {
+    if (!context.policy.urlAllowed(link)) continue;
+    numUrls += 1;
+    if (!context.seenUrls.has(link)) next.push({ url: link, maxRedirect: context.maxRedirect });
+  }
+  return { record: pageRecord(url, page, numUrls, next.length), next };
+}
