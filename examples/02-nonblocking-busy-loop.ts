@@ -29,7 +29,8 @@
  */
 import { setImmediate as nextTurn } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
-import { formatGetRequest, ResponseParser } from "../src/http/parser.js";
+import { ResponseParser } from "../src/http/parser.js";
+import { formatGetRequest } from "../src/http/request.js";
 import { DEFAULT_OPTIONS } from "../src/crawl/options.js";
 import { connect, recv, send } from "../src/kernel/socket.js";
 import { openRoot } from "./open-root.js";

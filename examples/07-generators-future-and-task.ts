@@ -26,7 +26,8 @@
  */
 import { fileURLToPath } from "node:url";
 import { EventLoop, Future, Task, getRunningLoop, type Coroutine } from "../src/generators/index.js";
-import { formatGetRequest, ResponseParser, type HttpResponse } from "../src/http/parser.js";
+import { ResponseParser, type HttpResponse } from "../src/http/parser.js";
+import { formatGetRequest } from "../src/http/request.js";
 import { DEFAULT_OPTIONS } from "../src/crawl/options.js";
 import { EVENT_READ, EVENT_WRITE } from "../src/kernel/selector.js";
 import { connect, recv, send } from "../src/kernel/socket.js";

@@ -24,7 +24,8 @@
  */
 import { fileURLToPath } from "node:url";
 import { connect, gather, readAll, sendAll, type Coroutine } from "../src/generators/index.js";
-import { formatGetRequest, parseResponse } from "../src/http/parser.js";
+import { parseResponse } from "../src/http/parser.js";
+import { formatGetRequest } from "../src/http/request.js";
 import { DEFAULT_OPTIONS } from "../src/crawl/options.js";
 import { readPage, type Page } from "../src/crawl/page.js";
 import { openRoot } from "./open-root.js";

@@ -6,7 +6,8 @@
  */
 import { Agent, type Dispatcher } from "undici";
 import { CancelledError, errorName, FetchFailure } from "../kernel/errors.js";
-import { FIRST_ONLY_HEADERS, MAX_HEADER_BYTES, requestHeaders, type HttpResponse } from "../http/parser.js";
+import { FIRST_ONLY_HEADERS, MAX_HEADER_BYTES, type HttpResponse } from "../http/parser.js";
+import { requestHeaders } from "../http/request.js";
 
 /** How an {@link HttpClient} connects, waits and reads. */
 export interface HttpClientOptions {

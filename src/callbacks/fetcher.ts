@@ -6,7 +6,8 @@
 import type { Socket } from "node:net";
 import { errorName, FetchFailure, isRetryable } from "../kernel/errors.js";
 import type { FetchError } from "../crawl/records.js";
-import { formatGetRequest, ResponseParser } from "../http/parser.js";
+import { ResponseParser } from "../http/parser.js";
+import { formatGetRequest } from "../http/request.js";
 import type { HttpResponse } from "../http/parser.js";
 import { EVENT_READ, EVENT_WRITE } from "../kernel/selector.js";
 import { connect, recv, send } from "../kernel/socket.js";

@@ -3,7 +3,8 @@
  *
  * @module
  */
-import { formatGetRequest, ResponseParser } from "../http/parser.js";
+import { ResponseParser } from "../http/parser.js";
+import { formatGetRequest } from "../http/request.js";
 import type { HttpResponse } from "../http/parser.js";
 import type { Coroutine } from "./future.js";
 import { connect, read, sendAll } from "./sockets.js";

@@ -13,6 +13,25 @@ import tls from "node:tls";
 /** TLS sockets whose handshake has not finished: not writable yet. */
 const handshaking = new WeakSet<Socket>();
 
+/** File numbers handed out so far (see {@link fileno}). */
+const fileNumbers = new WeakMap<Socket, number>();
+let filesNumbered = 0;
+
+/**
+ * A small number for `socket`, the same each time it is asked: Python's
+ * `sock.fileno()`. Node exposes no public file descriptors, so we number the
+ * sockets in the order they are first asked about; traces name sockets by it.
+ */
+export function fileno(socket: Socket): number {
+  let fd = fileNumbers.get(socket);
+  if (fd === undefined) {
+    filesNumbered += 1;
+    fd = filesNumbered;
+    fileNumbers.set(socket, fd);
+  }
+  return fd;
+}
+
 /** Whether `socket` is a TLS socket still in its handshake (not writable yet). */
 export function isHandshaking(socket: Socket): boolean {
   return handshaking.has(socket);

@@ -11,8 +11,9 @@
  * @module
  */
 
-/** Which stage emitted an event. */
-export type StageName = "callbacks" | "generators" | "asyncawait";
+import type { QueueCounters, StageName } from "./channels.js";
+
+export type { QueueCounters, StageName } from "./channels.js";
 
 /** Fields every trace event has. */
 export interface TraceBase {
@@ -20,16 +21,6 @@ export interface TraceBase {
   t: number;
   /** The stage that emitted the event. */
   stage: StageName;
-}
-
-/** The queue's counters at the moment of a fetch event. */
-export interface QueueCounters {
-  /** URLs waiting in the queue (or, in stage 1, waiting for a free slot). */
-  queued: number;
-  /** URLs queued or in flight: the joinable queue's unfinished count. */
-  unfinished: number;
-  /** Fetches in flight, counting the one a `fetch-start` or `fetch-end` event is about. */
-  inFlight: number;
 }
 
 /** An attempt at a URL starts, in worker or slot `slot`. */

@@ -34,3 +34,4 @@ export * from "../kernel/socket.js";
 export * from "../kernel/timers.js";
 export * from "../observe/events.js";
 export * from "../crawl/report.js";
+export * from "../http/request.js";

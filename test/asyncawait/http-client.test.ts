@@ -4,7 +4,8 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { HttpClient, type HttpClientOptions } from "../../src/asyncawait/http-client.js";
 import { CancelledError, FetchFailure } from "../../src/kernel/errors.js";
 import type { FetchError } from "../../src/crawl/records.js";
-import { parseResponse, requestHeaders } from "../../src/http/parser.js";
+import { parseResponse } from "../../src/http/parser.js";
+import { requestHeaders } from "../../src/http/request.js";
 import { FixtureSite } from "../../src/site/fixture-site.js";
 
 const OPTIONS: HttpClientOptions = { connections: 4, timeoutMs: 5_000, maxBodyBytes: 1_000_000, userAgent: "test-agent/1" };

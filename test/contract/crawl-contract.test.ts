@@ -8,7 +8,7 @@ import type { ServerResponse } from "node:http";
 import { gzipSync } from "node:zlib";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { FetchStatistic } from "../../src/crawl/records.js";
-import { requestHeaders } from "../../src/http/parser.js";
+import { requestHeaders } from "../../src/http/request.js";
 import { DEFAULT_OPTIONS } from "../../src/crawl/options.js";
 import { FixtureSite } from "../../src/site/fixture-site.js";
 import { linksHtml } from "../../src/site/html.js";

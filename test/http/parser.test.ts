@@ -6,14 +6,8 @@ import net from "node:net";
 import { describe, expect, it } from "vitest";
 import { FetchFailure, InvalidStateError } from "../../src/kernel/errors.js";
 import type { HttpResponse } from "../../src/http/parser.js";
-import {
-  FIRST_ONLY_HEADERS,
-  formatGetRequest,
-  MAX_HEADER_BYTES,
-  parseResponse,
-  requestHeaders,
-  ResponseParser,
-} from "../../src/http/parser.js";
+import { FIRST_ONLY_HEADERS, MAX_HEADER_BYTES, parseResponse, ResponseParser } from "../../src/http/parser.js";
+import { formatGetRequest, requestHeaders } from "../../src/http/request.js";
 import { failureOf } from "./failure-of.js";
 
 const LIMIT = { maxBodyBytes: 1024 };
