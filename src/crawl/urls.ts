@@ -160,16 +160,6 @@ export class UrlPolicy {
   readonly strict: boolean;
   /** URLs this matches (anywhere in the string) are not allowed. */
   readonly exclude: RegExp | null;
-  /**
-   * Every answer given so far, by URL. The answer depends on the string
-   * alone, and a crawl asks again and again: each page's links are mostly
-   * pages already seen (S1 of the benchmark asks 20,000 times about 2,000
-   * URLs). A lookup is far cheaper than the URL parse it saves: checking a
-   * page's ten links took 16-27 µs of CPU in a fresh process, 6-11 µs with
-   * this. It holds one entry per distinct link, as `seenUrls` does for the
-   * allowed ones.
-   */
-  private readonly answers = new Map<string, boolean>();
 
   /**
    * @param roots - Where the crawl starts; each is normalised by {@link normalizeRoot}.
@@ -193,15 +183,6 @@ export class UrlPolicy {
    * Never throws: a string that is not an absolute URL is not allowed.
    */
   urlAllowed(url: string): boolean {
-    const known = this.answers.get(url);
-    if (known !== undefined) return known;
-    const allowed = this.check(url);
-    this.answers.set(url, allowed);
-    return allowed;
-  }
-
-  /** {@link urlAllowed} without the memory of earlier answers. */
-  private check(url: string): boolean {
     const parsed = parseHttpUrl(url);
     if (parsed === null) return false;
     if (!hostIsAllowed(parsed.hostname, this.rootDomains, this.strict)) return false;
