@@ -1,12 +1,13 @@
 /**
  * From body bytes to text: undo the `Content-Encoding`, find the media type
- * and the charset, decode.
+ * and the charset (encoding-sniffer), decode (iconv-lite).
  *
  * @module
  */
-import { Buffer, constants as bufferConstants } from "node:buffer";
-import { TextDecoder } from "node:util";
+import { constants as bufferConstants } from "node:buffer";
 import { gunzipSync, inflateRawSync, inflateSync } from "node:zlib";
+import { getEncoding } from "encoding-sniffer";
+import iconv from "iconv-lite";
 import { FetchFailure } from "../kernel/errors.js";
 
 /**
@@ -78,123 +79,62 @@ export function mediaType(headers: Readonly<Record<string, string>>): string | n
 
 /** `; name=value` or `; name="quoted \" value"` in a Content-Type. */
 const PARAMETER = /;\s*([^\s;=]+)\s*=\s*("(?:[^"\\]|\\.)*"?|[^;]*)/g;
-const META_TAG = /<meta[\s/][^>]*>/gi;
-const ATTRIBUTE = /([^\s"'>/=]+)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+)))?/g;
-const CHARSET_IN_CONTENT = /charset\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s;"']+))/i;
 
-/**
- * The charset label a response names, lowercased: the `charset` parameter of
- * `Content-Type`, else the first `<meta charset>` or
- * `<meta http-equiv="Content-Type" content="…; charset=…">` in the first 1024
- * bytes of the body. Null when neither names one.
- *
- * The body is sniffed with two small regular expressions over its first
- * 1024 bytes read as Latin-1 (every byte one character), comments removed:
- * a cut-down form of the HTML standard's prescan, enough for the `<meta>`
- * forms pages use, without running an HTML parser over the page twice.
- *
- * @remarks The label is returned as named (`latin1` stays `latin1`), even when
- * `TextDecoder` does not know it; {@link decodeText} then falls back to UTF-8.
- */
-export function charsetLabel(headers: Readonly<Record<string, string>>, bytes: Uint8Array): string | null {
-  return headerCharset(headers["content-type"]) ?? metaCharset(bytes);
+/** What {@link sniffCharset} finds: the charset a response names, and the encoding its text is decoded with. */
+export interface Charset {
+  /** The label the response names, lowercased: what a record reports as its `encoding`. */
+  label: string;
+  /** The WHATWG name of the encoding to decode the text with (`windows-1252`, `Shift_JIS`, `UTF-8`…). */
+  encoding: string;
 }
 
-function headerCharset(contentType: string | undefined): string | null {
-  if (contentType === undefined) return null;
+/**
+ * The charset a response names and the encoding to decode its text with,
+ * found by the HTML standard's encoding sniffing algorithm (encoding-sniffer):
+ * a byte order mark wins; then the `charset` parameter of `Content-Type`
+ * when it is a label the Encoding Standard knows; then a `<meta charset>`,
+ * `<meta http-equiv="Content-Type" content="…; charset=…">` or XML
+ * declaration in the first 1024 bytes; else UTF-8.
+ *
+ * `label` is the `Content-Type` charset as named, lowercased (`latin1` stays
+ * `latin1`, even a label no decoder knows); without one, the encoding the
+ * sniffer found in the body, lowercased (`<meta charset=latin1>` is
+ * `windows-1252`, its WHATWG name); else `utf-8`.
+ *
+ * @remarks The chapter's crawler reads only the header, with Python's
+ * `cgi.parse_header`, and lets aiohttp's `response.text()` guess the rest.
+ * The prescan skips a `<meta>` whose label is unknown, and reads
+ * `x-user-defined` as `windows-1252` and UTF-16 as UTF-8, as browsers do.
+ * @see The HTML standard, "Determining the character encoding" (the encoding sniffing algorithm)
+ */
+export function sniffCharset(headers: Readonly<Record<string, string>>, bytes: Uint8Array): Charset {
+  const named = headerCharset(headers["content-type"]);
+  const encoding = getEncoding(bytes, { transportLayerEncodingLabel: named, defaultEncoding: "utf-8" });
+  return { label: named ?? encoding.toLowerCase(), encoding };
+}
+
+/** The `charset` parameter of a Content-Type, unquoted, trimmed and lowercased; undefined when absent or empty. */
+function headerCharset(contentType: string | undefined): string | undefined {
+  if (contentType === undefined) return undefined;
   for (const [, name = "", rawValue = ""] of contentType.matchAll(PARAMETER)) {
     if (name.toLowerCase() !== "charset") continue;
     const value = rawValue.startsWith('"') ? rawValue.replace(/^"|"$/g, "").replace(/\\(.)/g, "$1") : rawValue;
-    return label(value);
+    const label = value.trim().toLowerCase();
+    return label === "" ? undefined : label;
   }
-  return null;
+  return undefined;
 }
-
-function metaCharset(bytes: Uint8Array): string | null {
-  const head = Buffer.from(bytes.buffer, bytes.byteOffset, Math.min(bytes.length, 1024))
-    .toString("latin1")
-    .replace(/<!--[\s\S]*?-->/g, "");
-  for (const [tag] of head.matchAll(META_TAG)) {
-    const attributes = new Map<string, string>();
-    for (const [, name = "", double, single, bare] of tag.slice(5).matchAll(ATTRIBUTE)) {
-      const key = name.toLowerCase();
-      if (!attributes.has(key)) attributes.set(key, double ?? single ?? bare ?? "");
-    }
-    const charset = attributes.get("charset");
-    if (charset !== undefined) return label(charset);
-    const content = attributes.get("content");
-    if (attributes.get("http-equiv")?.trim().toLowerCase() === "content-type" && content !== undefined) {
-      const match = CHARSET_IN_CONTENT.exec(content);
-      if (match !== null) return label(match[1] ?? match[2] ?? match[3] ?? "");
-    }
-  }
-  return null;
-}
-
-/** A charset label as we report it: trimmed, lowercased; null when empty. */
-function label(value: string): string | null {
-  const trimmed = value.trim().toLowerCase();
-  return trimmed === "" ? null : trimmed;
-}
-
-/** Byte order marks and the encodings they announce, as the Encoding Standard's decode() sniffs them. */
-const BYTE_ORDER_MARKS: ReadonlyArray<[readonly number[], string]> = [
-  [[0xef, 0xbb, 0xbf], "utf-8"],
-  [[0xfe, 0xff], "utf-16be"],
-  [[0xff, 0xfe], "utf-16le"],
-];
 
 /**
- * Decodes text with the charset `label` names (UTF-8 when null or unknown to
- * `TextDecoder`). Never throws: malformed bytes become U+FFFD.
+ * Decodes text with iconv-lite in `encoding`, a name {@link sniffCharset}
+ * resolved. Never throws: malformed bytes become U+FFFD. A leading byte order
+ * mark is removed (the sniffer has already chosen its encoding).
  *
- * A byte order mark wins over the label and is removed, as in the Encoding
- * Standard's decode(): a page labelled `windows-1252` that starts with a UTF-8
- * BOM is UTF-8.
- *
- * @remarks Node 20.18.3 and later decode `windows-1252` (and the labels that
- * mean it: `latin1`, `ascii`, `iso-8859-1`…) as ISO-8859-1 and lose bytes
- * 0x80–0x9F (nodejs/node#60888). When the running Node has that bug, those
- * labels are decoded here with the Windows-1252 table instead.
+ * @remarks Four WHATWG encodings are not in iconv-lite and decode as UTF-8:
+ * ISO-2022-JP, x-mac-cyrillic, x-user-defined and `replacement`. iconv-lite's
+ * windows-1252 reads the five bytes the standard maps to C1 controls (0x81,
+ * 0x8D, 0x8F, 0x90, 0x9D) as U+FFFD.
  */
-export function decodeText(bytes: Uint8Array, label: string | null): string {
-  for (const [mark, encoding] of BYTE_ORDER_MARKS) {
-    if (startsWith(bytes, mark)) {
-      return new TextDecoder(encoding, { ignoreBOM: true }).decode(bytes.subarray(mark.length));
-    }
-  }
-  const decoder = textDecoderFor(label);
-  if (decoder.encoding === "windows-1252" && !NATIVE_WINDOWS_1252_WORKS) return decodeWindows1252(bytes);
-  return decoder.decode(bytes);
-}
-
-function startsWith(bytes: Uint8Array, prefix: readonly number[]): boolean {
-  return prefix.length <= bytes.length && prefix.every(function sameByte(byte, index) {
-    return bytes[index] === byte;
-  });
-}
-
-function textDecoderFor(label: string | null): TextDecoder {
-  try {
-    return new TextDecoder(label ?? "utf-8", { ignoreBOM: true });
-  } catch (error) {
-    if (!(error instanceof RangeError)) throw error;
-    return new TextDecoder("utf-8", { ignoreBOM: true }); // a label TextDecoder does not know
-  }
-}
-
-/** Windows-1252 bytes 0x80–0x9F (WHATWG index-windows-1252), where it differs from ISO-8859-1. */
-const WINDOWS_1252_HIGH =
-  "\u20ac\u0081\u201a\u0192\u201e\u2026\u2020\u2021\u02c6\u2030\u0160\u2039\u0152\u008d\u017d\u008f" +
-  "\u0090\u2018\u2019\u201c\u201d\u2022\u2013\u2014\u02dc\u2122\u0161\u203a\u0153\u009d\u017e\u0178";
-
-/** False on the Node versions whose TextDecoder gets byte 0x80 of windows-1252 wrong. */
-const NATIVE_WINDOWS_1252_WORKS = new TextDecoder("windows-1252").decode(Uint8Array.of(0x80)) === "\u20ac";
-
-function decodeWindows1252(bytes: Uint8Array): string {
-  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length)
-    .toString("latin1")
-    .replace(/[\x80-\x9f]/g, function windows1252(character) {
-      return WINDOWS_1252_HIGH.charAt(character.charCodeAt(0) - 0x80);
-    });
+export function decodeText(bytes: Uint8Array, encoding: string): string {
+  return iconv.decode(bytes, iconv.encodingExists(encoding) ? encoding : "utf-8");
 }

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { charsetLabel, decodeContent, decodeText, mediaType } from "./body.js";
+import { decodeContent, decodeText, mediaType, sniffCharset } from "./body.js";
 import type { HttpResponse } from "../http/parser.js";
 import { parseLinks } from "./links.js";
 import { defragment } from "./urls.js";
@@ -21,7 +21,10 @@ export interface Page {
   nextUrl: string | null;
   /** The media type, lowercased (`text/html`); null for a redirect or without Content-Type. */
   contentType: string | null;
-  /** The charset label the response names, lowercased; `utf-8` when none; null for a redirect. */
+  /**
+   * The charset the response names, lowercased: `Content-Type`'s, else the one
+   * its body names (by its WHATWG name); `utf-8` when none; null for a redirect.
+   */
   encoding: string | null;
   /** Body bytes after content decoding; 0 for a redirect. */
   size: number;
@@ -56,8 +59,8 @@ export function isRedirect(status: number): boolean {
  * crawler decides whether to follow. Any other response, including a 3xx
  * without a usable `Location`, is an ordinary page: its body is decoded
  * ({@link decodeContent}), `size`, `contentType` and `encoding` are filled in,
- * and a 200 `text/html` or `application/xml` body is decoded as text by its
- * charset and searched for links.
+ * and a 200 `text/html` or `application/xml` body is decoded as text in the
+ * encoding {@link sniffCharset} finds and searched for links.
  *
  * @param url - The URL that was fetched (absolute, without fragment).
  * @param response - The parsed response.
@@ -82,10 +85,10 @@ export function readPage(url: string, response: HttpResponse, maxBodyBytes: numb
   }
   const body = decodeContent(headers, response.body, maxBodyBytes);
   const contentType = mediaType(headers);
-  const encoding = charsetLabel(headers, body) ?? "utf-8";
+  const charset = sniffCharset(headers, body);
   const hasLinks = status === 200 && contentType !== null && LINK_TYPES.has(contentType);
-  const links = hasLinks ? parseLinks(decodeText(body, encoding), url) : [];
-  return { status, nextUrl: null, contentType, encoding, size: body.length, links };
+  const links = hasLinks ? parseLinks(decodeText(body, charset.encoding), url) : [];
+  return { status, nextUrl: null, contentType, encoding: charset.label, size: body.length, links };
 }
 
 /** `Location` resolved against the URL (the chapter's `urljoin`), without fragment; null when unusable. */

@@ -1,7 +1,7 @@
 import { Buffer } from "node:buffer";
 import { deflateRawSync, deflateSync, gzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
-import { charsetLabel, decodeContent, decodeText, mediaType } from "../../src/crawl/body.js";
+import { decodeContent, decodeText, mediaType, sniffCharset } from "../../src/crawl/body.js";
 import { failureOf } from "../http/failure-of.js";
 
 const PAGE = Buffer.from("<p>Hello, gzip and deflate</p>");
@@ -95,93 +95,139 @@ describe("mediaType", () => {
   });
 });
 
-describe("charsetLabel", () => {
+describe("sniffCharset", () => {
   const noBody = new Uint8Array(0);
 
+  function labelOf(headers: Record<string, string>, body: Uint8Array): string {
+    return sniffCharset(headers, body).label;
+  }
+
   it("reads the charset parameter of Content-Type, lowercased", () => {
-    expect(charsetLabel({ "content-type": "text/html; charset=ISO-8859-1" }, noBody)).toBe("iso-8859-1");
-    expect(charsetLabel({ "content-type": "text/html;charset=utf-8 " }, noBody)).toBe("utf-8");
+    expect(labelOf({ "content-type": "text/html; charset=ISO-8859-1" }, noBody)).toBe("iso-8859-1");
+    expect(labelOf({ "content-type": "text/html;charset=utf-8 " }, noBody)).toBe("utf-8");
   });
 
   it("removes quotes and reads the charset parameter wherever it is", () => {
-    expect(charsetLabel({ "content-type": 'text/html; q=1; Charset="Shift_JIS"' }, noBody)).toBe("shift_jis");
-    expect(charsetLabel({ "content-type": 'text/html; note="a;charset=wrong"; charset=koi8-r' }, noBody)).toBe("koi8-r");
+    expect(labelOf({ "content-type": 'text/html; q=1; Charset="Shift_JIS"' }, noBody)).toBe("shift_jis");
+    expect(labelOf({ "content-type": 'text/html; note="a;charset=wrong"; charset=koi8-r' }, noBody)).toBe("koi8-r");
   });
 
   it("prefers the header to the body", () => {
     const body = Buffer.from('<meta charset="windows-1252">');
-    expect(charsetLabel({ "content-type": "text/html; charset=utf-8" }, body)).toBe("utf-8");
+    expect(sniffCharset({ "content-type": "text/html; charset=utf-8" }, body)).toEqual({ label: "utf-8", encoding: "UTF-8" });
   });
 
-  it("reads <meta charset> when the header names none", () => {
-    expect(charsetLabel({ "content-type": "text/html" }, Buffer.from('<head><meta charset="Windows-1252">'))).toBe(
+  it("resolves a header label to the encoding the Encoding Standard gives it, and keeps the label as named", () => {
+    expect(sniffCharset({ "content-type": "text/html; charset=latin1" }, noBody)).toEqual({
+      label: "latin1",
+      encoding: "windows-1252",
+    });
+  });
+
+  it("reads <meta charset> when the header names none, reporting its WHATWG name", () => {
+    expect(labelOf({ "content-type": "text/html" }, Buffer.from('<head><meta charset="Windows-1252">'))).toBe(
       "windows-1252",
     );
-    expect(charsetLabel({}, Buffer.from("<META CHARSET=latin1 />"))).toBe("latin1");
-    expect(charsetLabel({}, Buffer.from("<meta charset='euc-jp'>"))).toBe("euc-jp");
+    expect(labelOf({}, Buffer.from("<META CHARSET=latin1 />"))).toBe("windows-1252");
+    expect(sniffCharset({}, Buffer.from("<meta charset='euc-jp'>"))).toEqual({ label: "euc-jp", encoding: "EUC-JP" });
   });
 
   it("reads <meta http-equiv=Content-Type content=…charset=…>", () => {
     const body = Buffer.from('<meta http-equiv="Content-Type" content="text/html; charset=Shift_JIS">');
-    expect(charsetLabel({}, body)).toBe("shift_jis");
+    expect(labelOf({}, body)).toBe("shift_jis");
     const reversed = Buffer.from("<meta content='text/html;charset=\"gbk\"' HTTP-EQUIV='content-type'>");
-    expect(charsetLabel({}, reversed)).toBe("gbk");
+    expect(labelOf({}, reversed)).toBe("gbk");
+  });
+
+  it("reads the encoding of an XML declaration", () => {
+    expect(labelOf({}, Buffer.from('<?xml version="1.0" encoding="ISO-8859-2"?><urlset>'))).toBe("iso-8859-2");
   });
 
   it("ignores a content charset without http-equiv, and meta tags in comments", () => {
-    expect(charsetLabel({}, Buffer.from('<meta name="x" content="charset=koi8-r">'))).toBeNull();
-    expect(charsetLabel({}, Buffer.from("<!-- <meta charset=koi8-r> --><p>"))).toBeNull();
+    expect(labelOf({}, Buffer.from('<meta name="x" content="charset=koi8-r">'))).toBe("utf-8");
+    expect(labelOf({}, Buffer.from("<!-- <meta charset=koi8-r> --><p>"))).toBe("utf-8");
+  });
+
+  it("skips a <meta> whose label is unknown, and reads x-user-defined as windows-1252 and UTF-16 as UTF-8", () => {
+    expect(labelOf({}, Buffer.from('<meta charset="x-no-such-charset"><meta charset="koi8-r">'))).toBe("koi8-r");
+    expect(labelOf({}, Buffer.from('<meta charset="x-user-defined">'))).toBe("windows-1252");
+    expect(labelOf({}, Buffer.from('<meta charset="utf-16le">'))).toBe("utf-8");
   });
 
   it("looks only at the first 1024 bytes", () => {
     const late = Buffer.from(`${" ".repeat(1024)}<meta charset="koi8-r">`);
-    expect(charsetLabel({}, late)).toBeNull();
+    expect(labelOf({}, late)).toBe("utf-8");
     const early = Buffer.from(`${" ".repeat(1000)}<meta charset="koi8-r">`);
-    expect(charsetLabel({}, early)).toBe("koi8-r");
+    expect(labelOf({}, early)).toBe("koi8-r");
   });
 
-  it("keeps a label TextDecoder does not know", () => {
-    expect(charsetLabel({ "content-type": "text/html; charset=x-no-such-charset" }, noBody)).toBe("x-no-such-charset");
+  it("keeps a header label no decoder knows, and decodes by the body or as UTF-8", () => {
+    const unknown = { "content-type": "text/html; charset=x-no-such-charset" };
+    expect(sniffCharset(unknown, noBody)).toEqual({ label: "x-no-such-charset", encoding: "UTF-8" });
+    expect(sniffCharset(unknown, Buffer.from('<meta charset="koi8-r">'))).toEqual({
+      label: "x-no-such-charset",
+      encoding: "KOI8-R",
+    });
   });
 
-  it("returns null when nothing names a charset", () => {
-    expect(charsetLabel({ "content-type": "text/html" }, Buffer.from("<p>plain</p>"))).toBeNull();
-    expect(charsetLabel({ "content-type": "text/html; charset=" }, Buffer.from("<p>plain</p>"))).toBeNull();
+  it("lets a byte order mark choose the encoding, and keeps the header's label", () => {
+    const bom = Buffer.from("\ufeffcafé");
+    expect(sniffCharset({ "content-type": "text/html; charset=windows-1252" }, bom)).toEqual({
+      label: "windows-1252",
+      encoding: "UTF-8",
+    });
+    expect(sniffCharset({}, Buffer.from([0xff, 0xfe, 0x68, 0x00]))).toEqual({ label: "utf-16le", encoding: "UTF-16LE" });
+  });
+
+  it("reports utf-8 when nothing names a charset", () => {
+    expect(sniffCharset({ "content-type": "text/html" }, Buffer.from("<p>plain</p>"))).toEqual({
+      label: "utf-8",
+      encoding: "UTF-8",
+    });
+    expect(labelOf({ "content-type": "text/html; charset=" }, Buffer.from("<p>plain</p>"))).toBe("utf-8");
   });
 });
 
 describe("decodeText", () => {
-  it("decodes UTF-8 when the label is null", () => {
-    expect(decodeText(Buffer.from("café ☕"), null)).toBe("café ☕");
+  it("decodes UTF-8", () => {
+    expect(decodeText(Buffer.from("café ☕"), "UTF-8")).toBe("café ☕");
   });
 
   it("decodes windows-1252, including bytes 0x80-0x9F", () => {
     const bytes = Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x20, 0x80, 0x20, 0x93, 0x71, 0x94, 0x20, 0x9f]);
     expect(decodeText(bytes, "windows-1252")).toBe("café € “q” Ÿ");
-    expect(decodeText(bytes, "latin1")).toBe("café € “q” Ÿ");
   });
 
-  it("decodes shift_jis", () => {
+  it("decodes with the encoding a label resolves to: latin1 is windows-1252", () => {
+    const bytes = Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x20, 0x80]);
+    const { encoding } = sniffCharset({ "content-type": "text/html; charset=latin1" }, bytes);
+    expect(decodeText(bytes, encoding)).toBe("café €");
+  });
+
+  it("decodes Shift_JIS", () => {
     const bytes = Buffer.from([0x82, 0xa0, 0x93, 0xfa, 0x96, 0x7b]);
-    expect(decodeText(bytes, "shift_jis")).toBe("あ日本");
+    expect(decodeText(bytes, "Shift_JIS")).toBe("あ日本");
   });
 
-  it("decodes as UTF-8 when the label is unknown", () => {
-    expect(decodeText(Buffer.from("café"), "x-no-such-charset")).toBe("café");
+  it("decodes as UTF-8 when iconv-lite does not know the encoding", () => {
+    expect(decodeText(Buffer.from("café"), "x-user-defined")).toBe("café");
+    expect(decodeText(Buffer.from("café"), "replacement")).toBe("café");
   });
 
   it("replaces malformed bytes instead of throwing", () => {
-    expect(decodeText(Buffer.from([0x61, 0xff, 0x62]), "utf-8")).toBe("a\ufffdb");
+    expect(decodeText(Buffer.from([0x61, 0xff, 0x62]), "UTF-8")).toBe("a\ufffdb");
   });
 
-  it("strips a byte order mark, which wins over the label", () => {
-    expect(decodeText(Buffer.from("\ufeffcafé"), "utf-8")).toBe("café");
-    expect(decodeText(Buffer.from("\ufeffcafé"), "windows-1252")).toBe("café");
-    expect(decodeText(Buffer.from([0xff, 0xfe, 0x68, 0x00, 0xe9, 0x00]), null)).toBe("hé");
-    expect(decodeText(Buffer.from([0xfe, 0xff, 0x00, 0x68]), "utf-8")).toBe("h");
+  it("strips the byte order mark of the encoding the sniffer chose for it", () => {
+    const utf8 = Buffer.from("\ufeffcafé");
+    expect(decodeText(utf8, sniffCharset({ "content-type": "text/html; charset=windows-1252" }, utf8).encoding)).toBe("café");
+    const utf16le = Buffer.from([0xff, 0xfe, 0x68, 0x00, 0xe9, 0x00]);
+    expect(decodeText(utf16le, sniffCharset({}, utf16le).encoding)).toBe("hé");
+    const utf16be = Buffer.from([0xfe, 0xff, 0x00, 0x68]);
+    expect(decodeText(utf16be, sniffCharset({ "content-type": "text/html; charset=utf-8" }, utf16be).encoding)).toBe("h");
   });
 
   it("keeps a second U+FEFF after the byte order mark", () => {
-    expect(decodeText(Buffer.from("\ufeff\ufeffx"), null)).toBe("\ufeffx");
+    expect(decodeText(Buffer.from("\ufeff\ufeffx"), "UTF-8")).toBe("\ufeffx");
   });
 });

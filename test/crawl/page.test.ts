@@ -128,6 +128,28 @@ describe("readPage", () => {
       expect(page.links).toEqual(["http://example.com/caf%C3%A9"]);
     });
 
+    it("reports a charset a <meta> or an XML declaration names by its WHATWG name", () => {
+      const latin1 = Buffer.concat([Buffer.from('<META CHARSET=latin1><a href="/caf'), Buffer.from([0xe9]), Buffer.from('">x</a>')]);
+      const meta = readPage(URL_, response(200, { "content-type": "text/html" }, latin1), MAX);
+      expect(meta.encoding).toBe("windows-1252");
+      expect(meta.links).toEqual(["http://example.com/caf%C3%A9"]);
+      const declared = Buffer.concat([
+        Buffer.from('<?xml version="1.0" encoding="ISO-8859-1"?><a href="/caf'),
+        Buffer.from([0xe9]),
+        Buffer.from('">x</a>'),
+      ]);
+      const xml = readPage(URL_, response(200, { "content-type": "application/xml" }, declared), MAX);
+      expect(xml.encoding).toBe("windows-1252");
+      expect(xml.links).toEqual(["http://example.com/caf%C3%A9"]);
+    });
+
+    it("decodes by a byte order mark, and still reports the charset the header names", () => {
+      const body = Buffer.from('\ufeff<a href="/caf\u00e9">x</a>');
+      const page = readPage(URL_, response(200, { "content-type": "text/html; charset=windows-1252" }, body), MAX);
+      expect(page.encoding).toBe("windows-1252");
+      expect(page.links).toEqual(["http://example.com/caf%C3%A9"]);
+    });
+
     it("reads an error page's size and type, without links", () => {
       const page = readPage(URL_, response(500, { "content-type": "text/html" }, "oops"), MAX);
       expect(page).toEqual({ status: 500, nextUrl: null, contentType: "text/html", encoding: "utf-8", size: 4, links: [] });
