@@ -1,15 +1,15 @@
 /**
- * The `crawl` command line: its options, its help text, and the parser that
- * turns `process.argv` into a {@link CommandLine} or a {@link UsageError}.
+ * The `crawl` command line: one table of its options, read both by Node's
+ * `parseArgs` and by the `--help` text, and the checks that turn what
+ * `parseArgs` returns into a {@link CommandLine} or a {@link UsageError}.
  *
  * @module
  */
 import { parseArgs } from "node:util";
-import { resolveOptions, VERSION } from "../crawl/options.js";
+import { DEFAULT_OPTIONS, resolveOptions, VERSION } from "../crawl/options.js";
 import type { CrawlOptions } from "../crawl/options.js";
 import type { StageName } from "../observe/events.js";
 import { normalizeRoot } from "../crawl/urls.js";
-import { UsageError } from "./usage-error.js";
 
 /** The stages `--stage` accepts, in the order `--compare` runs them. */
 export const STAGE_NAMES: readonly StageName[] = ["callbacks", "generators", "asyncawait"];
@@ -49,7 +49,105 @@ export type Invocation =
   | { kind: "version" }
   | { kind: "crawl"; commandLine: CommandLine };
 
-/** The `--help` text. */
+/**
+ * The command line cannot be run as given: an unknown option, a bad number or
+ * regular expression, a missing root. Its message is a single line that names
+ * the problem; the command prints it after `crawl: ` with a hint to run
+ * `--help`, and exits with status 2, never with a stack trace.
+ *
+ * @remarks Python's argparse calls `parser.error()` for this, which also exits
+ * with status 2.
+ */
+export class UsageError extends Error {
+  override readonly name = "UsageError";
+}
+
+/** One option: `type`, `short`, `multiple` and `default` are `parseArgs`' own, the rest are for `--help`. */
+interface OptionSpec {
+  /** A flag (`boolean`) or an option with a value (`string`; numbers are checked below). */
+  type: "boolean" | "string";
+  /** The one-letter form: `-v`. */
+  short?: string;
+  /** Given more than once, each one counts (`-vv`). */
+  multiple?: boolean;
+  /**
+   * The value when the option is left out; `--help` shows it. Set only where
+   * the command's default is its own: the library applies its own defaults.
+   */
+  default?: string;
+  /** The value's name in `--help`: `N`, `FILE`. */
+  value?: string;
+  /** What the option means when given without a value (`--json` alone: `-`); `--help` shows `[FILE]`. */
+  bare?: string;
+  /** The `--help` text; each line after the first is indented under it. */
+  help: string;
+  /** The `--help` section that lists it: named after crawl.py's options, or ours. */
+  group: "chapter" | "more";
+}
+
+/**
+ * Every option of the `crawl` command. `parseArgs` reads `type`, `short`,
+ * `multiple` and `default`, and ignores the rest; {@link USAGE} is written from
+ * the whole table, so the help cannot list an option the parser refuses.
+ */
+const OPTIONS = {
+  "max-redirect": {
+    type: "string", value: "N", group: "chapter",
+    help: `redirects followed from one URL (default ${DEFAULT_OPTIONS.maxRedirect})`,
+  },
+  "max-tries": {
+    type: "string", value: "N", group: "chapter",
+    help: `attempts per URL on network errors (default ${DEFAULT_OPTIONS.maxTries})`,
+  },
+  // The chapter's default, 100, where the library's is 10.
+  "max-tasks": { type: "string", value: "N", default: "100", group: "chapter", help: "fetches in flight at once" },
+  exclude: { type: "string", value: "REGEX", group: "chapter", help: "do not crawl URLs that REGEX matches" },
+  strict: { type: "boolean", group: "chapter", help: `a link's host must equal a root's, "www." aside (default)` },
+  lenient: { type: "boolean", group: "chapter", help: "a link's host need only end like a root's (last two labels)" },
+  verbose: {
+    type: "boolean", short: "v", multiple: true, group: "chapter",
+    help: `also print a line per URL as it completes
+(-vv: also a line per fetch attempt)`,
+  },
+  quiet: { type: "boolean", short: "q", group: "chapter", help: "print errors only" },
+  timeout: {
+    type: "string", value: "SECONDS", group: "more",
+    help: `time allowed for one attempt, connect to last byte
+(default ${DEFAULT_OPTIONS.timeoutMs / 1000}; fractions allowed: 0.5)`,
+  },
+  "max-pages": { type: "string", value: "N", group: "more", help: "take no more URLs from the queue after N" },
+  stage: { type: "string", value: "NAME", default: "asyncawait", group: "more", help: "callbacks, generators or asyncawait" },
+  demo: { type: "boolean", group: "more", help: "start the built-in demo site and crawl it: no network needed" },
+  compare: {
+    type: "boolean", group: "more",
+    help: `run all three stages on the same roots, one after another,
+and check that they crawled identically`,
+  },
+  json: {
+    type: "string", value: "FILE", bare: "-", group: "more",
+    help: `write the result as JSON to FILE; to stdout when FILE is
+"-" or missing (the report then goes to stderr)`,
+  },
+  trace: {
+    type: "string", value: "FILE", bare: "-", group: "more",
+    help: `print every trace event (select, step, take, fetch-start,
+connect, read, ...) as a line to FILE; to stderr when FILE
+is "-" or missing`,
+  },
+  timeline: {
+    type: "string", value: "FILE", group: "more",
+    help: `write an HTML page that draws the crawl: each fetch by
+slot or worker, fetches in flight, the queue (with
+--compare, one panel per stage on the same time axis)`,
+  },
+  help: { type: "boolean", short: "h", group: "more", help: "print this help" },
+  version: { type: "boolean", group: "more", help: "print the version" },
+} satisfies Record<string, OptionSpec>;
+
+/** The table by name, for looking up a word from the command line. */
+const SPECS = new Map<string, OptionSpec>(Object.entries(OPTIONS));
+
+/** The `--help` text, written from {@link OPTIONS}. */
 export const USAGE = `Usage: crawl [options] ROOT...
        crawl --demo [options]
 
@@ -58,35 +156,9 @@ scheme), following the links whose host matches a root's host, and prints a
 report with one line per URL fetched.
 
 Options named after the chapter's crawl.py:
-  --max-redirect N   redirects followed from one URL (default 10)
-  --max-tries N      attempts per URL on network errors (default 4)
-  --max-tasks N      fetches in flight at once (default 100)
-  --exclude REGEX    do not crawl URLs that REGEX matches
-  --strict           a link's host must equal a root's, "www." aside (default)
-  --lenient          a link's host need only end like a root's (last two labels)
-  -v, --verbose      also print a line per URL as it completes
-                     (-vv: also a line per fetch attempt)
-  -q, --quiet        print errors only
-
+${optionLines("chapter")}
 More:
-  --timeout SECONDS  time allowed for one attempt, connect to last byte
-                     (default 10; fractions allowed: 0.5)
-  --max-pages N      take no more URLs from the queue after N
-  --stage NAME       callbacks, generators or asyncawait (default asyncawait)
-  --demo             start the built-in demo site and crawl it: no network needed
-  --compare          run all three stages on the same roots, one after another,
-                     and check that they crawled identically
-  --json [FILE]      write the result as JSON to FILE; to stdout when FILE is
-                     "-" or missing (the report then goes to stderr)
-  --trace [FILE]     print every trace event (select, step, take, fetch-start,
-                     connect, read, ...) as a line to FILE; to stderr when FILE
-                     is "-" or missing
-  --timeline FILE    write an HTML page that draws the crawl: each fetch by
-                     slot or worker, fetches in flight, the queue (with
-                     --compare, one panel per stage on the same time axis)
-  -h, --help         print this help
-  --version          print the version
-
+${optionLines("more")}
 Exit status: 0 when the crawl finished (error records included), 1 when
 --compare finds a difference, an output file could not be written or the
 crawl itself failed, 2 on a usage error, 130 when interrupted by Ctrl-C.
@@ -95,139 +167,131 @@ crawl itself failed, 2 on a usage error, 130 when interrupted by Ctrl-C.
 /** The hint printed under every usage error. */
 export const USAGE_HINT = "Try 'crawl --help'.";
 
-type OptionKind = "number" | "seconds" | "string" | "flag";
-
-/** Each option's kind, and the `CrawlOptions` field a value option sets. */
-const OPTIONS: Record<string, { kind: OptionKind; field?: keyof CrawlOptions; short?: string }> = {
-  "max-redirect": { kind: "number", field: "maxRedirect" },
-  "max-tries": { kind: "number", field: "maxTries" },
-  "max-tasks": { kind: "number", field: "maxTasks" },
-  exclude: { kind: "string", field: "exclude" },
-  strict: { kind: "flag" },
-  lenient: { kind: "flag" },
-  verbose: { kind: "flag", short: "v" },
-  quiet: { kind: "flag", short: "q" },
-  timeout: { kind: "seconds", field: "timeoutMs" },
-  "max-pages": { kind: "number", field: "maxPages" },
-  stage: { kind: "string" },
-  demo: { kind: "flag" },
-  compare: { kind: "flag" },
-  json: { kind: "string" },
-  trace: { kind: "string" },
-  timeline: { kind: "string" },
-  help: { kind: "flag", short: "h" },
-  version: { kind: "flag" },
-};
-
-/** The chapter's default, 100, where the library's is 10. */
-const DEFAULT_MAX_TASKS = 100;
+/** One group's options as `--help` lists them: the flag in a column, then the text. */
+function optionLines(group: OptionSpec["group"]): string {
+  let text = "";
+  for (const [name, spec] of SPECS) {
+    if (spec.group !== group) continue;
+    const value = spec.value === undefined ? "" : spec.bare === undefined ? ` ${spec.value}` : ` [${spec.value}]`;
+    const flag = `${spec.short === undefined ? "" : `-${spec.short}, `}--${name}${value}`;
+    const help = spec.default === undefined ? spec.help : `${spec.help} (default ${spec.default})`;
+    const [first, ...more] = help.split("\n");
+    text += `  ${flag.padEnd(19)}${first}\n`;
+    for (const line of more) text += `${" ".repeat(21)}${line}\n`;
+  }
+  return text;
+}
 
 /**
  * Parses the arguments after `node cli.js`.
  *
- * `parseArgs` runs in its lenient mode so that every mistake reaches the loop
- * below and gets a short message of ours; the crawl options are then checked by
- * the library's own `resolveOptions`, so a bad value is a usage error before
- * anything is fetched.
+ * `parseArgs` in strict mode refuses an unknown option, a flag given a value
+ * and an option missing its value; the checks here refuse the rest (numbers,
+ * the stage, options that contradict each other), and the crawl options are
+ * then checked by the library's own `resolveOptions`, so a bad value is a
+ * usage error before anything is fetched.
  *
  * @remarks crawl.py spells its options `--max_tasks`; a command line spells
- * them `--max-tasks`. Like argparse, the last of `--strict`/`--lenient` wins.
+ * them `--max-tasks`. Like argparse, the last of `--strict`/`--lenient` wins,
+ * and so does the last of a value option given twice.
  * @throws {@link UsageError} for anything that cannot be run.
  */
 export function parseCommandLine(argv: readonly string[]): Invocation {
-  const { tokens } = parseArgs({
-    args: withFileDefaults(argv),
-    options: parseArgsOptions(),
-    strict: false,
-    allowPositionals: true,
-    tokens: true,
-  });
+  const { values, positionals: roots, tokens } = parse(withValuesAttached(argv));
+  if (values.help === true) return { kind: "help" };
+  if (values.version === true) return { kind: "version" };
 
-  const roots: string[] = [];
-  const crawlOptions: CrawlOptions = { maxTasks: DEFAULT_MAX_TASKS };
-  const flags = new Set<string>();
-  let verboseCount = 0;
-  let stage: StageName = "asyncawait";
-  let json: string | null = null;
-  let trace: string | null = null;
-  let timeline: string | null = null;
-
+  const crawlOptions: CrawlOptions = { maxTasks: wholeNumber("max-tasks", values["max-tasks"]) };
+  if (values["max-redirect"] !== undefined) crawlOptions.maxRedirect = wholeNumber("max-redirect", values["max-redirect"]);
+  if (values["max-tries"] !== undefined) crawlOptions.maxTries = wholeNumber("max-tries", values["max-tries"]);
+  if (values["max-pages"] !== undefined) crawlOptions.maxPages = wholeNumber("max-pages", values["max-pages"]);
+  if (values.timeout !== undefined) crawlOptions.timeoutMs = seconds("timeout", values.timeout) * 1000;
+  if (values.exclude !== undefined) crawlOptions.exclude = values.exclude;
   for (const token of tokens) {
-    if (token.kind === "positional") {
-      roots.push(token.value);
-      continue;
+    if (token.kind === "option" && (token.name === "strict" || token.name === "lenient")) {
+      crawlOptions.strict = token.name === "strict";
     }
-    if (token.kind === "option-terminator") continue;
-    const spec = OPTIONS[token.name];
-    if (spec === undefined) {
-      throw new UsageError(`unknown option '${token.rawName}'`);
-    }
-    if (spec.kind === "flag") {
-      if (token.value !== undefined) throw new UsageError(`option '${token.rawName}' takes no value`);
-      flags.add(token.name);
-      if (token.name === "verbose") verboseCount += 1;
-      if (token.name === "strict" || token.name === "lenient") crawlOptions.strict = token.name === "strict";
-      continue;
-    }
-    const value = token.value;
-    if (value === undefined) throw new UsageError(`option '${token.rawName}' needs a value`);
-    if (token.name === "stage") stage = stageName(value);
-    else if (token.name === "json") json = value;
-    else if (token.name === "trace") trace = value;
-    else if (token.name === "timeline") timeline = value;
-    else if (spec.field !== undefined) setField(crawlOptions, spec.field, spec.kind, token.rawName, value);
   }
+  const stage = stageName(values.stage);
 
-  if (flags.has("help")) return { kind: "help" };
-  if (flags.has("version")) return { kind: "version" };
-  if (flags.has("quiet") && verboseCount > 0) throw new UsageError("-q and -v cannot be used together");
-  if (flags.has("compare") && tokens.some(isStageOption)) {
-    throw new UsageError("--compare runs every stage; leave out --stage");
-  }
-  if (timeline === "-") throw new UsageError("--timeline writes an HTML file; give its name");
-  const demo = flags.has("demo");
+  const verboseCount = values.verbose?.length ?? 0;
+  if (values.quiet === true && verboseCount > 0) throw new UsageError("-q and -v cannot be used together");
+  const compare = values.compare === true;
+  if (compare && tokens.some(isStageOption)) throw new UsageError("--compare runs every stage; leave out --stage");
+  if (values.timeline === "-") throw new UsageError("--timeline writes an HTML file; give its name");
+  const demo = values.demo === true;
   if (demo && roots.length > 0) throw new UsageError("--demo crawls the demo site; give no ROOT with it");
   if (!demo && roots.length === 0) throw new UsageError("no ROOT given (or use --demo)");
   for (const root of roots) checkRoot(root);
   checkCrawlOptions(crawlOptions);
 
-  const verbosity: Verbosity = flags.has("quiet") ? 0 : verboseCount === 0 ? 1 : verboseCount === 1 ? 2 : 3;
-  return {
-    kind: "crawl",
-    commandLine: { roots, crawlOptions, stage, demo, compare: flags.has("compare"), json, verbosity, trace, timeline },
-  };
+  const verbosity: Verbosity = values.quiet === true ? 0 : verboseCount === 0 ? 1 : verboseCount === 1 ? 2 : 3;
+  const json = values.json ?? null;
+  const trace = values.trace ?? null;
+  const timeline = values.timeline ?? null;
+  return { kind: "crawl", commandLine: { roots, crawlOptions, stage, demo, compare, json, verbosity, trace, timeline } };
 }
-
-/** The `parseArgs` configuration: every value option is a string, checked below. */
-function parseArgsOptions(): Record<string, { type: "string" | "boolean"; short?: string; multiple?: boolean }> {
-  const config: Record<string, { type: "string" | "boolean"; short?: string; multiple?: boolean }> = {};
-  for (const [name, spec] of Object.entries(OPTIONS)) {
-    config[name] = { type: spec.kind === "flag" ? "boolean" : "string", multiple: name === "verbose" };
-    if (spec.short !== undefined) config[name].short = spec.short;
-  }
-  return config;
-}
-
-/** The options whose FILE may be left out: `--json` (stdout) and `--trace` (stderr). */
-const OPTIONAL_FILE = new Set(["--json", "--trace"]);
 
 /**
- * `--json` may stand alone (stdout), and so may `--trace` (stderr).
- * `parseArgs` has no optional values, so a bare `--json` at the end, or
- * before another option, becomes `--json=-`. A word after it is its FILE, as
- * in `--json out.json`.
+ * Runs `parseArgs` on {@link OPTIONS}; its errors become usage errors that
+ * name the option as typed.
  */
-function withFileDefaults(argv: readonly string[]): string[] {
+function parse(args: string[]) {
+  try {
+    return parseArgs({ args, options: OPTIONS, strict: true, allowPositionals: true, tokens: true });
+  } catch (error) {
+    // The user's mistakes only; any other error is ours (a bad table), not a usage error.
+    if (error instanceof TypeError && "code" in error && String(error.code).startsWith("ERR_PARSE_ARGS_")) {
+      throw usageError(String(error.code), error.message);
+    }
+    throw error;
+  }
+}
+
+/**
+ * Words a `parseArgs` error as one line of ours. Node's message quotes the
+ * option (`Unknown option '--max_tasks'. To specify…`, `Option '-v, --verbose'
+ * does not take an argument`); when it no longer does, its own message is used.
+ */
+function usageError(code: string, message: string): UsageError {
+  const quoted = /'([^']+)'/.exec(message)?.[1] ?? "";
+  if (code === "ERR_PARSE_ARGS_UNKNOWN_OPTION" && quoted !== "") return new UsageError(`unknown option '${quoted}'`);
+  // Only long options take a value, so the long name is the one typed.
+  const flag = /--[\w-]+/.exec(quoted)?.[0] ?? "";
+  const spec = SPECS.get(flag.slice(2));
+  if (code === "ERR_PARSE_ARGS_INVALID_OPTION_VALUE" && spec !== undefined) {
+    return new UsageError(`option '${flag}' ${spec.type === "boolean" ? "takes no value" : "needs a value"}`);
+  }
+  return new UsageError(message.split("\n")[0]);
+}
+
+/**
+ * Writes `--name value` as `--name=value` where strict `parseArgs` would read
+ * it otherwise than the command does:
+ * - `--json` and `--trace` may stand alone (stdout, stderr): before another
+ *   option or at the end they become `--json=-`; a word after them is their
+ *   FILE, as in `--json out.json`.
+ * - A value that starts with a dash is still the value: `--max-tries -1` is a
+ *   bad number, not (as `parseArgs` would have it) an ambiguous option.
+ * Words after `--` are roots and stay as they are.
+ */
+function withValuesAttached(argv: readonly string[]): string[] {
   const args: string[] = [];
   for (let i = 0; i < argv.length; i += 1) {
     const arg = argv[i];
-    if (arg === "--") {
-      args.push(...argv.slice(i));
-      break;
-    }
+    if (arg === "--") return [...args, ...argv.slice(i)];
+    const spec = arg.startsWith("--") ? SPECS.get(arg.slice(2)) : undefined;
     const next = argv[i + 1];
-    const nextIsOption = next !== undefined && next.startsWith("-") && next !== "-";
-    args.push(OPTIONAL_FILE.has(arg) && (next === undefined || nextIsOption) ? `${arg}=-` : arg);
+    if (spec?.type !== "string" || next === undefined) {
+      args.push(spec?.bare === undefined ? arg : `${arg}=${spec.bare}`);
+    } else if (spec.bare !== undefined && next.startsWith("-") && next !== "-") {
+      args.push(`${arg}=${spec.bare}`);
+    } else if (next.startsWith("-")) {
+      args.push(`${arg}=${next}`);
+      i += 1;
+    } else {
+      args.push(arg);
+    }
   }
   return args;
 }
@@ -244,28 +308,16 @@ function stageName(value: string): StageName {
   return stage;
 }
 
-function setField(
-  options: CrawlOptions,
-  field: keyof CrawlOptions,
-  kind: OptionKind,
-  flag: string,
-  value: string,
-): void {
-  if (kind === "string") {
-    if (field === "exclude") options.exclude = value;
-    return;
+function wholeNumber(name: string, value: string): number {
+  if (!/^\d+$/.test(value)) throw new UsageError(`--${name} expects a whole number, got '${value}'`);
+  return Number(value);
+}
+
+function seconds(name: string, value: string): number {
+  if (!/^(\d+(\.\d*)?|\.\d+)$/.test(value)) {
+    throw new UsageError(`--${name} expects a number of seconds, got '${value}'`);
   }
-  if (kind === "seconds") {
-    if (!/^(\d+(\.\d*)?|\.\d+)$/.test(value)) {
-      throw new UsageError(`${flag} expects a number of seconds, got '${value}'`);
-    }
-    options.timeoutMs = Number(value) * 1000;
-    return;
-  }
-  if (!/^\d+$/.test(value)) throw new UsageError(`${flag} expects a whole number, got '${value}'`);
-  if (field === "maxRedirect" || field === "maxTries" || field === "maxTasks" || field === "maxPages") {
-    options[field] = Number(value);
-  }
+  return Number(value);
 }
 
 /** A root the crawl would refuse (not http(s), not a URL) is a usage error too. */

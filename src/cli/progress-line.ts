@@ -1,10 +1,60 @@
 /**
  * The one status line the `crawl` command keeps redrawn on a terminal while a
- * crawl runs.
+ * crawl runs, and the live figures of the crawl it shows (which `--compare`
+ * also reports as peak concurrency), kept from its records and trace events.
  *
  * @module
  */
-import type { CrawlCounters } from "./crawl-counters.js";
+import type { FetchStatistic } from "../crawl/records.js";
+import type { TraceEvent } from "../observe/events.js";
+
+/**
+ * Counts a crawl as it runs. `onRecord` and `onTrace` are handed to the
+ * stage as its `onRecord` and `trace` options.
+ *
+ * Records give `done` and `errors` in every stage. The queue's figures
+ * (`queued`, `inFlight`) only come with the `fetch-start` and `fetch-end`
+ * trace events; until a stage emits one they stay null, which the progress
+ * line and the comparison table print as `-`.
+ */
+export class CrawlCounters {
+  /** Records made so far. */
+  done = 0;
+  /** Records with an error. */
+  errors = 0;
+  /** URLs waiting in the queue at the last fetch event, or null before any. */
+  queued: number | null = null;
+  /** Fetches in flight at the last fetch event, or null before any. */
+  inFlight: number | null = null;
+  /** The most fetches in flight at any fetch event, or null before any. */
+  peakInFlight: number | null = null;
+  /** Fetch attempts started (retries included), from trace events. */
+  attempts = 0;
+
+  /** @param startedAt when the crawl started, for {@link CrawlCounters.pagesPerSecond} (ms, `Date.now()`). */
+  constructor(private readonly startedAt: number) {}
+
+  /** Counts one record. */
+  onRecord(record: FetchStatistic): void {
+    this.done += 1;
+    if (record.error !== null) this.errors += 1;
+  }
+
+  /** Takes the queue's counters from a fetch event; other events are ignored. */
+  onTrace(event: TraceEvent): void {
+    if (event.type !== "fetch-start" && event.type !== "fetch-end") return;
+    if (event.type === "fetch-start") this.attempts += 1;
+    this.queued = event.queued;
+    this.inFlight = event.inFlight;
+    this.peakInFlight = Math.max(this.peakInFlight ?? 0, event.inFlight);
+  }
+
+  /** Records per second since the crawl started. */
+  pagesPerSecond(now: number): number {
+    const seconds = (now - this.startedAt) / 1000;
+    return seconds > 0 ? this.done / seconds : 0;
+  }
+}
 
 /** The part of a `tty.WriteStream` the progress line uses. */
 export interface StatusStream {

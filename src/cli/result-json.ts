@@ -1,10 +1,12 @@
 /**
- * The `--json` output: a {@link CrawlResult} as plain JSON data.
+ * The `--json` output: a {@link CrawlResult} as plain JSON data, and the
+ * document written for one crawl or for `--compare`'s three.
  *
  * @module
  */
 import type { CrawlResult, FetchStatistic } from "../crawl/records.js";
 import type { StageName } from "../observe/events.js";
+import type { StageRun } from "./compare.js";
 
 /**
  * The options in force, as JSON: the callbacks and the signal are left out,
@@ -82,4 +84,19 @@ export function resultJson(stage: StageName, result: CrawlResult, interrupted: b
       userAgent: options.userAgent,
     },
   };
+}
+
+/** The `--json` document: one result, or with `--compare` every stage's and the verdict. */
+export function jsonDocument(
+  compare: boolean,
+  runs: readonly StageRun[],
+  identical: boolean,
+  interrupted: boolean,
+): CrawlResultJson | ComparisonJson {
+  const results = runs.map(function toJson(run, index) {
+    // Only the stage running at Ctrl-C can have been cut short: it is the last.
+    return resultJson(run.stage, run.result, interrupted && index === runs.length - 1);
+  });
+  if (compare) return { identical: identical && !interrupted, stages: results };
+  return results[0];
 }

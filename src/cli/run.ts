@@ -9,29 +9,28 @@
  * @module
  */
 import { writeFile } from "node:fs/promises";
-import type { FetchStatistic } from "../crawl/records.js";
+import { crawl as crawlWithAsyncAwait } from "../asyncawait/index.js";
+import { crawl as crawlWithCallbacks } from "../callbacks/index.js";
+import { crawl as crawlWithGenerators } from "../generators/index.js";
+import type { CrawlResult, FetchStatistic } from "../crawl/records.js";
 import { resolveOptions } from "../crawl/options.js";
 import type { CrawlOptions } from "../crawl/options.js";
 import { report, urlLine } from "../crawl/report.js";
-import type { StageName, TraceEvent } from "../observe/events.js";
+import type { FetchEndEvent, StageName, TraceEvent } from "../observe/events.js";
 import { startDemoSite } from "../site/index.js";
 import type { SyntheticSite } from "../site/index.js";
 import { timelinePage } from "../observe/timeline/index.js";
 import type { TimelinePanel } from "../observe/timeline/index.js";
-import { parseCommandLine, STAGE_NAMES, USAGE, USAGE_HINT, versionText } from "./args.js";
+import { TraceLines } from "../observe/trace-lines.js";
+import { parseCommandLine, STAGE_NAMES, USAGE, USAGE_HINT, UsageError, versionText } from "./args.js";
 import type { CommandLine } from "./args.js";
 import { comparisonTable, firstDifference } from "./compare.js";
 import type { StageRun } from "./compare.js";
-import { CrawlCounters } from "./crawl-counters.js";
 import { Interrupt } from "./interrupt.js";
 import { Printer } from "./printer.js";
-import { ProgressLine } from "./progress-line.js";
-import { attemptLine } from "./record-line.js";
-import { resultJson } from "./result-json.js";
+import { CrawlCounters, ProgressLine } from "./progress-line.js";
+import { jsonDocument } from "./result-json.js";
 import type { ComparisonJson, CrawlResultJson } from "./result-json.js";
-import { STAGES } from "./stages.js";
-import { TraceLines } from "../observe/trace-lines.js";
-import { UsageError } from "./usage-error.js";
 
 /** Exit statuses of the `crawl` command. */
 export const EXIT = {
@@ -44,6 +43,13 @@ export const EXIT = {
   /** Ctrl-C: 128 + SIGINT's number, as shells report it. */
   interrupted: 130,
 } as const;
+
+/** The three stages' `crawl` functions, by name, for `--stage` and `--compare`. */
+const STAGES: Readonly<Record<StageName, (roots: string[], options: CrawlOptions) => Promise<CrawlResult>>> = {
+  callbacks: crawlWithCallbacks,
+  generators: crawlWithGenerators,
+  asyncawait: crawlWithAsyncAwait,
+};
 
 /**
  * Runs the command for `argv` (the arguments after the script) and resolves
@@ -210,21 +216,6 @@ async function finish(
   return status;
 }
 
-/** The `--json` document: one result, or with `--compare` every stage's and the verdict. */
-function jsonDocument(
-  compare: boolean,
-  runs: readonly StageRun[],
-  identical: boolean,
-  interrupted: boolean,
-): CrawlResultJson | ComparisonJson {
-  const results = runs.map(function toJson(run, index) {
-    // Only the stage running at Ctrl-C can have been cut short: it is the last.
-    return resultJson(run.stage, run.result, interrupted && index === runs.length - 1);
-  });
-  if (compare) return { identical: identical && !interrupted, stages: results };
-  return results[0];
-}
-
 /** Writes the `--timeline` page; false, after a message, when the file cannot be written. */
 async function writeTimeline(destination: string, panels: readonly TimelinePanel[], printer: Printer): Promise<boolean> {
   const title = `Crawl timeline: ${panels.map(stageOf).join(", ")}`;
@@ -239,6 +230,12 @@ async function writeTimeline(destination: string, panels: readonly TimelinePanel
 
 function stageOf(panel: TimelinePanel): string {
   return panel.stage;
+}
+
+/** The line `crawl -vv` prints for each fetch attempt as it ends (the `-v` line per URL is the report's `urlLine`). */
+function attemptLine(event: FetchEndEvent): string {
+  const outcome = event.error ?? String(event.status);
+  return `  attempt ${event.attempt} of ${event.url} (slot ${event.slot}): ${outcome}`;
 }
 
 /** Writes the JSON to stdout (`-`) or a file; false, after a message, when the file cannot be written. */

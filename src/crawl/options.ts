@@ -4,6 +4,7 @@
  *
  * @module
  */
+import pkg from "../../package.json" with { type: "json" };
 import type { FetchStatistic } from "./records.js";
 import type { TraceEvent } from "../observe/events.js";
 
@@ -66,8 +67,12 @@ export interface ResolvedCrawlOptions {
   trace: ((event: TraceEvent) => void) | null;
 }
 
-/** The package version, sent in the default User-Agent. */
-export const VERSION = "0.1.0";
+/**
+ * The package version, sent in the default User-Agent: package.json's, read
+ * from two folders up, which is the package root from src/crawl/ and from
+ * dist/crawl/ alike.
+ */
+export const VERSION: string = pkg.version;
 
 /** The defaults, as the chapter's `crawl.py` has them where it has them. */
 export const DEFAULT_OPTIONS: Readonly<ResolvedCrawlOptions> = Object.freeze({

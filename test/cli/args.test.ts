@@ -1,7 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { parseCommandLine } from "../../src/cli/args.js";
+import { parseCommandLine, UsageError } from "../../src/cli/args.js";
 import type { CommandLine } from "../../src/cli/args.js";
-import { UsageError } from "../../src/cli/usage-error.js";
 
 function commandLine(argv: string[]): CommandLine {
   const invocation = parseCommandLine(argv);
@@ -69,6 +68,13 @@ describe("parseCommandLine", () => {
     expect(parseCommandLine(["--version"]).kind).toBe("version");
   });
 
+  it("takes --flag=value forms, values that start with a dash, and the last of a value option given twice", () => {
+    expect(commandLine(["--max-tasks=3", "--stage=callbacks", "a.com"])).toMatchObject({ crawlOptions: { maxTasks: 3 }, stage: "callbacks" });
+    expect(commandLine(["--exclude", "-draft", "a.com"]).crawlOptions.exclude).toBe("-draft");
+    expect(usageError(["--max-tries=-1", "a.com"])).toBe("--max-tries expects a whole number, got '-1'");
+    expect(commandLine(["--max-tasks", "3", "--max-tasks", "5", "a.com"]).crawlOptions.maxTasks).toBe(5);
+  });
+
   it("treats everything after -- as roots", () => {
     expect(commandLine(["--", "-odd.example"]).roots).toEqual(["-odd.example"]);
   });
@@ -93,6 +99,7 @@ describe("parseCommandLine", () => {
     expect(usageError([])).toBe("no ROOT given (or use --demo)");
     expect(usageError(["a.com", "--max-tasks"])).toBe("option '--max-tasks' needs a value");
     expect(usageError(["--demo=yes"])).toBe("option '--demo' takes no value");
+    expect(usageError(["--verbose=2", "a.com"])).toBe("option '--verbose' takes no value");
   });
 
   it("reports an unknown stage, a root that is not http(s), and conflicting options", () => {

@@ -1,6 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { CrawlCounters } from "../../src/cli/crawl-counters.js";
-import { ProgressLine } from "../../src/cli/progress-line.js";
+import { CrawlCounters, ProgressLine } from "../../src/cli/progress-line.js";
 import { errorRecord, pageRecord } from "../../src/crawl/records.js";
 import type { FetchStartEvent } from "../../src/observe/events.js";
 
