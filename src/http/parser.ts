@@ -6,6 +6,18 @@
  */
 import { Buffer } from "node:buffer";
 import { FetchFailure, InvalidStateError } from "../kernel/errors.js";
+import {
+  checkHeaderLine,
+  checkHeaderValue,
+  checkTrailerLine,
+  chunkSizeOf,
+  contentLengthOf,
+  headBytesAfter,
+  lineText,
+  statusOf,
+} from "./llhttp-rules.js";
+
+export { MAX_HEADER_BYTES } from "./llhttp-rules.js";
 
 /**
  * A response as the crawler needs it: status, headers and the whole body.
@@ -24,16 +36,6 @@ export interface HttpResponse {
   /** The body bytes, de-chunked but still content-encoded. */
   body: Uint8Array;
 }
-
-/**
- * The longest head (status line and header lines, with their CRLFs) the
- * parser accepts: 64 KiB. A chunked body's trailer section has the same limit.
- *
- * @remarks undici's default `maxHeaderSize` (node:http's) is 16 KiB; stage 3
- * passes this value to its undici `Agent` instead, so all stages refuse the
- * same responses.
- */
-export const MAX_HEADER_BYTES = 64 * 1024;
 
 /**
  * Fields node:http keeps only the first of when a response repeats them
@@ -74,13 +76,6 @@ type ParserState =
   | "done"
   | "failed";
 
-const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
-const STATUS_LINE = /^HTTP\/1\.([01]) ([0-9]{3})(?: (.*))?$/;
-const CHUNK_SIZE = /^([0-9A-Fa-f]+)(?:;.*)?$/;
-/** Control characters a header value may not hold (HT is allowed). */
-const BAD_VALUE_CHAR = /[\x00-\x08\x0a-\x1f\x7f]/;
-const UINT64_MAX = 0xffff_ffff_ffff_ffffn;
-const CR = 0x0d;
 const LF = 0x0a;
 
 /**
@@ -96,24 +91,24 @@ const LF = 0x0a;
  * closes the connection. 1xx interim responses are skipped; 204, 304 and 1xx
  * have no body.
  *
- * Where the RFC leaves a choice, it is as strict as llhttp (the parser inside
- * undici), so stage 3 fails the same responses: CRLF line ends only, also on
- * the empty line that ends a head, a chunk or the trailers (a bare LF is
- * skipped only before a status line, as llhttp skips it), header names must
- * be tokens, no control characters in values, one `Content-Length` of digits
- * only, never both `Content-Length` and `Transfer-Encoding`.
+ * The rules that exist only so that stages 1 and 2 refuse exactly the
+ * responses stage 3 refuses live apart, in `llhttp-rules.ts`: the three stages
+ * must give the same verdict on the same bytes, and stage 3's parser, llhttp
+ * (inside undici), is strict wherever the RFC leaves a choice (CRLF line ends
+ * only, header names that are tokens, one `Content-Length` of digits and never
+ * beside `Transfer-Encoding`, and so on). Each rule is one call where the state
+ * machine meets a line, and either returns what the parser needs anyway or
+ * throws `BadResponse`, so this class reads as the state machine alone.
  *
  * Every failure is a {@link FetchFailure}: `ConnectionReset` when the peer
  * closed before sending a byte, `BodyTooLarge` as soon as the body is known
  * to exceed `maxBodyBytes`, `BadResponse` for everything malformed or cut
  * short. After a failure, `feed()` and `end()` throw the same failure again.
  *
- * @remarks Three deliberate differences from llhttp: folded header lines
- * (obs-fold, a line starting with a space or tab) are unfolded into the
- * previous value, where llhttp refuses them; only HTTP/1.0 and HTTP/1.1 are
- * accepted (llhttp also takes 0.9 and 2.0 status lines); the status must be
- * 100–999 (llhttp also takes statuses under 100). The chapter's fetcher just
- * reads until the server closes and splits on `\r\n\r\n`.
+ * @remarks The chapter's fetcher just reads until the server closes and splits
+ * on `\r\n\r\n`. Where we still differ from llhttp, on purpose, is listed in
+ * `llhttp-rules.ts`: folded header lines (obs-fold, a line starting with a
+ * space or tab), for one, are unfolded into the previous value here.
  *
  * The parser keeps references to the fed chunks until the response is
  * complete, so a caller must not reuse a fed buffer before then (sockets hand
@@ -136,7 +131,6 @@ export class ResponseParser {
 
   /** The bytes of the line being read, as they arrived. */
   private lineParts: Uint8Array[] = [];
-  private lineLength = 0;
   /** Bytes of the current head or trailer section so far, for {@link MAX_HEADER_BYTES}. */
   private sectionBytes = 0;
 
@@ -242,26 +236,15 @@ export class ResponseParser {
   private readLine(chunk: Uint8Array, offset: number): number {
     const lf = chunk.indexOf(LF, offset);
     const part = chunk.subarray(offset, lf === -1 ? chunk.length : lf);
-    this.lineLength += part.length;
-    if (this.sectionBytes + this.lineLength > MAX_HEADER_BYTES) {
-      throw new FetchFailure("BadResponse", `A response head is longer than ${MAX_HEADER_BYTES} bytes`);
-    }
+    this.sectionBytes = headBytesAfter(this.sectionBytes, part.length, lf !== -1);
     if (lf === -1) {
       this.lineParts.push(part);
       return chunk.length;
     }
     const bytes = this.lineParts.length === 0 ? part : Buffer.concat([...this.lineParts, part]);
-    this.sectionBytes += this.lineLength + 1;
     this.lineParts = [];
-    this.lineLength = 0;
-    // llhttp skips a bare LF before a status line, as it skips a CRLF there.
-    if (bytes.length === 0 && this.state === "status-line") return lf + 1;
-    // A line ends with CRLF; a CR anywhere else, or an LF without CR (also the empty line that ends a
-    // head, a chunk or the trailers), is malformed, as in llhttp.
-    if (bytes.length === 0 || bytes.indexOf(CR) !== bytes.length - 1) {
-      throw new FetchFailure("BadResponse", "A line does not end with CRLF");
-    }
-    this.handleLine(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length - 1).toString("latin1"));
+    const line = lineText(bytes, this.state === "status-line"); // null: an empty line before a response
+    if (line !== null) this.handleLine(line);
     return lf + 1;
   }
 
@@ -269,7 +252,7 @@ export class ResponseParser {
   private handleLine(line: string): void {
     switch (this.state) {
       case "status-line":
-        if (line !== "") this.readStatusLine(line); // llhttp skips empty lines before a response
+        this.readStatusLine(line);
         break;
       case "headers":
         if (line === "") this.endHead();
@@ -281,12 +264,12 @@ export class ResponseParser {
       case "chunk-end":
         if (line !== "") throw new FetchFailure("BadResponse", "A chunk is not followed by CRLF");
         this.state = "chunk-size";
-        this.sectionBytes = 0;
+        this.sectionBytes = 0; // the next size line, or the trailers, start a new section
         break;
       case "trailers":
-        // Trailer fields are checked like headers, then dropped.
+        // Trailer fields are dropped (after llhttp's checks).
         if (line === "") this.finish();
-        else if (!isFoldedLine(line)) parseHeaderLine(line);
+        else checkTrailerLine(line);
         break;
       default:
         throw new Error(`unreachable: a line in state ${this.state}`);
@@ -294,11 +277,7 @@ export class ResponseParser {
   }
 
   private readStatusLine(line: string): void {
-    const match = STATUS_LINE.exec(line);
-    if (match === null || Number(match[2]) < 100) {
-      throw new FetchFailure("BadResponse", `Not an HTTP/1.x status line: ${JSON.stringify(line.slice(0, 80))}`);
-    }
-    this.status = Number(match[2]);
+    this.status = statusOf(line);
     this.headerLines = [];
     this.state = "headers";
   }
@@ -309,11 +288,13 @@ export class ResponseParser {
       const previous = this.headerLines.at(-1);
       if (previous === undefined) throw new FetchFailure("BadResponse", "A folded line has no header to continue");
       const more = trimSpaces(line);
-      checkValue(more);
+      checkHeaderValue(more);
       if (more !== "") previous[1] = previous[1] === "" ? more : `${previous[1]} ${more}`;
       return;
     }
-    this.headerLines.push(parseHeaderLine(line));
+    checkHeaderLine(line);
+    const colon = line.indexOf(":");
+    this.headerLines.push([line.slice(0, colon).toLowerCase(), trimSpaces(line.slice(colon + 1))]);
   }
 
   /** The empty line after the headers: decide how the body is framed. */
@@ -325,13 +306,8 @@ export class ResponseParser {
       return;
     }
     this.headers = joinHeaders(this.headerLines);
-    const lengths = this.headerLines.filter(isContentLength);
     const transferEncoding = this.headers["transfer-encoding"];
-    if (lengths.length > 1) throw new FetchFailure("BadResponse", "The response has more than one Content-Length");
-    const contentLength = lengths.length === 1 ? parseLength(lengths[0][1]) : null;
-    if (contentLength !== null && transferEncoding !== undefined) {
-      throw new FetchFailure("BadResponse", "The response has both Content-Length and Transfer-Encoding");
-    }
+    const contentLength = contentLengthOf(this.headerLines, transferEncoding);
     if (this.status === 204 || this.status === 304) {
       this.finish();
     } else if (transferEncoding !== undefined) {
@@ -349,18 +325,14 @@ export class ResponseParser {
   }
 
   private readChunkSize(line: string): void {
-    const match = CHUNK_SIZE.exec(line);
-    const hex = match?.[1];
-    if (hex === undefined) throw new FetchFailure("BadResponse", `Bad chunk size line: ${JSON.stringify(line.slice(0, 80))}`);
-    const size = BigInt(`0x${hex}`);
-    if (size > UINT64_MAX) throw new FetchFailure("BadResponse", "A chunk size overflows 64 bits");
-    if (size === 0n) {
-      this.state = "trailers";
+    const size = chunkSizeOf(line);
+    if (size === 0) {
+      this.state = "trailers"; // the last chunk
       return;
     }
-    if (BigInt(this.bodyLength) + size > BigInt(this.maxBodyBytes)) throw tooLarge(this.maxBodyBytes);
-    this.remaining = Number(size);
-    this.bodyLength += this.remaining;
+    if (this.bodyLength + size > this.maxBodyBytes) throw tooLarge(this.maxBodyBytes);
+    this.remaining = size;
+    this.bodyLength += size;
     this.state = "chunk-data";
   }
 
@@ -403,22 +375,6 @@ function isFoldedLine(line: string): boolean {
   return line.startsWith(" ") || line.startsWith("\t");
 }
 
-/** Splits `Name: value` into the lowercased name and the trimmed value. */
-function parseHeaderLine(line: string): [string, string] {
-  const colon = line.indexOf(":");
-  const name = colon === -1 ? line : line.slice(0, colon);
-  if (colon === -1 || !TOKEN.test(name)) {
-    throw new FetchFailure("BadResponse", `Bad header line: ${JSON.stringify(line.slice(0, 80))}`);
-  }
-  const value = trimSpaces(line.slice(colon + 1));
-  checkValue(value);
-  return [name.toLowerCase(), value];
-}
-
-function checkValue(value: string): void {
-  if (BAD_VALUE_CHAR.test(value)) throw new FetchFailure("BadResponse", "A header value holds a control character");
-}
-
 /** Strips spaces and tabs (HTTP's OWS) from both ends; `String#trim` would also take NBSP and more. */
 function trimSpaces(text: string): string {
   let start = 0;
@@ -438,19 +394,6 @@ function joinHeaders(lines: ReadonlyArray<[string, string]>): Record<string, str
     else if (!FIRST_ONLY_HEADERS.has(name)) headers.set(name, `${previous}${name === "cookie" ? "; " : ", "}${value}`);
   }
   return Object.fromEntries(headers);
-}
-
-function isContentLength(line: [string, string]): boolean {
-  return line[0] === "content-length";
-}
-
-/** A Content-Length value: digits only, at most 2^64 − 1, as llhttp accepts. */
-function parseLength(value: string): number {
-  if (!/^[0-9]+$/.test(value)) throw new FetchFailure("BadResponse", `Bad Content-Length: ${JSON.stringify(value)}`);
-  const length = BigInt(value);
-  if (length > UINT64_MAX) throw new FetchFailure("BadResponse", "Content-Length overflows 64 bits");
-  // Beyond 2^53 the number is inexact, but it is then far over any maxBodyBytes anyway.
-  return Number(length);
 }
 
 function tooLarge(maxBodyBytes: number): FetchFailure {
