@@ -8,8 +8,11 @@
  * complete. Nothing waits anywhere: between two callbacks the fetch exists
  * only as the fields of the Fetcher object.
  *
- * The example prints each step as the Fetcher reports it, so the chain of
- * callbacks can be seen, then the page's status and links.
+ * The example prints each step the Fetcher publishes on the crawl channel
+ * (`node:diagnostics_channel`, the way `crawl --trace` watches), between the
+ * moment it starts the fetch and the moment its continuation gets the
+ * outcome, so the chain of callbacks can be seen; then the page's status and
+ * links.
  *
  * Run it: `npx tsx examples/03-callbacks-fetch-one-page.ts [URL]`
  * Step through it: set a breakpoint in `Fetcher.connected`
@@ -19,20 +22,22 @@
  * @see Chapter, "Async" (the selector loop) and "Programming With Callbacks"
  * @module
  */
+import diagnostics_channel from "node:diagnostics_channel";
 import { fileURLToPath } from "node:url";
 import { EventLoop, Fetcher } from "../src/callbacks/index.js";
-import type { FetchOutcome, FetcherStep } from "../src/callbacks/fetcher.js";
+import type { FetchOutcome } from "../src/callbacks/fetcher.js";
 import { resolveOptions } from "../src/crawl/options.js";
 import { readPage } from "../src/crawl/page.js";
+import { nextCrawlId } from "../src/observe/channels.js";
 import { openRoot } from "./open-root.js";
 
 /** What the fetch produced. */
 export interface FetchOnePageSummary {
   /** The steps the Fetcher went through, in order (`read` once per chunk). */
   steps: string[];
-  /** The status, or null if every attempt failed. */
+  /** The status, or null if the attempt failed. */
   status: number | null;
-  /** The error name, when every attempt failed. */
+  /** The error name, when the attempt failed. */
   error: string | null;
   /** The links found on the page. */
   links: string[];
@@ -45,20 +50,27 @@ export interface FetchOnePageSummary {
 function fetchOnePage(url: string, steps: string[]): Promise<FetchOutcome> {
   const options = resolveOptions({});
   const loop = new EventLoop();
-  let outcome: FetchOutcome = { response: null, error: "NetworkError" };
+  const crawl = nextCrawlId(); // names this fetch in the messages it publishes
+  let outcome: FetchOutcome = "NetworkError";
 
-  function onStep(_fetcher: Fetcher, step: FetcherStep): void {
-    steps.push(step.type === "read" ? `read ${step.bytes} bytes` : step.type);
+  function onMessage(message: unknown): void {
+    if (typeof message !== "object" || message === null || !("crawl" in message) || message.crawl !== crawl) return;
+    if ("bytes" in message) steps.push(`read ${String(message.bytes)} bytes`);
+    else if ("type" in message) steps.push(String(message.type));
   }
   function fetched(_fetcher: Fetcher, result: FetchOutcome): void {
+    steps.push("fetch-end");
     outcome = result; // The continuation: the last link of the chain.
     loop.stop();
   }
 
+  diagnostics_channel.subscribe("coroutine-crawler:crawl", onMessage);
   return new Promise<FetchOutcome>(function runLoop(resolve) {
-    const fetcher = new Fetcher(url, loop, options, fetched, onStep);
+    const fetcher = new Fetcher(url, loop, options, fetched, crawl);
+    steps.push("fetch-start");
     fetcher.fetch(); // Starts connecting and returns at once.
     loop.runForever(function loopStopped() {
+      diagnostics_channel.unsubscribe("coroutine-crawler:crawl", onMessage);
       loop.selector.close();
       resolve(outcome);
     });
@@ -72,11 +84,11 @@ export async function main(rootUrl?: string): Promise<FetchOnePageSummary> {
     const steps: string[] = [];
     const outcome = await fetchOnePage(root.url, steps);
     console.log(`Steps: ${steps.join(" → ")}`);
-    if (outcome.error !== null) {
-      console.log(`${root.url}: every attempt failed with ${outcome.error}`);
-      return { steps, status: null, error: outcome.error, links: [] };
+    if (typeof outcome === "string") {
+      console.log(`${root.url}: the attempt failed with ${outcome}`);
+      return { steps, status: null, error: outcome, links: [] };
     }
-    const page = readPage(root.url, outcome.response, resolveOptions({}).maxBodyBytes);
+    const page = readPage(root.url, outcome, resolveOptions({}).maxBodyBytes);
     console.log(`${root.url}: ${page.status} ${page.contentType ?? "-"}, ${page.size} bytes, ${page.links.length} links`);
     for (const link of page.links.slice(0, 5)) console.log(`  ${link}`);
     if (page.links.length > 5) console.log(`  … and ${page.links.length - 5} more`);

@@ -54,7 +54,7 @@ function parseBody(response: HttpResponse): unknown {
 /** Starts a Fetcher whose continuation has the bug, and returns at once. */
 function fetchPage(url: string, loop: EventLoop): void {
   function pageFetched(_fetcher: Fetcher, outcome: FetchOutcome): void {
-    if (outcome.response !== null) parseBody(outcome.response); // throws, with `fetchPage` long gone
+    if (typeof outcome !== "string") parseBody(outcome); // throws, with `fetchPage` long gone
     loop.stop();
   }
   new Fetcher(url, loop, options, pageFetched).fetch();

@@ -4,13 +4,12 @@
  *
  * @module
  */
-import type { Socket } from "node:net";
 import { performance } from "node:perf_hooks";
 import { InvalidStateError } from "../kernel/errors.js";
-import { Selector } from "../kernel/selector.js";
-import type { SelectorKey } from "../kernel/selector.js";
-import type { TraceEvent } from "../observe/events.js";
+import { Selector, type SelectorKey } from "../kernel/selector.js";
+import { fileno } from "../kernel/socket.js";
 import { TimerHandle, TimerHeap } from "../kernel/timers.js";
+import { loopChannel, nextLoopId } from "../observe/channels.js";
 
 /**
  * What a socket's key carries: the callback to call when the socket is ready,
@@ -44,7 +43,10 @@ export type ExceptionSource = SelectorKey<IoCallback> | TimerHandle;
  * `set_exception_handler`); the crawler sets one that turns it into the URL's
  * `NetworkError` record. With no handler it escapes the iteration, into Node,
  * as an uncaught exception: its stack trace starts at the loop, not at the
- * code that started the fetch. That is stack ripping, shown in example 03.
+ * code that started the fetch. That is stack ripping, shown in example 05.
+ *
+ * Each select, dispatch and timer is published on `loopChannel` with the
+ * loop's {@link EventLoop.id}, for whoever watches (`crawl --trace`).
  *
  * @remarks The chapter's loop is `while not stopped:` over module globals
  * (`selector`, `stopped`); here a run's state lives on one EventLoop, so tests
@@ -53,6 +55,8 @@ export type ExceptionSource = SelectorKey<IoCallback> | TimerHandle;
  * @see Chapter, "The Traditional Approach: Callbacks" and "Programming With Callbacks"; asyncio `BaseEventLoop._run_once`
  */
 export class EventLoop {
+  /** Names this loop in its messages on `loopChannel`. */
+  readonly id = nextLoopId();
   /** The selector every socket of this loop is registered with; each key's data is its callback. */
   readonly selector = new Selector<IoCallback>();
   private readonly timers = new TimerHeap();
@@ -62,20 +66,12 @@ export class EventLoop {
   private stopping = false;
   /** True while an iteration runs: it plans the next one itself at its end. */
   private iterating = false;
-  private onStopped: (() => void) | null = null;
+  private onStopped: () => void = doNothing;
   /** The next iteration, when one is scheduled as a macrotask. */
   private scheduled: NodeJS.Immediate | null = null;
   /** The `setTimeout` that wakes the sleeping loop for its earliest timer. */
   private sleepTimer: NodeJS.Timeout | null = null;
   private exceptionHandler: ((error: unknown, source: ExceptionSource) => void) | null = null;
-  private trace: ((event: TraceEvent) => void) | null = null;
-  /** Which URL a socket is fetching, for dispatch events (the loop itself knows only sockets). */
-  private urlOf: (socket: Socket) => string | null = noUrl;
-  /** `performance.now()` when tracing started: trace times count from here. */
-  private traceStart = 0;
-  /** Small numbers for sockets in trace events (Node has no public file descriptors). */
-  private readonly socketNumbers = new WeakMap<Socket, number>();
-  private socketsNumbered = 0;
 
   constructor() {
     const loop = this;
@@ -115,22 +111,6 @@ export class EventLoop {
   }
 
   /**
-   * Reports each select, dispatch and timer to `trace` (`CrawlOptions.trace`),
-   * with times counted from `startedAt` (a `performance.now()` value); `null`
-   * turns tracing off. `urlOf` names the URL a socket is fetching, so that a
-   * dispatch event says for which URL its callback runs.
-   */
-  setTrace(
-    trace: ((event: TraceEvent) => void) | null,
-    startedAt = performance.now(),
-    urlOf: (socket: Socket) => string | null = noUrl,
-  ): void {
-    this.trace = trace;
-    this.traceStart = startedAt;
-    this.urlOf = urlOf;
-  }
-
-  /**
    * Starts the loop and returns at once; the iterations run as Node
    * macrotasks until {@link stop} is called, then `onStopped` is called.
    *
@@ -156,10 +136,8 @@ export class EventLoop {
 
   private schedule(): void {
     if (this.scheduled !== null) return;
-    if (this.sleepTimer !== null) {
-      clearTimeout(this.sleepTimer);
-      this.sleepTimer = null;
-    }
+    if (this.sleepTimer !== null) clearTimeout(this.sleepTimer);
+    this.sleepTimer = null;
     this.scheduled = setImmediate(this.runOnce);
   }
 
@@ -171,7 +149,7 @@ export class EventLoop {
     let ready = 0;
     try {
       ready = this.selector.select(this.dispatch);
-      this.trace?.({ type: "select", t: this.now(), stage: "callbacks", ready });
+      if (loopChannel.hasSubscribers) loopChannel.publish({ type: "select", loop: this.id, ready });
       // The clock is read once per iteration, as asyncio's `_run_once` fixes
       // `end_time`: a timer that re-arms itself with callLater(0) waits for the
       // next iteration, so it cannot starve the sockets.
@@ -183,7 +161,11 @@ export class EventLoop {
       this.iterating = false;
     }
     if (this.stopping) {
-      this.finish();
+      if (this.scheduled !== null) clearImmediate(this.scheduled); // Set by stop() during this iteration.
+      this.scheduled = null;
+      this.running = false;
+      this.stopping = false;
+      this.onStopped();
       return;
     }
     if (ready > 0) {
@@ -199,62 +181,26 @@ export class EventLoop {
 
   /** Calls the callback registered for a ready key: the chapter's `callback(event_key, event_mask)`. */
   private readonly dispatch = (key: SelectorKey<IoCallback>, mask: number): void => {
-    if (this.trace !== null) this.traceDispatch(key);
-    if (this.exceptionHandler === null) {
-      key.data(key, mask); // An exception escapes into Node: stack ripping, visible.
-      return;
-    }
+    if (loopChannel.hasSubscribers) loopChannel.publish({ type: "dispatch", loop: this.id, callback: key.data.name, fd: fileno(key.socket) });
     try {
       key.data(key, mask);
     } catch (error) {
+      if (this.exceptionHandler === null) throw error; // Into Node, with a ripped stack: visible on purpose.
       this.exceptionHandler(error, key);
     }
   };
 
   private runTimer(timer: TimerHandle): void {
-    this.trace?.({ type: "timer", t: this.now(), stage: "callbacks", callback: timer.callback.name });
-    if (this.exceptionHandler === null) {
-      timer.callback();
-      return;
-    }
+    if (loopChannel.hasSubscribers) loopChannel.publish({ type: "timer", loop: this.id, callback: timer.callback.name });
     try {
       timer.callback();
     } catch (error) {
+      if (this.exceptionHandler === null) throw error;
       this.exceptionHandler(error, timer);
     }
   }
 
-  private traceDispatch(key: SelectorKey<IoCallback>): void {
-    let socket = this.socketNumbers.get(key.socket);
-    if (socket === undefined) {
-      this.socketsNumbered += 1;
-      socket = this.socketsNumbered;
-      this.socketNumbers.set(key.socket, socket);
-    }
-    const url = this.urlOf(key.socket);
-    this.trace?.({ type: "dispatch", t: this.now(), stage: "callbacks", callback: key.data.name, url, socket });
-  }
-
-  private now(): number {
-    return performance.now() - this.traceStart;
-  }
-
-  private finish(): void {
-    if (this.scheduled !== null) clearImmediate(this.scheduled);
-    if (this.sleepTimer !== null) clearTimeout(this.sleepTimer);
-    this.scheduled = null;
-    this.sleepTimer = null;
-    this.running = false;
-    this.stopping = false;
-    const onStopped = this.onStopped ?? doNothing;
-    this.onStopped = null;
-    onStopped();
-  }
 }
 
 function doNothing(): void {}
 
-/** The default `urlOf` of {@link EventLoop.setTrace}: a bare loop knows no URLs. */
-function noUrl(): null {
-  return null;
-}

@@ -4,43 +4,21 @@
  * @module
  */
 import type { Socket } from "node:net";
-import { errorName, FetchFailure, isRetryable } from "../kernel/errors.js";
-import type { FetchError } from "../crawl/records.js";
-import { ResponseParser } from "../http/parser.js";
+import { errorName, FetchFailure, type FetchError } from "../kernel/errors.js";
+import type { ResolvedCrawlOptions } from "../crawl/options.js";
+import { ResponseParser, type HttpResponse } from "../http/parser.js";
 import { formatGetRequest } from "../http/request.js";
-import type { HttpResponse } from "../http/parser.js";
 import { EVENT_READ, EVENT_WRITE } from "../kernel/selector.js";
-import { connect, recv, send } from "../kernel/socket.js";
-import type { SelectorKey } from "../kernel/selector.js";
-import type { EventLoop, ExceptionSource, IoCallback } from "./event-loop.js";
+import { connect, fileno, recv, send } from "../kernel/socket.js";
 import type { TimerHandle } from "../kernel/timers.js";
+import { crawlChannel } from "../observe/channels.js";
+import type { EventLoop, ExceptionSource, IoCallback } from "./event-loop.js";
 
-/** The options a Fetcher needs, as `resolveOptions` fills them in. */
-export interface FetcherOptions {
-  /** Attempts before a network error is final. */
-  maxTries: number;
-  /** Time for one attempt: connect and the whole response. */
-  timeoutMs: number;
-  /** The longest body the parser accepts. */
-  maxBodyBytes: number;
-  /** Sent as `User-Agent`. */
-  userAgent: string;
-}
+/** The options a Fetcher needs (`timeoutMs` bounds one attempt), as `resolveOptions` fills them in. */
+export type FetcherOptions = Pick<ResolvedCrawlOptions, "timeoutMs" | "maxBodyBytes" | "userAgent">;
 
-/**
- * One step of an attempt, reported to the crawl's trace when tracing is on:
- * the Crawler adds the time, the slot and the queue's counters.
- */
-export type FetcherStep =
-  | { type: "fetch-start" }
-  | { type: "connect" }
-  | { type: "send" }
-  | { type: "first-byte" }
-  | { type: "read"; bytes: number }
-  | { type: "fetch-end"; status: number | null; error: FetchError | null };
-
-/** How a fetch ended: a complete response, or the name of the last attempt's error. */
-export type FetchOutcome = { response: HttpResponse; error: null } | { response: null; error: FetchError };
+/** How an attempt ended: the complete response, or the name of its error. */
+export type FetchOutcome = HttpResponse | FetchError;
 
 /**
  * Fetches one URL with callbacks: `fetch()` starts connecting and registers
@@ -57,8 +35,10 @@ export type FetchOutcome = { response: HttpResponse; error: null } | { response:
  * The repetition of `try`/`catch` in every callback is the price, kept in
  * view on purpose.
  *
- * A timer set with `callLater` bounds each attempt; a network error (or the
- * timeout) starts a new attempt with a new socket, up to `maxTries`.
+ * A timer set with `callLater` bounds the attempt. Calling `fetch()` again
+ * starts a new attempt with a new socket: the Crawler does, for a network
+ * error, up to `maxTries`. Each step is published on `crawlChannel`, with
+ * the id of the crawl the Fetcher works for.
  *
  * @remarks The chapter's Fetcher reads until the server closes and then
  * parses links and starts new Fetchers itself; this one stops as soon as the
@@ -68,7 +48,7 @@ export type FetchOutcome = { response: HttpResponse; error: null } | { response:
  * ```ts
  * const loop = new EventLoop();
  * const fetcher = new Fetcher("http://127.0.0.1:8080/353/", loop, options, function fetched(_f, outcome) {
- *   console.log(outcome.response?.status ?? outcome.error);
+ *   console.log(typeof outcome === "string" ? outcome : outcome.status);
  *   loop.stop();
  * });
  * fetcher.fetch();
@@ -80,14 +60,12 @@ export class Fetcher {
   tries = 0;
   /** The socket of the current attempt, or null between attempts and once done. */
   socket: Socket | null = null;
-  /** The parser of the current attempt's response. */
-  parser: ResponseParser | null = null;
+  /** The parser of the current attempt's response (the chapter's `self.response`). */
+  parser: ResponseParser;
   /** The current attempt's timeout. */
   timer: TimerHandle | null = null;
   /** Bytes received in the current attempt. */
   received = 0;
-  /** Set by {@link cancel}: every callback still to come returns at once. */
-  cancelled = false;
 
   constructor(
     /** The URL to fetch (absolute, no fragment). */
@@ -95,17 +73,17 @@ export class Fetcher {
     private readonly loop: EventLoop,
     private readonly options: FetcherOptions,
     private readonly onFetched: (fetcher: Fetcher, outcome: FetchOutcome) => void,
-    /** Gets each step when the crawl is traced; null (the default) when it is not. */
-    private readonly onStep: ((fetcher: Fetcher, step: FetcherStep) => void) | null = null,
-  ) {}
+    /** The id of the crawl it works for, in its messages (0: none). */
+    readonly crawl = 0,
+  ) {
+    this.parser = new ResponseParser(options);
+  }
 
   /** Starts an attempt: connects a non-blocking socket and registers `connected` for when it is writable. */
   fetch(): void {
-    if (this.cancelled) return;
     this.tries += 1;
     this.received = 0;
-    this.onStep?.(this, { type: "fetch-start" });
-    this.parser = new ResponseParser({ maxBodyBytes: this.options.maxBodyBytes });
+    this.parser = new ResponseParser(this.options);
     this.timer = this.loop.callLater(this.options.timeoutMs, this.timedOut);
     try {
       this.socket = connect(new URL(this.url));
@@ -116,65 +94,41 @@ export class Fetcher {
   }
 
   /** The socket is writable: the connection is up (or failed). Sends the request, then waits to read. */
-  readonly connected: IoCallback = (key: SelectorKey<IoCallback>): void => {
-    if (this.cancelled) return;
+  readonly connected: IoCallback = (key) => {
     try {
       this.loop.selector.unregister(key.socket);
-      // A failed connection is "ready" too, as in Python; the trace reports only a live one.
-      if (key.socket.errored === null) this.onStep?.(this, { type: "connect" });
-      if (this.cancelled) return; // Cancelled from the trace: the socket is already destroyed.
-      send(key.socket, formatGetRequest(new URL(this.url), this.options.userAgent));
-      this.onStep?.(this, { type: "send" });
-      if (this.cancelled) return;
+      send(key.socket, formatGetRequest(new URL(this.url), this.options.userAgent)); // Throws if the connect failed.
       this.loop.selector.register(key.socket, EVENT_READ, this.readResponse);
     } catch (error) {
       this.failed(error);
+      return;
     }
+    if (crawlChannel.hasSubscribers) crawlChannel.publish({ type: "connect", crawl: this.crawl, url: this.url, fd: fileno(key.socket) });
+    if (crawlChannel.hasSubscribers) crawlChannel.publish({ type: "send", crawl: this.crawl, url: this.url });
   };
 
   /** The socket is readable: takes one chunk (at most 4096 bytes) and feeds the parser. */
-  readonly readResponse: IoCallback = (key: SelectorKey<IoCallback>): void => {
-    if (this.cancelled) return;
-    let response: HttpResponse;
+  readonly readResponse: IoCallback = (key) => {
     try {
-      const parser = this.parserOrFail();
       const chunk = recv(key.socket, 4096);
-      if (this.onStep !== null) this.traceChunk(chunk.length);
-      if (this.cancelled) return;
+      if (this.received === 0 && chunk.length > 0 && crawlChannel.hasSubscribers) crawlChannel.publish({ type: "first-byte", crawl: this.crawl, url: this.url });
+      if (crawlChannel.hasSubscribers) crawlChannel.publish({ type: "read", crawl: this.crawl, url: this.url, bytes: chunk.length });
       this.received += chunk.length;
-      if (chunk.length > 0) {
-        parser.feed(chunk);
-      } else {
-        parser.end(); // The server closed: a close-delimited body ends, anything else was cut short.
-      }
-      if (!parser.done) return; // Not yet: the loop calls readResponse again when more bytes arrive.
-      response = parser.response();
+      if (chunk.length > 0) this.parser.feed(chunk);
+      else this.parser.end(); // The server closed: a close-delimited body ends, anything else was cut short.
+      if (!this.parser.done) return; // Not yet: the loop calls readResponse again when more bytes arrive.
     } catch (error) {
       this.failed(error);
       return;
     }
     this.close();
-    this.onStep?.(this, { type: "fetch-end", status: response.status, error: null });
-    this.onFetched(this, { response, error: null });
+    this.onFetched(this, this.parser.response());
   };
 
   /** The attempt's time is up. */
   readonly timedOut = (): void => {
-    this.timer = null;
     this.failed(new FetchFailure("Timeout", `No complete response within ${this.options.timeoutMs} ms`));
   };
-
-  /**
-   * Stops this fetch for good: no further attempt, no outcome. Safe to call
-   * from inside one of the Fetcher's own callbacks (the crawl's trace sees
-   * each step and may abort right there): that callback returns at once
-   * instead of going on with a destroyed socket. This is how the crawler
-   * cancels a fetch in flight.
-   */
-  cancel(): void {
-    this.cancelled = true;
-    this.close();
-  }
 
   /**
    * Whether `source`, where the loop says an exception came from, is one of
@@ -187,10 +141,7 @@ export class Fetcher {
     return source.callback === this.timedOut;
   }
 
-  /**
-   * Ends the current attempt: unregisters and destroys the socket and cancels
-   * the timer.
-   */
+  /** Ends the current attempt: unregisters and destroys the socket and cancels the timer. */
   close(): void {
     if (this.socket !== null) {
       if (this.loop.selector.getKey(this.socket) !== undefined) this.loop.selector.unregister(this.socket);
@@ -199,29 +150,11 @@ export class Fetcher {
     }
     this.timer?.cancel();
     this.timer = null;
-    this.parser = null;
   }
 
-  /** An attempt failed: retry a network error while tries are left, else hand over the error's name. */
+  /** The attempt failed: closes it and hands over the error's name. */
   private failed(error: unknown): void {
-    if (this.cancelled) return;
     this.close();
-    const name = errorName(error);
-    this.onStep?.(this, { type: "fetch-end", status: null, error: name });
-    if (isRetryable(name) && this.tries < this.options.maxTries) {
-      this.fetch();
-      return;
-    }
-    this.onFetched(this, { response: null, error: name });
-  }
-
-  private traceChunk(bytes: number): void {
-    if (bytes > 0 && this.received === 0) this.onStep?.(this, { type: "first-byte" });
-    this.onStep?.(this, { type: "read", bytes });
-  }
-
-  private parserOrFail(): ResponseParser {
-    if (this.parser === null) throw new Error(`readResponse called for ${this.url} with no attempt in progress`);
-    return this.parser;
+    this.onFetched(this, errorName(error));
   }
 }

@@ -20,15 +20,13 @@
  * @see Chapter, "The Traditional Approach: Callbacks" and "Programming With Callbacks"
  * @module
  */
-import type { CrawlResult } from "../crawl/records.js";
 import type { CrawlOptions } from "../crawl/options.js";
+import type { CrawlResult } from "../crawl/records.js";
 import { Crawler } from "./crawler.js";
 
 export { Crawler } from "./crawler.js";
-export { EventLoop } from "./event-loop.js";
-export type { ExceptionSource, IoCallback } from "./event-loop.js";
-export { Fetcher } from "./fetcher.js";
-export type { FetcherOptions, FetchOutcome } from "./fetcher.js";
+export { EventLoop, type ExceptionSource, type IoCallback } from "./event-loop.js";
+export { Fetcher, type FetcherOptions, type FetchOutcome } from "./fetcher.js";
 export { TimerHandle, TimerHeap } from "../kernel/timers.js";
 
 /**

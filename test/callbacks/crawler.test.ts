@@ -1,3 +1,4 @@
+import diagnostics_channel from "node:diagnostics_channel";
 import net from "node:net";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { crawl, Crawler } from "../../src/callbacks/index.js";
@@ -149,7 +150,7 @@ describe("Crawler", () => {
       signal: controller.signal,
       trace(event) {
         if (event.type === "fetch-start") attempts += 1;
-        if (event.type === "connect") controller.abort(); // from inside `connected`, before it sends
+        if (event.type === "connect") controller.abort(); // from inside `connected`, which finishes its step
       },
     });
     const { result, crawler } = await within(HANG_MS, crawled, "a crawl whose signal aborted inside a Fetcher's callback");
@@ -160,6 +161,36 @@ describe("Crawler", () => {
     await site.connectionsClosed();
     expect(site.openConnections).toBe(0);
   });
+
+  it.each(["fetch-start", "connect", "send", "first-byte", "read", "fetch-end"])(
+    "leaves no socket open and makes no record when a channel subscriber aborts at %s",
+    async (type) => {
+      const site = await startSite();
+      site.addPage("/", ["/a"]).addPage("/a", []);
+      const controller = new AbortController();
+      const messages: string[] = [];
+      function abortAt(message: unknown): void {
+        if (typeof message !== "object" || message === null || !("url" in message) || !("type" in message)) return;
+        if (typeof message.url !== "string" || !message.url.startsWith(site.url)) return;
+        messages.push(String(message.type));
+        if (message.type === type) controller.abort(); // synchronously, from inside the publishing callback
+      }
+      diagnostics_channel.subscribe("coroutine-crawler:crawl", abortAt);
+      try {
+        const crawled = crawlWith(site.url, { maxTries: 3, signal: controller.signal });
+        const { result, crawler } = await within(HANG_MS, crawled, `a crawl aborted by a subscriber at ${type}`);
+        expect(messages).toContain(type);
+        expect(messages.filter((seen) => seen === "fetch-start")).toHaveLength(1);
+        expect(result.records).toEqual([]);
+        expect(crawler.loop.selector.size).toBe(0);
+        expect(crawler.loop.pendingTimers).toBe(0);
+        await site.connectionsClosed();
+        expect(site.openConnections).toBe(0);
+      } finally {
+        diagnostics_channel.unsubscribe("coroutine-crawler:crawl", abortAt);
+      }
+    },
+  );
 
   it("maps an exception escaping a Fetcher's timeout callback to that Fetcher's URL", async () => {
     const site = await startSite();
@@ -218,8 +249,8 @@ describe("Crawler", () => {
     const site = await startSite();
     site.addPage("/", ["/a"]).addPage("/a", []).addPage("/other", []);
     const crawler = new Crawler([site.urlFor("/"), site.urlFor("/other")], { maxTasks: 1 });
-    const real = crawler.urlAllowed.bind(crawler);
-    vi.spyOn(crawler, "urlAllowed").mockImplementation(function buggy(url: string): boolean {
+    const real = crawler.policy.urlAllowed.bind(crawler.policy);
+    vi.spyOn(crawler.policy, "urlAllowed").mockImplementation(function buggy(url: string): boolean {
       if (url === site.urlFor("/a")) throw new Error("a bug in the policy");
       return real(url);
     });

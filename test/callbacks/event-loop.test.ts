@@ -1,3 +1,4 @@
+import diagnostics_channel from "node:diagnostics_channel";
 import net from "node:net";
 import type { Socket } from "node:net";
 import { describe, expect, it } from "vitest";
@@ -5,7 +6,8 @@ import { EventLoop } from "../../src/callbacks/event-loop.js";
 import type { ExceptionSource, IoCallback } from "../../src/callbacks/event-loop.js";
 import { InvalidStateError } from "../../src/kernel/errors.js";
 import { EVENT_READ, EVENT_WRITE } from "../../src/kernel/selector.js";
-import { connect, recv } from "../../src/kernel/socket.js";
+import { connect, fileno, recv } from "../../src/kernel/socket.js";
+import type { LoopMessage } from "../../src/observe/channels.js";
 
 /** Runs the loop until it stops, resolving then. */
 function run(loop: EventLoop): Promise<void> {
@@ -136,6 +138,39 @@ describe("EventLoop", () => {
     expect(calls.at(-1)).toBe(`readResponse ${EVENT_READ}`);
     expect(Buffer.concat(received).toString()).toBe("hi");
     expect(loop.selector.size).toBe(0);
+  });
+
+  it("publishes its selects, dispatches and timers on the loop channel, with its id and the socket's fileno", async () => {
+    const server = net.createServer(function hold() {});
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const { port } = server.address() as net.AddressInfo;
+    const loop = new EventLoop();
+    const other = new EventLoop();
+    expect(other.id).not.toBe(loop.id);
+    const messages: unknown[] = [];
+    function collect(message: unknown): void {
+      if (typeof message === "object" && message !== null && "loop" in message && message.loop === loop.id) messages.push(message);
+    }
+    diagnostics_channel.subscribe("coroutine-crawler:loop", collect);
+    const socket = connect(new URL(`http://127.0.0.1:${port}/`));
+    loop.selector.register(socket, EVENT_WRITE, function connected(key) {
+      loop.selector.unregister(key.socket);
+      loop.callLater(0, function stopLoop() {
+        loop.stop();
+      });
+    });
+    try {
+      await run(loop);
+    } finally {
+      diagnostics_channel.unsubscribe("coroutine-crawler:loop", collect);
+      socket.destroy();
+      server.close();
+    }
+    const dispatch: LoopMessage = { type: "dispatch", loop: loop.id, callback: "connected", fd: fileno(socket) };
+    const select: LoopMessage = { type: "select", loop: loop.id, ready: 1 };
+    const timer: LoopMessage = { type: "timer", loop: loop.id, callback: "stopLoop" };
+    // The dispatch, then its select (which counts it), then the timer set by the callback, run in the same iteration.
+    expect(messages.slice(-3)).toEqual([dispatch, select, timer]);
   });
 
   it("hands an exception thrown by a callback to the exception handler and keeps running", async () => {

@@ -1,3 +1,4 @@
+import diagnostics_channel from "node:diagnostics_channel";
 import net from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { EventLoop } from "../../src/callbacks/event-loop.js";
@@ -5,7 +6,7 @@ import { Fetcher } from "../../src/callbacks/fetcher.js";
 import type { FetcherOptions, FetchOutcome } from "../../src/callbacks/fetcher.js";
 import { FixtureSite } from "../../src/site/fixture-site.js";
 
-const options: FetcherOptions = { maxTries: 3, timeoutMs: 2_000, maxBodyBytes: 1024 * 1024, userAgent: "fetcher-test" };
+const options: FetcherOptions = { timeoutMs: 2_000, maxBodyBytes: 1024 * 1024, userAgent: "fetcher-test" };
 
 let site: FixtureSite | null = null;
 
@@ -14,15 +15,27 @@ afterEach(async () => {
   site = null;
 });
 
-/** Runs one Fetcher on its own loop until it hands over its outcome. */
-function fetchOne(url: string, fetcherOptions: FetcherOptions = options): Promise<{ outcome: FetchOutcome; fetcher: Fetcher; loop: EventLoop }> {
+/**
+ * Runs one Fetcher on its own loop until it hands over its outcome; `attempts`
+ * more than 1 calls `fetch()` again after each failed attempt, as the Crawler does.
+ */
+function fetchOne(
+  url: string,
+  fetcherOptions: FetcherOptions = options,
+  attempts = 1,
+  crawl = 0,
+): Promise<{ outcome: FetchOutcome; fetcher: Fetcher; loop: EventLoop }> {
   return new Promise((resolve) => {
     const loop = new EventLoop();
     let outcome: FetchOutcome | null = null;
     const fetcher = new Fetcher(url, loop, fetcherOptions, function fetched(_fetcher, result) {
+      if (typeof result === "string" && fetcher.tries < attempts) {
+        fetcher.fetch();
+        return;
+      }
       outcome = result;
       loop.stop();
-    });
+    }, crawl);
     loop.runForever(function stopped() {
       if (outcome !== null) resolve({ outcome, fetcher, loop });
     });
@@ -35,15 +48,43 @@ describe("Fetcher", () => {
     site = await FixtureSite.start();
     site.addPage("/353/", "<p>import antigravity</p>", "text/html; charset=utf-8");
     const { outcome, fetcher, loop } = await fetchOne(site.urlFor("/353/"));
-    expect(outcome.error).toBeNull();
-    expect(outcome.response?.status).toBe(200);
-    expect(Buffer.from(outcome.response?.body ?? []).toString()).toBe("<p>import antigravity</p>");
+    if (typeof outcome === "string") throw new Error(`fetch failed: ${outcome}`);
+    expect(outcome.status).toBe(200);
+    expect(Buffer.from(outcome.body).toString()).toBe("<p>import antigravity</p>");
     expect(fetcher.tries).toBe(1);
     expect(fetcher.socket).toBeNull();
     expect(loop.selector.size).toBe(0);
     expect(loop.pendingTimers).toBe(0);
     await site.connectionsClosed();
     expect(site.requestsFor("/353/")).toBe(1);
+  });
+
+  it("publishes connect, send, first-byte and each read on the crawl channel, with its crawl id", async () => {
+    site = await FixtureSite.start();
+    site.addPage("/big", "x".repeat(10_000), "text/plain");
+    const messages: unknown[] = [];
+    let received = 0;
+    function collect(message: unknown): void {
+      if (typeof message === "object" && message !== null && "crawl" in message && message.crawl === 4242) messages.push(message);
+    }
+    diagnostics_channel.subscribe("coroutine-crawler:crawl", collect);
+    try {
+      const { fetcher } = await fetchOne(site.urlFor("/big"), options, 1, 4242);
+      received = fetcher.received;
+    } finally {
+      diagnostics_channel.unsubscribe("coroutine-crawler:crawl", collect);
+    }
+    const url = site.urlFor("/big");
+    expect(messages.slice(0, 3)).toEqual([
+      { type: "connect", crawl: 4242, url, fd: expect.any(Number) },
+      { type: "send", crawl: 4242, url },
+      { type: "first-byte", crawl: 4242, url },
+    ]);
+    const reads = messages.slice(3);
+    expect(reads.length).toBeGreaterThanOrEqual(3); // at most 4096 bytes per read
+    const bytes = reads.map((m) => (typeof m === "object" && m !== null && "bytes" in m ? m.bytes : null));
+    expect(bytes.reduce((sum: number, n) => sum + Number(n), 0)).toBe(received);
+    expect(bytes.every((n) => typeof n === "number" && n <= 4096)).toBe(true);
   });
 
   it("sends the shared request headers", async () => {
@@ -61,43 +102,45 @@ describe("Fetcher", () => {
     site = await FixtureSite.start();
     site.addPage("/big", "x".repeat(50_000), "text/plain");
     const { outcome } = await fetchOne(site.urlFor("/big"));
-    expect(outcome.response?.body.length).toBe(50_000);
+    expect(typeof outcome === "string" ? outcome : outcome.body.length).toBe(50_000);
   });
 
-  it("retries a refused connection maxTries times, then names the error", async () => {
+  it("names a refused connection ConnectionRefused, and makes a new attempt each time fetch() is called", async () => {
     const server = net.createServer();
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     const { port } = server.address() as net.AddressInfo;
     await new Promise<void>((resolve) => server.close(() => resolve()));
-    const { outcome, fetcher, loop } = await fetchOne(`http://127.0.0.1:${port}/`);
-    expect(outcome).toEqual({ response: null, error: "ConnectionRefused" });
+    const { outcome, fetcher, loop } = await fetchOne(`http://127.0.0.1:${port}/`, options, 3);
+    expect(outcome).toBe("ConnectionRefused");
     expect(fetcher.tries).toBe(3);
+    expect(fetcher.socket).toBeNull();
+    expect(loop.selector.size).toBe(0);
     expect(loop.pendingTimers).toBe(0);
   });
 
-  it("gives up on a silent server after timeoutMs, once per try", async () => {
+  it("gives up on a silent server after timeoutMs, once per attempt", async () => {
     site = await FixtureSite.start();
     site.addFault("/silent", { kind: "silent" });
-    const { outcome, fetcher } = await fetchOne(site.urlFor("/silent"), { ...options, maxTries: 2, timeoutMs: 50 });
-    expect(outcome.error).toBe("Timeout");
+    const { outcome, fetcher } = await fetchOne(site.urlFor("/silent"), { ...options, timeoutMs: 50 }, 2);
+    expect(outcome).toBe("Timeout");
     expect(fetcher.tries).toBe(2);
     expect(site.requestsFor("/silent")).toBe(2);
     await site.connectionsClosed();
   });
 
-  it("names a malformed response BadResponse without retrying", async () => {
+  it("names a malformed response BadResponse", async () => {
     site = await FixtureSite.start();
     site.addFault("/garbage", { kind: "raw", bytes: "SMTP ready\r\n\r\n" });
     const { outcome, fetcher } = await fetchOne(site.urlFor("/garbage"));
-    expect(outcome.error).toBe("BadResponse");
+    expect(outcome).toBe("BadResponse");
     expect(fetcher.tries).toBe(1);
   });
 
-  it("names a connection dropped before any byte ConnectionReset, after every try", async () => {
+  it("names a connection dropped before any byte ConnectionReset", async () => {
     site = await FixtureSite.start();
     site.addFault("/drop", { kind: "drop" });
     const { outcome, fetcher } = await fetchOne(site.urlFor("/drop"));
-    expect(outcome.error).toBe("ConnectionReset");
-    expect(fetcher.tries).toBe(3);
+    expect(outcome).toBe("ConnectionReset");
+    expect(fetcher.tries).toBe(1);
   });
 });
