@@ -1,24 +1,24 @@
 /**
- * Example 13: cancelling workers in async/await.
+ * Example 13: ending idle workers in async/await.
  *
  * The chapter ends its crawl with `yield from self.q.join()` and then
  * `w.cancel()` for each worker: the workers are idle, parked in `q.get()`,
  * and cancelling throws `CancelledError` in at that point. Nothing can throw
- * into a suspended `async` function, so stage 3 cancels the other way round:
- * it rejects the promise the worker awaits. `q.get(signal)` takes an
- * `AbortSignal`, and aborting it with a `CancelledError` makes every parked
- * `get()` reject with that error; the worker's loop ends there.
+ * into a suspended `async` function, so stage 3 lets the queue do it, as
+ * Python 3.13 does: `q.shutdown()` wakes every parked `get()`, which finds the
+ * queue empty and shut down and throws `QueueShutDown`; the worker's loop ends
+ * there.
  *
  * Part 1 does this with the bare {@link JoinableQueue}: three workers, six
- * items, `join()`, then one `abort()`. Note the `finally` around
+ * items, `join()`, then one `shutdown()`. Note the `finally` around
  * `taskDone()`: without it, a worker that failed on an item would never
  * mark it done and `join()` would wait forever, a hole in the chapter's
  * crawler that every stage here closes.
  *
  * Part 2 cancels a whole crawl from outside: the caller's `signal` aborts
- * after ten records; the crawler takes no more URLs, the fetches in flight
- * are cancelled and make no record, and `crawl()` resolves with what it has,
- * the rest counted as `todo`.
+ * after ten records; the crawler shuts its queue down at once (the URLs still
+ * queued are dropped), the fetches in flight are cancelled and make no
+ * record, and `crawl()` resolves with what it has, the rest counted as `todo`.
  *
  * Run it: `npx tsx examples/13-asyncawait-cancel-workers.ts [URL]`
  *
@@ -43,16 +43,15 @@ export interface CancelWorkersSummary {
   todo: number;
 }
 
-/** Part 1: workers on a joinable queue, joined, then cancelled while idle. */
+/** Part 1: workers on a joinable queue, joined, then sent home with shutdown() while idle. */
 async function joinThenCancel(): Promise<Pick<CancelWorkersSummary, "handled" | "workerEndings">> {
   const q = new JoinableQueue<number>();
-  const stopWorkers = new AbortController();
   const handled: Record<string, number> = {};
 
   async function worker(name: string): Promise<void> {
     handled[name] = 0;
     for (;;) {
-      const item = await q.get(stopWorkers.signal); // Idle workers wait here, and are cancelled here.
+      const item = await q.get(); // Idle workers wait here, and throw QueueShutDown here after shutdown().
       try {
         handled[name] += 1;
         console.log(`  ${name} handles item ${item}`);
@@ -65,8 +64,8 @@ async function joinThenCancel(): Promise<Pick<CancelWorkersSummary, "handled" | 
   const workers = ["w1", "w2", "w3"].map(worker);
   for (let item = 1; item <= 6; item++) q.putNowait(item);
   await q.join(); // Every item put has been marked done.
-  console.log("  join() resolved; the workers are parked in get(): cancel them");
-  stopWorkers.abort(new CancelledError("the queue is done"));
+  console.log("  join() resolved; the workers are parked in get(): shut the queue down");
+  q.shutdown();
   const endings = await Promise.allSettled(workers);
   const workerEndings = endings.map(function ending(outcome): string {
     return outcome.status === "rejected" && outcome.reason instanceof Error ? outcome.reason.name : outcome.status;
@@ -92,7 +91,7 @@ async function cancelCrawl(url: string): Promise<Pick<CancelWorkersSummary, "rec
 export async function main(rootUrl?: string): Promise<CancelWorkersSummary> {
   const root = await openRoot(rootUrl);
   try {
-    console.log("Part 1: join(), then cancel the idle workers");
+    console.log("Part 1: join(), then shutdown() ends the idle workers");
     const part1 = await joinThenCancel();
     console.log("Part 2: cancel a crawl with an AbortSignal");
     const part2 = await cancelCrawl(root.url);

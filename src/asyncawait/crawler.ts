@@ -5,65 +5,47 @@
  *
  * @module
  */
-import { CancelledError, errorName, InvalidStateError, isRetryable } from "../kernel/errors.js";
-import {
-  appendRecord,
-  crawlResult,
-  errorRecord,
-  pageRecord,
-  redirectRecord,
-  type CrawlResult,
-  type FetchError,
-  type FetchStatistic,
-} from "../crawl/records.js";
+import { errorName, InvalidStateError, isRetryable, type FetchError } from "../kernel/errors.js";
 import type { HttpResponse } from "../http/parser.js";
 import { resolveOptions, type CrawlOptions, type ResolvedCrawlOptions } from "../crawl/options.js";
-import { readPage, type Page } from "../crawl/page.js";
+import { appendRecord, crawlResult, errorRecord, type CrawlResult, type FetchStatistic } from "../crawl/records.js";
+import { CrawlRun } from "../crawl/run.js";
 import { UrlPolicy } from "../crawl/urls.js";
-import { CrawlTracer } from "./crawl-tracer.js";
+import { visit, type QueueItem, type VisitContext } from "../crawl/visit.js";
+import { crawlChannel, type QueueCounters } from "../observe/channels.js";
 import { HttpClient } from "./http-client.js";
-import { JoinableQueue } from "./joinable-queue.js";
-
-/** A queued URL and how many more redirects may be followed from it. */
-interface QueuedUrl {
-  url: string;
-  maxRedirect: number;
-}
+import { JoinableQueue, QueueShutDown } from "./joinable-queue.js";
 
 /**
  * Crawls from one or more roots with `maxTasks` concurrent workers, each an
  * ordinary `async` function.
  *
  * `crawl()` queues the roots, starts the workers and awaits `this.q.join()`.
- * Each worker loops: `await this.q.get()`, `await this.fetch(url)`, then
+ * Each worker loops: `await this.q.get()`, `await this.fetch(item)`, then
  * `this.q.taskDone()` in a `finally`, so a URL always counts as done however
- * its fetch ended. `fetch()` retries network errors up to `maxTries`, records
- * one {@link FetchStatistic}, and queues a redirect's target or a page's new
- * links. When `join()` resolves, every worker is parked in `get()`; aborting
- * their `AbortController` with a {@link CancelledError} rejects those `get()`s,
- * and the workers end.
+ * its fetch ended. `fetch()` retries network errors up to `maxTries`, then
+ * hands the outcome to `visit()`, records what it says and queues its new
+ * URLs. When `join()` resolves, every worker is parked in `get()`;
+ * `this.q.shutdown()` wakes them, their `get()` throws `QueueShutDown`, and
+ * they end.
  *
  * A worker only gives way to others at an `await`. Between two awaits it runs
  * alone, which is why checking `seenUrls` and adding to it needs no lock.
  *
- * On `maxPages` or the signal, `crawl()` awaits `Promise.race([join(),
- * stopped])` and two AbortControllers do the stopping (one stops the workers
- * taking URLs, one cancels the requests in flight): workers parked in `get()`
- * must be cancelled by a signal, because nothing can throw into a suspended
- * async function, and draining the queue alone would leave them parked there.
- * Stage 2 can simply drain the queue and let `join()` end the crawl, because
- * its `Task.cancel()` throws into a worker wherever it is paused.
+ * `maxPages` and the caller's `signal` stop the crawl early the same way:
+ * `shutdown(true)` drops the URLs still queued (they count as `todo`) and
+ * ends the parked workers at once, so `join()` waits only for the fetches in
+ * flight. The signal also closes the HTTP client, abandoning those fetches,
+ * and a fetch cut short makes no record.
  *
- * @remarks The chapter's `Crawler` runs on asyncio's loop and cancels workers
- * with `w.cancel()`, which throws `CancelledError` into each one. Nothing can
- * throw into a suspended `async` function, so the workers' `get()` takes an
- * `AbortSignal` instead, and its reason is the same `CancelledError`. Unlike
+ * @remarks The chapter's `Crawler` runs on asyncio's loop and ends its
+ * workers with `w.cancel()`, which throws `CancelledError` into each one.
+ * Nothing can throw into a suspended `async` function, so here the queue's
+ * `get()` throws `QueueShutDown` itself, as Python 3.13's queues do. Unlike
  * the chapter, any failure while handling one URL becomes that URL's record,
- * so no worker dies and `join()` cannot hang; `maxPages` and `signal` can stop
- * the crawl early, leaving URLs in the queue (`todo`). The chapter kept its
- * state in module globals in the earlier stages; here it lives on one
- * `Crawler` per run.
- * @see Chapter, "Coordinating Coroutines"; asyncio `Queue.join`, `Task.cancel`
+ * so no worker dies and `join()` cannot hang. The chapter kept its state in
+ * module globals in the earlier stages; here it lives on one `Crawler` per run.
+ * @see Chapter, "Coordinating Coroutines"; asyncio `Queue.join`, `Queue.shutdown`
  */
 export class Crawler {
   /** The options in force, defaults filled in. */
@@ -71,25 +53,21 @@ export class Crawler {
   /** The roots, normalised (`xkcd.com` → `http://xkcd.com/`) and without duplicates. */
   readonly roots: readonly string[];
   private readonly policy: UrlPolicy;
-  private readonly q = new JoinableQueue<QueuedUrl>();
+  private readonly q = new JoinableQueue<QueueItem>();
   private readonly seenUrls = new Set<string>();
   private readonly records: FetchStatistic[] = [];
-  /** Fetch attempts in flight (for trace events). */
-  private inFlight = 0;
-  /** Set when `options.trace` is given; null keeps an untraced crawl free of trace work. */
-  private tracer: CrawlTracer | null = null;
-  /** URLs taken from the queue so far, counted against `maxPages`. */
-  private taken = 0;
-  private started = false;
-  /**
-   * Aborted when workers must take no more URLs: the crawl is done, or
-   * `maxPages` or the caller's signal stopped it. Its reason is a CancelledError.
-   */
-  private readonly stopTaking = new AbortController();
-  /** Aborted, with the reason of the caller's signal, when it aborts: cancels the requests in flight. */
-  private readonly cancelFetches = new AbortController();
+  /** What `visit()` reads of the crawl. */
+  private readonly context: VisitContext;
   /** The connection pool, opened lazily by the first request and closed when the crawl ends. */
   private readonly client: HttpClient;
+  /** The crawl's id and trace subscription: null until `crawl()`, which runs once. */
+  private run: CrawlRun | null = null;
+  /** The crawl id every message carries. */
+  private id = 0;
+  /** URLs taken from the queue so far, counted against `maxPages`. */
+  private taken = 0;
+  /** Fetch attempts in flight, for the fetch messages. */
+  private inFlight = 0;
 
   /**
    * @throws TypeError for a bad option or an unusable root, naming it.
@@ -98,7 +76,8 @@ export class Crawler {
     this.options = resolveOptions(options);
     this.policy = new UrlPolicy(typeof roots === "string" ? [roots] : roots, this.options);
     this.roots = this.policy.roots;
-    const { maxTasks, timeoutMs, maxBodyBytes, userAgent } = this.options;
+    const { maxTasks, timeoutMs, maxBodyBytes, userAgent, maxRedirect } = this.options;
+    this.context = { policy: this.policy, seenUrls: this.seenUrls, maxRedirect, maxBodyBytes };
     this.client = new HttpClient({ connections: maxTasks, timeoutMs, maxBodyBytes, userAgent });
   }
 
@@ -116,141 +95,101 @@ export class Crawler {
    * console.log(result.records.length, "pages");
    */
   async crawl(): Promise<CrawlResult> {
-    if (this.started) throw new InvalidStateError("crawl() runs once per Crawler; make a new one");
-    this.started = true;
+    if (this.run !== null) throw new InvalidStateError("crawl() runs once per Crawler; make a new one");
+    const run = new CrawlRun("asyncawait", this.options.trace, null);
+    this.run = run;
+    this.id = run.id;
     const startedAt = Date.now();
-    const { maxTasks, maxRedirect, signal, trace } = this.options;
-    if (trace !== null) {
-      const { q } = this;
-      const crawler = this;
-      this.tracer = new CrawlTracer(trace, function queueCounters() {
-        return { queued: q.size(), unfinished: q.unfinished(), inFlight: crawler.inFlight };
-      });
-    }
-    for (const root of this.roots) this.addUrl(root, maxRedirect);
-
-    const stopped = this.whenStopped();
+    const { maxTasks, maxRedirect, signal } = this.options;
     const crawler = this;
-    function crawlAborted(this: AbortSignal): void {
+    // One listener for the whole crawl, rather than the signal on every request:
+    // Node warns past 10 listeners on one signal, and thousands of requests are in flight.
+    function crawlAborted(): void {
       crawler.stop(); // Take no more URLs,
-      crawler.cancelFetches.abort(this.reason); // and cancel the requests in flight.
+      void crawler.client.close(); // and abandon the requests in flight.
     }
     signal?.addEventListener("abort", crawlAborted, { once: true });
-    if (signal?.aborted === true) this.stop();
-
-    const workers: Promise<void>[] = [];
-    for (let i = 0; i < maxTasks; i++) workers.push(this.work(i));
     try {
-      // Suspends until every queued URL is done, or the crawl was stopped early.
-      await Promise.race([this.q.join(), stopped]);
-      this.stop(); // Cancel the idle workers, parked in get(): the chapter's `w.cancel()`.
-      await Promise.allSettled(workers); // Stopped early: the fetches in flight finish (or are cancelled) first.
+      for (const root of this.roots) this.addUrl({ url: root, maxRedirect });
+      if (signal?.aborted === true) this.stop();
+      const workers: Promise<void>[] = [];
+      for (let i = 0; i < maxTasks; i++) workers.push(this.work());
+      await this.q.join(); // Suspends until every URL queued is done.
+      this.q.shutdown(); // The idle workers, parked in get(), end: the chapter's `w.cancel()`.
+      await Promise.all(workers);
     } finally {
       signal?.removeEventListener("abort", crawlAborted);
       await this.client.close();
+      run.end();
     }
     return crawlResult(this.seenUrls, this.records, startedAt, this.options);
   }
 
-  /** One worker: take a URL, fetch it, mark it done, until the crawl stops taking URLs. */
-  private async work(worker: number): Promise<void> {
-    const { signal } = this.stopTaking;
-    for (;;) {
-      const { url, maxRedirect } = await this.q.get(signal); // rejects with CancelledError once stopped
-      try {
-        // An item handed over just before the stop is left unfetched: it counts as `todo`.
-        if (signal.aborted) continue;
-        this.taken += 1;
-        if (this.taken >= this.options.maxPages) this.stop();
-        this.tracer?.take(worker, url);
-        await this.fetch(worker, url, maxRedirect);
-      } catch {
-        // The caller's abort: a cancelled fetch makes no record. Anything else is
-        // a bug while handling this URL, thrown before fetch() records (its
-        // recording step catches everything itself), so the URL has no record
-        // yet: it gets a NetworkError one, and the worker goes on. Rethrowing
-        // would end the worker, and join() could wait forever.
-        if (!this.cancelFetches.signal.aborted) this.record(errorRecord(url, "NetworkError"));
-      } finally {
-        this.q.taskDone();
-        this.tracer?.done(worker, url);
+  /** One worker: take a URL, fetch it, mark it done, until the queue is shut down. */
+  private async work(): Promise<void> {
+    try {
+      for (;;) {
+        const item = await this.q.get(); // An idle worker waits here.
+        if (this.q.isShutdown()) {
+          // A put() handed this item to our get() before a stop, but we resume a promise
+          // job later (in Python, one Task step takes the item and runs on): it is left to do.
+          this.q.taskDone();
+          continue;
+        }
+        try {
+          this.taken += 1;
+          if (this.taken >= this.options.maxPages) this.stop();
+          if (crawlChannel.hasSubscribers) crawlChannel.publish({ type: "take", crawl: this.id, url: item.url });
+          await this.fetch(item);
+        } catch {
+          // A bug while handling this URL, thrown before fetch() recorded it: the
+          // URL gets a NetworkError record, and the worker goes on. Rethrowing
+          // would end the worker, and join() could wait forever.
+          this.record(errorRecord(item.url, "NetworkError"));
+        } finally {
+          this.q.taskDone();
+          if (crawlChannel.hasSubscribers) crawlChannel.publish({ type: "done", crawl: this.id, url: item.url });
+        }
       }
+    } catch (error) {
+      if (!(error instanceof QueueShutDown)) throw error; // The chapter's `except asyncio.CancelledError: pass`.
     }
   }
 
   /**
-   * Fetches one URL, with retries, and records the outcome: a page (queueing
-   * its new links), a redirect (queueing its target), or an error.
-   *
-   * @throws the caller signal's reason, if it aborts the request: a cancelled
-   * fetch makes no record.
+   * Fetches one URL, retrying network errors up to `maxTries` attempts, then
+   * records its outcome and queues the URLs `visit()` names. A fetch the
+   * caller's signal cut short makes no record.
    */
-  private async fetch(worker: number, url: string, maxRedirect: number): Promise<void> {
-    let response: HttpResponse | null = null;
-    let failure: FetchError = "NetworkError";
-    const { tracer } = this;
-    for (let tries = 1; ; tries++) {
+  private async fetch(item: QueueItem): Promise<void> {
+    const { url } = item;
+    let outcome: HttpResponse | FetchError;
+    for (let attempt = 1; ; attempt++) {
       this.inFlight += 1;
-      tracer?.fetchStart(worker, url, tries);
-      tracer?.awaiting(worker, url, "client.get");
+      if (crawlChannel.hasSubscribers) crawlChannel.publish({ type: "fetch-start", crawl: this.id, url, attempt, ...this.counters() });
+      if (crawlChannel.hasSubscribers) crawlChannel.publish({ type: "await", crawl: this.id, url, what: "client.get" });
       try {
-        response = await this.client.get(url, this.cancelFetches.signal, tracer?.observer(worker, url));
+        outcome = await this.client.get(url);
       } catch (error) {
-        if (this.cancelFetches.signal.aborted) {
-          this.inFlight -= 1;
-          throw error; // The crawl was aborted: this URL gets no record.
-        }
-        failure = errorName(error);
+        outcome = errorName(error);
       }
-      tracer?.resumed(worker, url);
-      tracer?.fetchEnd(worker, url, tries, response?.status ?? null, response === null ? failure : null);
+      if (crawlChannel.hasSubscribers) crawlChannel.publish({ type: "resume", crawl: this.id, url });
+      if (crawlChannel.hasSubscribers) crawlChannel.publish({ type: "fetch-end", crawl: this.id, url, attempt, ...ended(outcome), ...this.counters() });
       this.inFlight -= 1; // After fetch-end: its counters include the fetch that ended, as in stages 1 and 2.
-      if (response !== null || !isRetryable(failure) || tries >= this.options.maxTries) break;
+      if (this.options.signal?.aborted === true) return; // Cut short by the caller: no record.
+      if (typeof outcome !== "string" || !isRetryable(outcome) || attempt >= this.options.maxTries) break;
     }
     // No await from here to the end: no other worker runs while this URL is
-    // recorded and its links are checked against seenUrls and queued.
-    const recordsBefore = this.records.length;
-    try {
-      if (response === null) this.record(errorRecord(url, failure));
-      else this.handleResponse(url, response, maxRedirect);
-    } catch {
-      // Escaped our own code (a bug): the URL still ends with one record, and the worker goes on.
-      if (this.records.length === recordsBefore) this.record(errorRecord(url, "NetworkError"));
-    }
+    // recorded and its new links are checked against seenUrls and queued.
+    const v = visit(item, outcome, this.context);
+    this.record(v.record);
+    for (const next of v.next) this.addUrl(next);
   }
 
-  private handleResponse(url: string, response: HttpResponse, maxRedirect: number): void {
-    let page: Page;
-    try {
-      page = readPage(url, response, this.options.maxBodyBytes);
-    } catch (error) {
-      this.record(errorRecord(url, errorName(error))); // BadResponse or BodyTooLarge: not retried
-      return;
-    }
-    if (page.nextUrl !== null) {
-      this.record(redirectRecord(url, page.status, page.nextUrl));
-      // No await between the check and the add: no other worker runs here.
-      if (!this.seenUrls.has(page.nextUrl) && this.policy.urlAllowed(page.nextUrl) && maxRedirect > 0) {
-        this.addUrl(page.nextUrl, maxRedirect - 1);
-      }
-      return;
-    }
-    let numUrls = 0;
-    const fresh: string[] = [];
-    for (const link of page.links) {
-      if (!this.policy.urlAllowed(link)) continue;
-      numUrls += 1;
-      if (!this.seenUrls.has(link)) fresh.push(link);
-    }
-    this.record(pageRecord(url, page, numUrls, fresh.length));
-    // No await between the check and the add: no other worker runs here.
-    for (const link of fresh) this.addUrl(link, this.options.maxRedirect);
-  }
-
-  /** Queues a URL and marks it seen in the same step, so no worker queues it twice. */
-  private addUrl(url: string, maxRedirect: number): void {
-    this.seenUrls.add(url);
-    this.q.putNowait({ url, maxRedirect });
+  /** Marks a URL seen and queues it in the same step, so no worker queues it twice; after a stop it stays `todo`. */
+  private addUrl(item: QueueItem): void {
+    this.seenUrls.add(item.url);
+    if (!this.q.isShutdown()) this.q.putNowait(item);
   }
 
   /** Appends a record and reports it (a throwing `onRecord` is ignored). */
@@ -258,18 +197,18 @@ export class Crawler {
     appendRecord(this.records, statistic, this.options.onRecord);
   }
 
-  /** Takes no more URLs from the queue: workers parked in `get()` are cancelled. Safe to call twice. */
+  /** Stops early (`maxPages`, the signal): the queued URLs are dropped and the idle workers end. */
   private stop(): void {
-    if (!this.stopTaking.signal.aborted) this.stopTaking.abort(new CancelledError("the crawl stopped taking URLs"));
+    this.q.shutdown(true);
   }
 
-  /** Resolves when {@link stop} is called. */
-  private whenStopped(): Promise<void> {
-    const { signal } = this.stopTaking;
-    return new Promise<void>(function waitForStop(resolve) {
-      signal.addEventListener("abort", function stopped() {
-        resolve();
-      }, { once: true });
-    });
+  /** The queue's counters, for the fetch messages. */
+  private counters(): QueueCounters {
+    return { queued: this.q.size(), unfinished: this.q.unfinished(), inFlight: this.inFlight };
   }
+}
+
+/** An attempt's outcome as the fetch-end message has it. */
+function ended(outcome: HttpResponse | FetchError): { status: number | null; error: FetchError | null } {
+  return typeof outcome === "string" ? { status: null, error: outcome } : { status: outcome.status, error: null };
 }

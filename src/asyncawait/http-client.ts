@@ -22,19 +22,6 @@ export interface HttpClientOptions {
 }
 
 /**
- * Hooks a caller can pass to {@link HttpClient.get} to watch one exchange
- * (the crawler's trace events use them).
- */
-export interface HttpObserver {
-  /** The request got a connection and its bytes were handed to the socket. */
-  sent(): void;
-  /** The first byte of the response arrived. */
-  firstByte(): void;
-  /** A chunk of the body arrived. */
-  read(bytes: number): void;
-}
-
-/**
  * Fetches URLs over a pool of keep-alive connections: what aiohttp's
  * `ClientSession` is to the chapter's crawler.
  *
@@ -45,7 +32,10 @@ export interface HttpObserver {
  * reading it, when `Content-Length` says so), gives up when `timeoutMs` runs
  * out, and turns every failure into a {@link FetchFailure} whose `kind` is the
  * name stages 1 and 2 give the same fault. Redirects are never followed: a
- * 3xx is returned like any other response.
+ * 3xx is returned like any other response. Nothing here is for watching:
+ * undici publishes each request's steps on its own diagnostics channels
+ * (`undici:client:sendHeaders`, `undici:request:headers`, …), and the trace
+ * reads them there.
  *
  * @remarks aiohttp follows redirects and decodes gzip itself; here, like the
  * raw-socket stages, the crawler sees the 3xx and the still-encoded body,
@@ -65,22 +55,10 @@ export interface HttpObserver {
 export class HttpClient {
   private readonly agent: Agent;
   private readonly headers: Record<string, string>;
-  /**
-   * The requests in flight, by the signal each was given. The client listens
-   * once per signal, not once per request: the crawler gives every request
-   * the same signal, and `addEventListener` scans the listeners already on
-   * the target, so with 10,000 requests in flight and a listener each, every
-   * `get()` cost 10,000 steps.
-   */
-  private readonly watches = new Map<AbortSignal, SignalWatch>();
-  /** What each request calls when it settles: stop watching its signal for it. */
-  private readonly requestSettled: (collector: ResponseCollector) => void;
+  /** What `close()` returned the first time: closing twice waits for the same end. */
+  private closing: Promise<void> | null = null;
 
   constructor(private readonly options: HttpClientOptions) {
-    const client = this;
-    this.requestSettled = function requestSettled(collector: ResponseCollector): void {
-      client.unwatch(collector);
-    };
     this.headers = requestHeaders(options.userAgent);
     this.agent = new Agent({
       connections: options.connections,
@@ -102,68 +80,36 @@ export class HttpClient {
    * @throws `signal.reason` when `signal` aborts first; the request is abandoned
    * and its connection closed.
    */
-  get(url: string, signal?: AbortSignal, observer?: HttpObserver): Promise<HttpResponse> {
+  get(url: string, signal?: AbortSignal): Promise<HttpResponse> {
     if (signal?.aborted === true) return Promise.reject(signal.reason);
     const target = new URL(url);
-    const client = this;
-    const { agent, headers, options, requestSettled } = this;
+    const { agent, headers, options } = this;
     return new Promise<HttpResponse>(function sendRequest(resolve, reject) {
-      const collector = new ResponseCollector(resolve, reject, options, signal ?? null, observer ?? null, requestSettled);
-      if (signal !== undefined) client.watch(signal, collector);
+      const collector = new ResponseCollector(resolve, reject, options, signal ?? null);
       agent.dispatch({ origin: target.origin, path: target.pathname + target.search, method: "GET", headers }, collector);
     });
   }
 
-  /** Closes every connection in the pool at once, abandoning requests still in flight. */
-  async close(): Promise<void> {
-    await this.agent.destroy(new CancelledError("the HTTP client was closed"));
+  /**
+   * Closes every connection in the pool at once, abandoning the requests
+   * still in flight: each rejects with a {@link FetchFailure}. A second call
+   * waits for the same end.
+   */
+  close(): Promise<void> {
+    this.closing ??= this.agent.destroy(new CancelledError("the HTTP client was closed"));
+    return this.closing;
   }
-
-  /** Fails `collector` with the signal's reason if `signal` aborts before the request settles. */
-  private watch(signal: AbortSignal, collector: ResponseCollector): void {
-    const watch = this.watches.get(signal);
-    if (watch !== undefined) {
-      watch.collectors.add(collector);
-      return;
-    }
-    const watches = this.watches;
-    const collectors = new Set([collector]);
-    const onAbort = function requestsAborted(): void {
-      watches.delete(signal);
-      for (const inFlight of collectors) inFlight.fail(signal.reason);
-    };
-    watches.set(signal, { collectors, onAbort });
-    signal.addEventListener("abort", onAbort, { once: true });
-  }
-
-  /** The request settled: its signal no longer concerns it, and when no request has that signal, the listener goes. */
-  private unwatch(collector: ResponseCollector): void {
-    const { signal } = collector;
-    const watch = signal === null ? undefined : this.watches.get(signal);
-    if (signal === null || watch === undefined) return;
-    watch.collectors.delete(collector);
-    if (watch.collectors.size === 0) {
-      this.watches.delete(signal);
-      signal.removeEventListener("abort", watch.onAbort);
-    }
-  }
-}
-
-/** The requests in flight with one signal, and the client's one listener on that signal. */
-interface SignalWatch {
-  collectors: Set<ResponseCollector>;
-  onAbort: () => void;
 }
 
 /**
  * The undici handler for one request: undici calls its methods as the
  * response arrives, and it settles the promise `get()` returned exactly once.
  *
- * @remarks `onResponseStarted` (undici calls it when the first byte of the
- * response is parsed) is marked deprecated in undici 7's types but is the
- * only way to tell "closed before any response byte" (`ConnectionReset`)
- * from "cut short after it began" (`BadResponse`), the line stages 1 and 2
- * draw too.
+ * @remarks A handler of our own rather than undici's `request()`: it stops a
+ * body at `maxBodyBytes` as it streams in, and it sees the first response
+ * byte (`onResponseStarted`), the only way to tell "closed before any
+ * response byte" (`ConnectionReset`) from "cut short after it began"
+ * (`BadResponse`), the line stages 1 and 2 draw too.
  */
 class ResponseCollector implements Dispatcher.DispatchHandler {
   private controller: Dispatcher.DispatchController | null = null;
@@ -174,32 +120,35 @@ class ResponseCollector implements Dispatcher.DispatchHandler {
   private readonly chunks: Uint8Array[] = [];
   private received = 0;
   private readonly timer: NodeJS.Timeout;
+  /** The signal's abort listener, removed once the request settles. */
+  private readonly abandon: (this: AbortSignal) => void;
 
   constructor(
     private readonly resolve: (response: HttpResponse) => void,
     private readonly reject: (reason: unknown) => void,
     private readonly options: HttpClientOptions,
-    /** The signal that abandons this request; the {@link HttpClient} watches it. */
-    readonly signal: AbortSignal | null,
-    private readonly observer: HttpObserver | null,
-    private readonly onSettled: (collector: ResponseCollector) => void,
+    /** The signal that abandons this request. */
+    private readonly signal: AbortSignal | null,
   ) {
     const collector = this;
     this.timer = setTimeout(function attemptTimedOut() {
       collector.fail(new FetchFailure("Timeout", `No complete response within ${options.timeoutMs} ms`));
     }, options.timeoutMs);
+    this.abandon = function requestAborted(this: AbortSignal): void {
+      collector.fail(this.reason);
+    };
+    signal?.addEventListener("abort", this.abandon, { once: true });
   }
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
     this.controller = controller;
     // Given up while waiting for a connection: undici only now hands us the means to abort.
     if (this.settled) controller.abort(new CancelledError("the request was abandoned"));
-    else this.observer?.sent(); // undici writes the request right after this call
   }
 
+  /** The first response byte came: a failure from now on is `BadResponse`, no longer `ConnectionReset`. */
   onResponseStarted(): void {
     this.started = true;
-    this.observer?.firstByte();
   }
 
   onResponseStart(
@@ -224,7 +173,6 @@ class ResponseCollector implements Dispatcher.DispatchHandler {
       return;
     }
     this.chunks.push(chunk);
-    this.observer?.read(chunk.length);
   }
 
   onResponseEnd(): void {
@@ -254,12 +202,12 @@ class ResponseCollector implements Dispatcher.DispatchHandler {
     }
   }
 
-  /** Marks the request settled, drops its timer and tells the client; false if it already was. */
+  /** Marks the request settled and drops its timer and abort listener; false if it already was. */
   private settle(): boolean {
     if (this.settled) return false;
     this.settled = true;
     clearTimeout(this.timer);
-    this.onSettled(this);
+    this.signal?.removeEventListener("abort", this.abandon);
     return true;
   }
 

@@ -5,9 +5,9 @@
  * The engine's promise jobs now do what stage 2's hand-made Task and
  * EventLoop did: `await` suspends a worker as `yield*` suspended a
  * coroutine. What JavaScript lacks, this stage adds: a joinable queue
- * ({@link JoinableQueue}), and a pooled HTTP client ({@link HttpClient}) in
- * place of aiohttp. Cancellation is the platform's `AbortController`, aborted
- * with the same `CancelledError` the generator stage throws.
+ * ({@link JoinableQueue}) that ends its idle workers with `shutdown()`, as
+ * Python 3.13's does, and a pooled HTTP client ({@link HttpClient}) in place
+ * of aiohttp, whose requests an `AbortSignal` cancels.
  *
  * Read `joinable-queue.ts` first, then `crawler.ts` (`crawl`, `work`, `fetch`:
  * the chapter's "Coordinating Coroutines"), then `http-client.ts`.
@@ -23,8 +23,8 @@ import type { CrawlOptions } from "../crawl/options.js";
 import { Crawler } from "./crawler.js";
 
 export { Crawler } from "./crawler.js";
-export { HttpClient, type HttpClientOptions, type HttpObserver } from "./http-client.js";
-export { JoinableQueue } from "./joinable-queue.js";
+export { HttpClient, type HttpClientOptions } from "./http-client.js";
+export { JoinableQueue, QueueShutDown } from "./joinable-queue.js";
 
 /**
  * Crawls from `roots` with `maxTasks` async workers and resolves with every

@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { CrawlTracer } from "../../src/asyncawait/crawl-tracer.js";
 import { crawl, Crawler } from "../../src/asyncawait/index.js";
 import { InvalidStateError } from "../../src/kernel/errors.js";
 import type { FetchStatistic } from "../../src/crawl/records.js";
+import { UrlPolicy } from "../../src/crawl/urls.js";
 import type { TraceEvent } from "../../src/observe/events.js";
 import { FixtureSite } from "../../src/site/fixture-site.js";
 import { SyntheticSite } from "../../src/site/synthetic-site.js";
@@ -113,19 +113,22 @@ describe("Crawler", () => {
   it("gives a URL whose handling throws a NetworkError record, and the worker goes on", async () => {
     const site = await startSite();
     site.addPage("/", ["/a"]).addPage("/a", []).addPage("/other", []);
-    // A bug on the worker's path, outside fetch()'s own recording step: the tracer's take() throws for "/".
-    const take = vi.spyOn(CrawlTracer.prototype, "take").mockImplementation(function buggyTake(_worker: number, url: string): void {
-      if (url === site.urlFor("/")) throw new Error("a bug in the tracer");
+    // A bug on the worker's path after the fetch, before the record: the policy throws while "/"'s links are visited.
+    const originalAllowed = UrlPolicy.prototype.urlAllowed;
+    const allowed = vi.spyOn(UrlPolicy.prototype, "urlAllowed").mockImplementation(function buggyPolicy(this: UrlPolicy, url: string): boolean {
+      if (url === site.urlFor("/a")) throw new Error("a bug in the policy");
+      return originalAllowed.call(this, url);
     });
     try {
-      const result = await crawl([site.urlFor("/"), site.urlFor("/other")], { maxTasks: 1, trace() {} });
+      const result = await crawl([site.urlFor("/"), site.urlFor("/other")], { maxTasks: 1 });
       expect(result.records.map((record) => [record.url, record.error])).toEqual([
         [site.urlFor("/"), "NetworkError"],
         [site.urlFor("/other"), null],
       ]);
       expect(result.todo).toBe(0);
+      expect(site.requestsFor("/a")).toBe(0);
     } finally {
-      take.mockRestore();
+      allowed.mockRestore();
     }
   });
 

@@ -228,6 +228,17 @@ describe("HttpClient", () => {
     expect(site.totalRequests).toBe(0);
   });
 
+  it("fails the requests in flight and hangs up when closed, and closing again waits for the same end", async () => {
+    site.addFault("/silent", { kind: "silent" });
+    const pending = client.get(site.urlFor("/silent"));
+    while (site.requestsFor("/silent") === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+    const closing = client.close();
+    await expect(pending).rejects.toBeInstanceOf(FetchFailure);
+    expect(client.close()).toBe(closing);
+    await closing;
+    await site.connectionsClosed();
+  });
+
   it("closes every connection when closed", async () => {
     site.addPage("/a", "a");
     await Promise.all(Array.from({ length: 4 }, () => client.get(site.urlFor("/a"))));

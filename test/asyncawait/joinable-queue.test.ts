@@ -1,6 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { JoinableQueue } from "../../src/asyncawait/joinable-queue.js";
-import { CancelledError } from "../../src/kernel/errors.js";
+import { JoinableQueue, QueueShutDown } from "../../src/asyncawait/joinable-queue.js";
 import { within } from "../helpers/within.js";
 
 /** How long a join() or a waiting get() may take before the test fails as hung: generous, machines are shared. */
@@ -110,53 +109,77 @@ describe("JoinableQueue", () => {
     expect(() => queue.taskDone()).toThrow("taskDone() called too many times");
   });
 
-  it("rejects a waiting get with the signal's reason when the signal aborts", async () => {
-    const queue = new JoinableQueue<number>();
-    const controller = new AbortController();
-    const waiting = queue.get(controller.signal);
-    const reason = new CancelledError();
-    controller.abort(reason);
-    await expect(within(HANG_MS, waiting, "a get() whose signal aborted")).rejects.toBe(reason);
+  describe("shutdown()", () => {
+    it("makes put() and putNowait() throw QueueShutDown", async () => {
+      const queue = new JoinableQueue<number>();
+      queue.shutdown();
+      expect(() => queue.putNowait(1)).toThrow(QueueShutDown);
+      await expect(queue.put(1)).rejects.toBeInstanceOf(QueueShutDown);
+      expect(queue.isShutdown()).toBe(true);
+      expect(queue.unfinished()).toBe(0);
+    });
+
+    it("still gives the items waiting, then makes get() and getNowait() throw QueueShutDown", async () => {
+      const queue = new JoinableQueue<number>();
+      queue.putNowait(1);
+      queue.putNowait(2);
+      queue.shutdown();
+      expect(await queue.get()).toBe(1);
+      expect(queue.getNowait()).toBe(2);
+      await expect(queue.get()).rejects.toBeInstanceOf(QueueShutDown);
+      expect(() => queue.getNowait()).toThrow(QueueShutDown);
+    });
+
+    it("wakes every waiting get, which throws QueueShutDown", async () => {
+      const queue = new JoinableQueue<number>();
+      const waiting = [queue.get(), queue.get(), queue.get()];
+      await flushJobs();
+      queue.shutdown();
+      const outcomes = await within(HANG_MS, Promise.allSettled(waiting), "three waiting get() calls after shutdown()");
+      expect(outcomes.map((outcome) => (outcome.status === "rejected" ? outcome.reason : outcome.value))).toEqual([
+        expect.any(QueueShutDown),
+        expect.any(QueueShutDown),
+        expect.any(QueueShutDown),
+      ]);
+    });
+
+    it("with immediate, drops the items waiting and marks each done, so join() waits only for those being processed", async () => {
+      const queue = new JoinableQueue<number>();
+      for (let i = 0; i < 5; i++) queue.putNowait(i);
+      queue.getNowait(); // one item is being processed
+      let joined = false;
+      void queue.join().then(function markJoined() {
+        joined = true;
+      });
+      queue.shutdown(true);
+      expect(queue.size()).toBe(0);
+      expect(queue.unfinished()).toBe(1);
+      await expect(queue.get()).rejects.toBeInstanceOf(QueueShutDown);
+      await flushJobs();
+      expect(joined).toBe(false);
+      queue.taskDone();
+      await flushJobs();
+      expect(joined).toBe(true);
+    });
+
+    it("with immediate, still gives a waiting get the item a put handed it before, and rejects the next get", async () => {
+      const queue = new JoinableQueue<string>();
+      const waiting = queue.get();
+      queue.putNowait("handed over just before the stop");
+      queue.shutdown(true);
+      await expect(within(HANG_MS, waiting, "a get() handed an item before shutdown(true)")).resolves.toBe("handed over just before the stop");
+      await expect(queue.get()).rejects.toBeInstanceOf(QueueShutDown);
+      expect(queue.unfinished()).toBe(1); // its consumer still owes a taskDone()
+    });
   });
 
-  it("leaves no waiter behind when a waiting get is cancelled", async () => {
+  it("lets N workers drain the queue, join() end the run and shutdown() end the workers, like the chapter's crawler", async () => {
     const queue = new JoinableQueue<number>();
-    const controller = new AbortController();
-    const cancelled = queue.get(controller.signal);
-    controller.abort(new CancelledError());
-    await expect(within(HANG_MS, cancelled, "a get() whose signal aborted")).rejects.toBeInstanceOf(CancelledError);
-    queue.putNowait(7); // no cancelled getter swallows it
-    expect(queue.size()).toBe(1);
-    expect(await queue.get()).toBe(7);
-  });
-
-  it("serves the next getter when the oldest one is cancelled", async () => {
-    const queue = new JoinableQueue<number>();
-    const controller = new AbortController();
-    const cancelled = queue.get(controller.signal);
-    const next = queue.get();
-    controller.abort(new CancelledError());
-    queue.putNowait(5);
-    await expect(within(HANG_MS, cancelled, "a get() whose signal aborted")).rejects.toBeInstanceOf(CancelledError);
-    expect(await within(HANG_MS, next, "the get() after a cancelled one")).toBe(5);
-  });
-
-  it("rejects get at once when the signal is already aborted, even with items waiting", async () => {
-    const queue = new JoinableQueue<number>();
-    queue.putNowait(1);
-    const reason = new CancelledError();
-    await expect(queue.get(AbortSignal.abort(reason))).rejects.toBe(reason);
-    expect(queue.size()).toBe(1);
-  });
-
-  it("lets N workers drain the queue and join() end the run, like the chapter's crawler", async () => {
-    const queue = new JoinableQueue<number>();
-    const controller = new AbortController();
     const processed: number[] = [];
     for (let i = 0; i < 3; i++) queue.putNowait(i);
     async function work(): Promise<void> {
       for (;;) {
-        const item = await queue.get(controller.signal);
+        const item = await queue.get();
         try {
           processed.push(item);
           if (item < 20) queue.putNowait(item + 3);
@@ -167,9 +190,9 @@ describe("JoinableQueue", () => {
     }
     const workers = Array.from({ length: 4 }, work);
     await within(HANG_MS, queue.join(), "join() while 4 workers drain the queue");
-    controller.abort(new CancelledError());
-    const outcomes = await within(HANG_MS, Promise.allSettled(workers), "4 workers parked in get() after their signal aborted");
-    expect(outcomes.every((outcome) => outcome.status === "rejected")).toBe(true);
+    queue.shutdown();
+    const outcomes = await within(HANG_MS, Promise.allSettled(workers), "4 workers parked in get() after shutdown()");
+    expect(outcomes.every((outcome) => outcome.status === "rejected" && outcome.reason instanceof QueueShutDown)).toBe(true);
     expect(processed.sort((a, b) => a - b)).toEqual(Array.from({ length: 23 }, (_, i) => i));
   });
 });
