@@ -61,9 +61,20 @@ export type LoopMessage =
   | { type: "cancel"; loop: number; task: number };
 
 let crawlCount = 0;
+let loopCount = 0;
 
 /** A new crawl id: each crawl takes one when it starts and puts it in every message. */
 export function nextCrawlId(): number {
   crawlCount += 1;
   return crawlCount;
+}
+
+/**
+ * A new loop id for a hand-made loop (stages 1 and 2 both take theirs here,
+ * so a stage-1 loop and a stage-2 loop never share one and two crawls traced
+ * at once cannot mix their loops' messages).
+ */
+export function nextLoopId(): number {
+  loopCount += 1;
+  return loopCount;
 }

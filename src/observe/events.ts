@@ -5,8 +5,10 @@
  * and await); the fetch events are common to all three, so one timeline can
  * draw any stage.
  *
- * Every event has `t`, milliseconds since the crawl started, read from the
- * monotonic clock (`performance.now()`), and `stage`.
+ * The stages publish plain-data messages (`channels.ts`); `traceCrawl`
+ * (`trace.ts`) turns one crawl's messages into these events. Every event has
+ * `t`, milliseconds since the crawl started, read from the monotonic clock
+ * (`performance.now()`) as each message is published, and `stage`.
  *
  * @module
  */
@@ -23,7 +25,13 @@ export interface TraceBase {
   stage: StageName;
 }
 
-/** An attempt at a URL starts, in worker or slot `slot`. */
+/**
+ * An attempt at a URL starts, in slot `slot`: in stages 1 and 2 a number the
+ * URL holds from this event to its `fetch-end` (a retry gets the same one
+ * back), in stage 3 the number of the worker that took the URL. The
+ * subscriber numbers them from 0, using no more numbers than URLs were held
+ * at once.
+ */
 export interface FetchStartEvent extends TraceBase, QueueCounters {
   type: "fetch-start";
   url: string;
@@ -31,7 +39,12 @@ export interface FetchStartEvent extends TraceBase, QueueCounters {
   attempt: number;
 }
 
-/** The attempt's connection is ready (stage 3: the request got a socket). */
+/**
+ * The attempt's connection is ready. Stage 3: the request's headers are
+ * about to be written to a socket (undici's `undici:client:sendHeaders`),
+ * new or kept alive: undici says nothing per request about connecting, so
+ * `connect` and `send` come together.
+ */
 export interface ConnectEvent extends TraceBase {
   type: "connect";
   url: string;
@@ -45,14 +58,22 @@ export interface SendEvent extends TraceBase {
   slot: number;
 }
 
-/** The first byte of the response arrived. */
+/**
+ * The first byte of the response arrived. Stage 3: undici has parsed the
+ * response's head (`undici:request:headers`); it publishes nothing at the
+ * first byte itself.
+ */
 export interface FirstByteEvent extends TraceBase {
   type: "first-byte";
   url: string;
   slot: number;
 }
 
-/** A chunk of the response was read. */
+/**
+ * A chunk of the response was read: stages 1 and 2 count every byte read
+ * (head included); stage 3 counts body bytes, one event per chunk undici
+ * parsed (`undici:request:bodyChunkReceived`).
+ */
 export interface ReadEvent extends TraceBase {
   type: "read";
   url: string;
@@ -76,7 +97,11 @@ export interface SelectEvent extends TraceBase {
   ready: number;
 }
 
-/** Stage 1: the loop calls a registered callback. */
+/**
+ * Stage 1: the loop calls a registered callback. `socket` is the socket's
+ * file number (`fileno`); `url` is the URL it fetches, null if no attempt
+ * names it.
+ */
 export interface DispatchEvent extends TraceBase {
   type: "dispatch";
   callback: string;
@@ -111,7 +136,10 @@ export interface CancelEvent extends TraceBase {
   task: number;
 }
 
-/** Stage 3: worker `worker` took `url` from the queue. */
+/**
+ * Stage 3: worker `worker` took `url` from the queue. Workers are numbered
+ * from 0 by the subscriber: a number is held from `take` to `done`.
+ */
 export interface TakeEvent extends TraceBase {
   type: "take";
   worker: number;
@@ -162,8 +190,9 @@ export type TraceEvent =
 /**
  * Wraps the caller's trace function so that one that throws is ignored:
  * tracing is for watching, and a broken watcher must not break a callback,
- * a Task step or a fetch. Every stage hands its events to the wrapper, never
- * to `CrawlOptions.trace` itself.
+ * a Task step or a fetch (a channel subscriber that throws would surface as
+ * an uncaught exception). `traceCrawl` hands every event to the wrapper,
+ * never to `CrawlOptions.trace` itself.
  *
  * @remarks The same rule as for `onRecord`: the caller's code fails, the
  * crawl goes on.

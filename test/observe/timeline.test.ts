@@ -100,7 +100,7 @@ describe("timelinePage", () => {
     expect(page).toContain('data-url="http://127.0.0.1:1/b?x=1&amp;y=&lt;2&gt;"');
     expect(page).toContain('data-outcome="ConnectionRefused"');
     expect(page).toContain("start 0.0 ms · connect +2.0 ms · first byte +3.0 ms · read 3.0 ms, 120 bytes · total 8.0 ms");
-    expect(page).toMatch(/<title>http:\/\/127\.0\.0\.1:1\/a\n200 · worker 0 · try 1\n/);
+    expect(page).toMatch(/<title>http:\/\/127\.0\.0\.1:1\/a\n200 · slot 0 · try 1\n/);
   });
 
   it("is one self-contained file: no external script, style sheet or image", () => {

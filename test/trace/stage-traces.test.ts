@@ -3,8 +3,10 @@
  * time order, one fetch-end per fetch-start, no more fetches in flight than
  * `maxTasks`, and each stage's own vocabulary.
  */
+import diagnostics_channel from "node:diagnostics_channel";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { CrawlResult } from "../../src/crawl/records.js";
+import { crawlChannel, loopChannel } from "../../src/observe/channels.js";
 import type { TraceEvent } from "../../src/observe/events.js";
 import { FixtureSite, startDemoSite } from "../../src/site/index.js";
 import type { SyntheticSite } from "../../src/site/index.js";
@@ -207,6 +209,53 @@ describe("callbacks trace", () => {
           expected = 0;
         } else if (event.type === "dispatch") expected += 1;
       }
+    } finally {
+      await demo.close();
+    }
+  });
+});
+
+describe("traces of crawls run at once", () => {
+  it("give each trace only its own crawl's events, when the three stages crawl three sites at once", async () => {
+    const sites = await Promise.all(stages.map(() => startDemoSite()));
+    try {
+      const crawls = await Promise.all(stages.map((stage, i) => tracedCrawl(stage.crawl, sites[i].url)));
+      for (const [i, { result, events }] of crawls.entries()) {
+        const stage = stages[i].name;
+        const own = sites[i].url;
+        expect(new Set(events.map((event) => event.stage))).toEqual(new Set([stage]));
+        const foreign = events.filter((event) => "url" in event && event.url !== null && !event.url.startsWith(own));
+        expect({ stage, foreign: foreign.length }).toEqual({ stage, foreign: 0 });
+        expect(count(events, "fetch-start")).toBe(result.records.length);
+        // Every successful attempt of this crawl was traced through its connect, also in stage 3 (from undici).
+        const attempts = fetchAttempts(events).filter((attempt) => attempt.status !== null);
+        expect(attempts.length).toBe(result.records.length);
+        expect(attempts.every((attempt) => attempt.connect !== null && attempt.firstByte !== null)).toBe(true);
+      }
+    } finally {
+      await Promise.all(sites.map((site) => site.close()));
+    }
+  });
+});
+
+describe.each(stages)("$name crawl without a trace", function untraced(stage) {
+  it("publishes nothing: no subscriber exists on our channels or undici's while it crawls", async () => {
+    const demo = await startDemoSite();
+    const seen: boolean[] = [];
+    try {
+      const result = await stage.crawl(demo.url, {
+        maxTasks: MAX_TASKS,
+        onRecord: function checkNobodyListens() {
+          seen.push(
+            crawlChannel.hasSubscribers ||
+              loopChannel.hasSubscribers ||
+              diagnostics_channel.hasSubscribers("undici:request:create") ||
+              diagnostics_channel.hasSubscribers("undici:client:sendHeaders"),
+          );
+        },
+      });
+      expect(seen.length).toBe(result.records.length);
+      expect(seen.every((listened) => !listened)).toBe(true);
     } finally {
       await demo.close();
     }

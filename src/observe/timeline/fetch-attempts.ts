@@ -13,7 +13,7 @@ import type { TraceEvent } from "../events.js";
  */
 export interface FetchAttempt {
   url: string;
-  /** The worker (stages 2 and 3) or slot (stage 1) that ran it. */
+  /** The slot (stages 1 and 2) or worker (stage 3) that ran it. */
   slot: number;
   /** 1 for the first try, 2 for the first retry, … */
   attempt: number;

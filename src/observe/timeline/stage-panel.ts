@@ -21,10 +21,13 @@ export interface TimelinePanel {
   maxTasks?: number;
 }
 
-/** What each stage calls the unit that runs one fetch at a time. */
+/**
+ * What each stage's `slot` numbers: in stage 3 the worker that took the URL,
+ * in stages 1 and 2 a slot the URL holds while it is fetched (see `traceCrawl`).
+ */
 const SLOT_WORD: Readonly<Record<StageName, string>> = {
   callbacks: "slot",
-  generators: "worker",
+  generators: "slot",
   asyncawait: "worker",
 };
 

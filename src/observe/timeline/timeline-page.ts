@@ -61,8 +61,8 @@ document.addEventListener("click", showDetail);
  * one panel per stage on the same time axis, so equal widths mean equal
  * times across the stages.
  *
- * Each panel has a Gantt chart of every fetch attempt by slot (stage 1) or
- * worker (stages 2 and 3), coloured by phase: connecting (fetch start to
+ * Each panel has a Gantt chart of every fetch attempt by slot (stages 1
+ * and 2) or worker (stage 3), coloured by phase: connecting (fetch start to
  * connection ready), waiting (to the first byte) and reading (to the end of
  * the attempt, parsing included); the fetches in flight over time, with the
  * `maxTasks` limit; and the queue's length over time.
