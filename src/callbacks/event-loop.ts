@@ -147,13 +147,14 @@ export class EventLoop {
     this.sleepTimer = null;
     this.iterating = true;
     let ready = 0;
+    // The clock is read once per iteration, before any callback runs, as
+    // asyncio's `_run_once` fixes `end_time`: a timer set by this iteration's
+    // callbacks, even with callLater(0), waits for the next one, so timers
+    // cannot starve the sockets.
+    const now = performance.now();
     try {
       ready = this.selector.select(this.dispatch);
       if (loopChannel.hasSubscribers) loopChannel.publish({ type: "select", loop: this.id, ready });
-      // The clock is read once per iteration, as asyncio's `_run_once` fixes
-      // `end_time`: a timer that re-arms itself with callLater(0) waits for the
-      // next iteration, so it cannot starve the sockets.
-      const now = performance.now();
       for (let timer = this.timers.popDue(now); timer !== undefined; timer = this.timers.popDue(now)) {
         this.runTimer(timer);
       }
@@ -175,7 +176,7 @@ export class EventLoop {
     const next = this.timers.peek();
     if (this.scheduled === null && next !== undefined) {
       // Asleep: only the selector's wakeup or this timer runs the next iteration.
-      this.sleepTimer = setTimeout(this.runOnce, Math.max(0, next.when - performance.now()));
+      this.sleepTimer = setTimeout(this.runOnce, Math.min(MAX_SLEEP_MS, Math.max(0, next.when - performance.now())));
     }
   };
 
@@ -204,3 +205,5 @@ export class EventLoop {
 
 function doNothing(): void {}
 
+/** The longest `setTimeout` Node takes (2^31 - 1 ms, about 24.8 days); a later timer wakes the loop early, and it sleeps again. */
+const MAX_SLEEP_MS = 2 ** 31 - 1;

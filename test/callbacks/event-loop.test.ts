@@ -140,6 +140,57 @@ describe("EventLoop", () => {
     expect(loop.selector.size).toBe(0);
   });
 
+  it("runs a timer that a socket callback sets with callLater(0) in the next iteration, as asyncio does", async () => {
+    const server = net.createServer(function hold() {});
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const { port } = server.address() as net.AddressInfo;
+    const loop = new EventLoop();
+    const socket: Socket = connect(new URL(`http://127.0.0.1:${port}/`));
+    let nodeHadATurn = false;
+    const seen: boolean[] = [];
+    loop.selector.register(socket, EVENT_WRITE, function connected(key) {
+      loop.selector.unregister(key.socket);
+      setImmediate(function nodeTurn() {
+        nodeHadATurn = true;
+      });
+      loop.callLater(0, function soon() {
+        seen.push(nodeHadATurn); // false would mean: run in the iteration that set it
+        loop.stop();
+      });
+    });
+    await run(loop);
+    socket.destroy();
+    server.close();
+    expect(seen).toEqual([true]);
+  });
+
+  it("sleeps until a timer further away than setTimeout allows without spinning", async () => {
+    const loop = new EventLoop();
+    let iterations = 0;
+    const count = (message: unknown): void => {
+      if ((message as { loop: number }).loop === loop.id) iterations += 1;
+    };
+    diagnostics_channel.subscribe("coroutine-crawler:loop", count);
+    const warnings: string[] = [];
+    const onWarning = (warning: Error): void => {
+      warnings.push(warning.name);
+    };
+    process.on("warning", onWarning);
+    try {
+      const far = loop.callLater(30 * 24 * 3600 * 1000, function inThirtyDays() {});
+      loop.callLater(50, function stopSoon() {
+        far.cancel();
+        loop.stop();
+      });
+      await run(loop);
+    } finally {
+      diagnostics_channel.unsubscribe("coroutine-crawler:loop", count);
+      process.off("warning", onWarning);
+    }
+    expect(warnings).not.toContain("TimeoutOverflowWarning");
+    expect(iterations).toBeLessThan(10); // the overflowing setTimeout fired at once, again and again
+  });
+
   it("publishes its selects, dispatches and timers on the loop channel, with its id and the socket's fileno", async () => {
     const server = net.createServer(function hold() {});
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -169,8 +220,9 @@ describe("EventLoop", () => {
     const dispatch: LoopMessage = { type: "dispatch", loop: loop.id, callback: "connected", fd: fileno(socket) };
     const select: LoopMessage = { type: "select", loop: loop.id, ready: 1 };
     const timer: LoopMessage = { type: "timer", loop: loop.id, callback: "stopLoop" };
-    // The dispatch, then its select (which counts it), then the timer set by the callback, run in the same iteration.
-    expect(messages.slice(-3)).toEqual([dispatch, select, timer]);
+    const idle: LoopMessage = { type: "select", loop: loop.id, ready: 0 };
+    // The dispatch, then its select (which counts it); the timer the callback set runs in the next iteration.
+    expect(messages.slice(-4)).toEqual([dispatch, select, idle, timer]);
   });
 
   it("hands an exception thrown by a callback to the exception handler and keeps running", async () => {
