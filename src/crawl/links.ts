@@ -1,18 +1,18 @@
 /**
- * Link extraction: the hrefs of a page, as absolute http(s) URLs, with the
- * streaming HTML parser htmlparser2.
+ * Link extraction: the hrefs of a page, as absolute http(s) URLs, read with
+ * the tokenizer of the streaming HTML parser htmlparser2.
  *
  * @module
  */
-import { Parser } from "htmlparser2";
-import type { ParserOptions } from "htmlparser2";
+import { Tokenizer } from "htmlparser2";
+import type { TokenizerCallbacks } from "htmlparser2";
 import { parseUrl } from "./urls.js";
 
-/** htmlparser2's HTML-mode defaults, spelled out because the link rules depend on them. */
-const PARSER_OPTIONS: ParserOptions = {
+/** htmlparser2's HTML-mode settings, as its Parser hands them to its Tokenizer. */
+const TOKENIZER_OPTIONS = {
+  xmlMode: false, // HTML rules: `<script>`, `<style>`, `<title>`, `<textarea>`… hold text, not tags
   decodeEntities: true, // `&amp;` in an href is `&`
-  lowerCaseTags: true, // `<A>` is `<a>`
-  lowerCaseAttributeNames: true, // `HREF` is `href`
+  recognizeSelfClosing: false, // `<script/>` still opens a script, as in browsers
 };
 
 /**
@@ -20,24 +20,33 @@ const PARSER_OPTIONS: ParserOptions = {
  * against the page's base URL, without fragment, http(s) only, each once, in
  * document order (first occurrence).
  *
- * htmlparser2 reads the text as a stream of tags without building a DOM. It
- * lowercases tag and attribute names (`<A HREF=x>` is a link), decodes
- * entities in attribute values (`&amp;` → `&`), accepts unquoted values, and
- * reads `<script>` and `<style>` as raw text, so markup inside them yields no
- * links. The hrefs are collected first and resolved once the whole page is
- * read, because the first `<base href>` sets the base for the entire
- * document, including links that come before it. WHATWG `URL` then does the
- * rest: it strips surrounding whitespace and removes tabs and newlines inside,
- * and refuses what is not a URL.
+ * htmlparser2's tokenizer reads the text as a stream of tags without building
+ * a DOM. We lowercase tag and attribute names (`<A HREF=x>` is a link), keep
+ * the first of a repeated attribute, and take entity-decoded values (`&amp;` →
+ * `&`), quoted or not; the tokenizer reads `<script>`, `<style>`, `<title>` and
+ * `<textarea>` as text (except inside `<svg>` and `<math>`, as browsers do), so
+ * markup inside them yields no links. The hrefs are
+ * collected first and resolved once the whole page is read, because the first
+ * `<base href>` sets the base for the entire document, including links that
+ * come before it. WHATWG `URL` then does the rest: it strips surrounding
+ * whitespace and removes tabs and newlines inside, and refuses what is not a
+ * URL.
  *
- * Never throws: a parser error ends the parse, and the links found so far are
+ * Never throws: an error ends the read, and the links found so far are
  * returned. The caller applies the URL policy (host, `exclude`) afterwards.
  *
  * @param html - The decoded text of the page.
  * @param pageUrl - The absolute URL the page was fetched from.
- * @remarks The chapter finds links with a regular expression,
- * `href=["'](.*?)["']`, which also matches inside scripts and comments,
- * misses unquoted values, and does not decode entities or honour `<base>`.
+ * @remarks We drive htmlparser2's `Tokenizer`, not its `Parser`: the Parser
+ * keeps its open elements newest-first (`this.stack.unshift(name)` in
+ * `Parser.emitOpenTag`, htmlparser2 12.0.0), so each start tag moves every
+ * open element, and a page of 200,000 unclosed `<b>` (600 KB) took 5 to 11 s
+ * here, during which no timeout could fire. Links need only start tags and their
+ * attributes, which the Tokenizer reports without keeping a stack.
+ *
+ * The chapter finds links with a regular expression, `href=["'](.*?)["']`,
+ * which also matches inside scripts and comments, misses unquoted values, and
+ * does not decode entities or honour `<base>`.
  * @see Chapter, "Coordinating Coroutines" (`parse_links` in `crawling.py`)
  * @example
  * ```ts
@@ -46,23 +55,162 @@ const PARSER_OPTIONS: ParserOptions = {
  * ```
  */
 export function parseLinks(html: string, pageUrl: string): string[] {
-  const hrefs: string[] = [];
-  let baseHref: string | null = null;
-
-  function onopentag(name: string, attributes: Record<string, string>): void {
-    const href = attributes["href"];
-    if (href === undefined) return;
-    if (name === "a" || name === "area") hrefs.push(href);
-    else if (name === "base" && baseHref === null) baseHref = href;
-  }
-
+  const tags = new LinkTags(html);
   try {
-    new Parser({ onopentag }, PARSER_OPTIONS).end(html);
+    const tokenizer = new Tokenizer(TOKENIZER_OPTIONS, tags);
+    tokenizer.write(html);
+    tokenizer.end();
   } catch {
-    // htmlparser2 reports problems to onerror rather than throwing; this only
-    // guards the promise that a page never stops the crawl. Keep what was found.
+    // The tokenizer does not throw on bad markup; this only guards the promise
+    // that a page never stops the crawl. Keep what was found.
   }
-  return resolveLinks(hrefs, baseUrl(baseHref, pageUrl));
+  return resolveLinks(tags.hrefs, baseUrl(tags.baseHref, pageUrl));
+}
+
+/**
+ * Listens to the tokenizer and keeps the first href of each complete `<a>`,
+ * `<area>` and `<base>` start tag, as htmlparser2's Parser would report it in
+ * `onopentag`. The tokenizer gives positions in `html`, and decoded entities as
+ * code points; a tag cut off by the end of the page is dropped.
+ */
+class LinkTags implements TokenizerCallbacks {
+  /** The hrefs of `<a>` and `<area>`, in document order. */
+  readonly hrefs: string[] = [];
+  /** The href of the first `<base>` that has one. */
+  baseHref: string | null = null;
+  private readonly foreign = new ForeignContent();
+  /** The start tag being read, lowercased. */
+  private tagName = "";
+  /** Its first href, once read. */
+  private href: string | null = null;
+  /** Whether the attribute being read is that first href: only its value is kept. */
+  private inHref = false;
+  private value = "";
+
+  constructor(private readonly html: string) {}
+
+  onopentagname(start: number, end: number): void {
+    this.tagName = this.html.slice(start, end).toLowerCase();
+    this.href = null;
+    this.foreign.open(this.tagName);
+  }
+
+  onattribname(start: number, end: number): void {
+    this.inHref =
+      this.href === null &&
+      (this.tagName === "a" || this.tagName === "area" || this.tagName === "base") &&
+      this.html.slice(start, end).toLowerCase() === "href";
+  }
+
+  onattribdata(start: number, end: number): void {
+    if (this.inHref) this.value += this.html.slice(start, end);
+  }
+
+  onattribentity(codePoint: number): void {
+    if (this.inHref) this.value += String.fromCodePoint(codePoint);
+  }
+
+  onattribend(): void {
+    if (!this.inHref) return;
+    this.href = this.value; // "" for a bare `href`, as in the Parser
+    this.inHref = false;
+    this.value = "";
+  }
+
+  onopentagend(): void {
+    if (this.href === null) return;
+    if (this.tagName !== "base") this.hrefs.push(this.href);
+    else if (this.baseHref === null) this.baseHref = this.href;
+    this.href = null;
+  }
+
+  onselfclosingtag(): void {
+    this.onopentagend(); // `<a href=x/>` is a link like `<a href=x>`
+    this.foreign.selfClose(this.tagName);
+  }
+
+  onclosetag(start: number, end: number): void {
+    this.foreign.close(this.html.slice(start, end).toLowerCase());
+  }
+
+  /** Asked at each `<`: inside svg or math, `<style>` and the like hold tags. */
+  isInForeignContext(): boolean {
+    return this.foreign.inside();
+  }
+
+  // Text, comments, CDATA, declarations and the end hold no links.
+  ontext(): void {}
+  ontextentity(): void {}
+  oncomment(): void {}
+  oncdata(): void {}
+  ondeclaration(): void {}
+  onprocessinginstruction(): void {}
+  onend(): void {}
+}
+
+/** Where the markup turns SVG or MathML, as htmlparser2's Parser sees it. */
+const FOREIGN_ROOTS = new Set(["svg", "math"]);
+/** Elements inside svg or math whose content is HTML again (htmlparser2's `htmlIntegrationElements`). */
+const HTML_ISLANDS = new Set(["mi", "mo", "mn", "ms", "mtext", "annotation-xml", "foreignobject", "desc", "title"]);
+
+/**
+ * Whether the tokenizer is inside `<svg>` or `<math>`, where htmlparser2's
+ * Parser (like a browser) reads `<script>`, `<style>` and `<title>` as
+ * ordinary markup, not as text. The tokenizer asks at every tag.
+ *
+ * Keeps only the open svg and math elements and the HTML islands in them
+ * (`<foreignObject>`, `<title>`, `<mi>`…), newest last, each closed by its own
+ * end tag, with a count per name so that an end tag with nothing to close
+ * costs no search: a hostile page cannot make this quadratic either.
+ *
+ * @remarks The Parser tracks every open element, so there an ancestor's end
+ * tag (`<div><svg></div>`) or an implied end also closes an svg; here only
+ * `</svg>` does. On markup that closes what it opens, both agree (a property
+ * test checks this against the Parser).
+ */
+class ForeignContent {
+  private readonly elements: string[] = [];
+  private readonly counts = new Map<string, number>();
+
+  inside(): boolean {
+    const current = this.elements.at(-1);
+    return current !== undefined && FOREIGN_ROOTS.has(current);
+  }
+
+  /** A start tag, lowercased. */
+  open(name: string): void {
+    if (!FOREIGN_ROOTS.has(name) && !this.isIsland(name)) return;
+    this.elements.push(name);
+    this.counts.set(name, this.count(name) + 1);
+  }
+
+  /**
+   * After a start tag written `<x/>`: `<svg/>` and `<math/>` close at once, as the Parser closes
+   * self-closed tags in foreign content; a self-closed island (`<title/>`) opens HTML and stays open.
+   */
+  selfClose(name: string): void {
+    if (FOREIGN_ROOTS.has(name)) this.close(name);
+  }
+
+  /** An end tag, lowercased: closes the newest open element of that name and all opened after it. */
+  close(name: string): void {
+    if (this.count(name) === 0) return;
+    let closed: string | undefined;
+    do {
+      closed = this.elements.pop();
+      if (closed !== undefined) this.counts.set(closed, this.count(closed) - 1);
+    } while (closed !== undefined && closed !== name);
+  }
+
+  private isIsland(name: string): boolean {
+    // The Parser spells it `foreignObject`, and so knows it, only in svg or inside another one.
+    if (name === "foreignobject") return this.elements.at(-1) === "svg" || this.count(name) > 0;
+    return HTML_ISLANDS.has(name);
+  }
+
+  private count(name: string): number {
+    return this.counts.get(name) ?? 0;
+  }
 }
 
 /**
