@@ -79,13 +79,8 @@ export class Crawler implements VisitContext {
   }
 
   /** `visit()` reads these two options. */
-  get maxRedirect(): number {
-    return this.options.maxRedirect;
-  }
-
-  get maxBodyBytes(): number {
-    return this.options.maxBodyBytes;
-  }
+  get maxRedirect(): number { return this.options.maxRedirect; }
+  get maxBodyBytes(): number { return this.options.maxBodyBytes; }
 
   /**
    * Crawls, and calls `onDone` with the result when the crawl has ended.
@@ -115,7 +110,8 @@ export class Crawler implements VisitContext {
 
   /** Starts Fetchers while a slot is free and a URL waits (and `maxPages` allows). */
   private startFetchers(): void {
-    while (!this.stopped && this.running.size < this.options.maxTasks && this.nextTodo < this.urlsTodo.length && this.records.length + this.running.size < this.options.maxPages) {
+    const { maxTasks, maxPages } = this.options;
+    while (!this.stopped && this.running.size < maxTasks && this.nextTodo < this.urlsTodo.length && this.records.length + this.running.size < maxPages) {
       const item = this.takeTodo();
       const fetcher = new Fetcher(item.url, this.loop, this.options, this.fetched, this.run?.id);
       this.running.set(fetcher, item);

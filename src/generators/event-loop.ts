@@ -1,17 +1,15 @@
-/**
- * Stage 2's event loop: ready callbacks, a heap of timers, and the shared
- * {@link shared!Selector} for socket readiness.
+/** event-loop.ts ↔ Lib/asyncio/base_events.py: stage 2's event loop (ready callbacks, a heap of
+ * timers, the shared {@link shared!Selector} for socket readiness).
  *
  * @module
  */
 import { InvalidStateError } from "../kernel/errors.js";
-import { Selector } from "../kernel/selector.js";
-import type { SelectorKey } from "../kernel/selector.js";
-import type { TraceEvent } from "../observe/events.js";
-import { Future, type Coroutine } from "./future.js";
-import { setRunningLoop } from "./running-loop.js";
-import { Task } from "./task.js";
+import { Selector, type SelectorKey } from "../kernel/selector.js";
 import { TimerHandle, TimerHeap } from "../kernel/timers.js";
+import { loopChannel, nextLoopId } from "../observe/channels.js";
+import { Future, type Coroutine } from "./futures.js";
+import { Task } from "./tasks.js";
+import { runningLoopOrNull, setRunningLoop } from "./events.js";
 
 /**
  * Called with an exception a loop callback threw and that callback (asyncio
@@ -35,6 +33,10 @@ function defaultExceptionHandler(error: unknown, callback: object): void {
  * are ready and queues their callbacks, queues the timers that are due, then
  * runs every callback that was ready when the iteration began. Callbacks they
  * schedule wait for the next iteration, so no callback can starve the others.
+ * An exception thrown by a callback (a done callback, a timer, a socket's
+ * callback) does not stop the loop: it goes to the exception handler, as in
+ * asyncio, and the next callback runs. A Task's own coroutine never throws
+ * here: its exception fails the Task.
  *
  * @remarks JavaScript cannot block its thread, so this loop cannot sit in
  * `select()` the way Python's does. {@link EventLoop.runForever} runs one
@@ -44,15 +46,13 @@ function defaultExceptionHandler(error: unknown, callback: object): void {
  * the next one. For the same reason {@link EventLoop.runUntilComplete}
  * cannot return the result: it starts the loop and returns the Task, a Future
  * that is done when the loop stops. The chapter's loop is a `while` around
- * `select`; asyncio's is `BaseEventLoop._run_once` (Lib/asyncio/base_events.py).
- * Times are milliseconds (`performance.now()`), not asyncio's seconds.
- * An exception thrown by a callback (a done callback, a timer, a socket's
- * callback) does not stop the loop: it goes to the exception handler, as in
- * asyncio, and the next callback runs. A Task's own coroutine never throws
- * here: its exception fails the Task.
+ * `select`; asyncio's is `BaseEventLoop._run_once`. Times are milliseconds
+ * (`performance.now()`), not asyncio's seconds.
  * @see Chapter, "Coordinating Coroutines" (the `run_until_complete` sketch)
  */
 export class EventLoop {
+  /** A number for this loop, unique in the process: the `loop` of its messages on the loop channel. */
+  readonly id = nextLoopId();
   /** Sockets the coroutines wait on; each key's data is the callback to call when it is ready. */
   readonly selector = new Selector<() => void>();
   private ready: Array<() => void> = [];
@@ -63,47 +63,21 @@ export class EventLoop {
   private iterating = false;
   private closed = false;
   /** The Node macrotask that will run the next iteration, when one is scheduled. */
-  private nextImmediate: NodeJS.Immediate | null = null;
-  private nextTimeout: NodeJS.Timeout | null = null;
-  /** Where trace events go (`CrawlOptions.trace`), or null when tracing is off. */
-  private traceSink: ((event: TraceEvent) => void) | null = null;
-  private traceStart = 0;
+  private nextImmediate: NodeJS.Immediate | undefined = undefined;
+  private nextTimeout: NodeJS.Timeout | undefined = undefined;
   private exceptionHandler: ExceptionHandler | null = null;
 
   /** The loop's clock, in milliseconds: monotonic, unlike `Date.now()`. */
-  time(): number {
-    return performance.now();
-  }
+  time(): number { return performance.now(); }
 
   /** Whether {@link EventLoop.runForever} is driving the loop. */
-  isRunning(): boolean {
-    return this.running;
-  }
+  isRunning(): boolean { return this.running; }
 
   /** Whether {@link EventLoop.close} was called. */
-  isClosed(): boolean {
-    return this.closed;
-  }
+  isClosed(): boolean { return this.closed; }
 
-  /**
-   * Reports Task steps and cancellations, resolved Futures and timers to
-   * `trace` (`CrawlOptions.trace`), with times counted from `startedAt` (a
-   * `performance.now()` value); `null` turns tracing off.
-   */
-  setTrace(trace: ((event: TraceEvent) => void) | null, startedAt = performance.now()): void {
-    this.traceSink = trace;
-    this.traceStart = startedAt;
-  }
-
-  /** The trace function, or null when tracing is off: check it before building an event. */
-  get trace(): ((event: TraceEvent) => void) | null {
-    return this.traceSink;
-  }
-
-  /** Milliseconds since tracing started: the `t` of a trace event. */
-  traceTime(): number {
-    return performance.now() - this.traceStart;
-  }
+  /** How many timers are scheduled and not yet run or cancelled. */
+  get timerCount(): number { return this.timers.size; }
 
   /**
    * Sets what is called with an exception a callback threw, and the callback
@@ -111,9 +85,7 @@ export class EventLoop {
    * which prints it with `console.error`, as asyncio's default handler logs
    * it. Either way the loop goes on with the next callback.
    */
-  setExceptionHandler(handler: ExceptionHandler | null): void {
-    this.exceptionHandler = handler;
-  }
+  setExceptionHandler(handler: ExceptionHandler | null): void { this.exceptionHandler = handler; }
 
   /**
    * Reports an exception that no coroutine can catch: one thrown by a
@@ -121,10 +93,7 @@ export class EventLoop {
    * throws itself is reported by the default handler.
    */
   callExceptionHandler(error: unknown, callback: () => void): void {
-    if (this.exceptionHandler === null) {
-      defaultExceptionHandler(error, callback);
-      return;
-    }
+    if (this.exceptionHandler === null) return defaultExceptionHandler(error, callback);
     try {
       this.exceptionHandler(error, callback);
     } catch (handlerError) {
@@ -132,18 +101,10 @@ export class EventLoop {
     }
   }
 
-  /** How many timers are scheduled and not yet run or cancelled. */
-  get timerCount(): number {
-    return this.timers.size;
-  }
-
-  /**
-   * Runs `callback` in the next iteration, after the ones already scheduled
-   * (first in, first out).
-   */
+  /** Runs `callback` in the next iteration, after the ones already scheduled (first in, first out). */
   callSoon(callback: () => void): void {
     this.ready.push(callback);
-    if (this.running && !this.iterating) this.wake();
+    if (!this.iterating) this.wake(); // During an iteration, its end schedules the next one.
   }
 
   /**
@@ -155,7 +116,7 @@ export class EventLoop {
   callLater(delayMs: number, callback: () => void): TimerHandle {
     const handle = new TimerHandle(this.time() + Math.max(0, delayMs), this.timerSequence++, callback);
     this.timers.push(handle);
-    if (this.running && !this.iterating && this.nextImmediate === null) this.waitForWork();
+    if (!this.iterating) this.wake(); // The next iteration decides how long to sleep.
     return handle;
   }
 
@@ -187,7 +148,7 @@ export class EventLoop {
     this.running = true;
     this.stopping = false;
     this.selector.setWakeup(this.wake);
-    this.waitForWork();
+    this.wake();
   }
 
   /**
@@ -213,13 +174,10 @@ export class EventLoop {
     return future;
   }
 
-  /**
-   * Asks `runForever()` to return after the iteration in progress (or the
-   * next one, if none is).
-   */
+  /** Asks `runForever()` to return after the iteration in progress (or the next one, if none is). */
   stop(): void {
     this.stopping = true;
-    if (this.running && !this.iterating) this.wake();
+    if (!this.iterating) this.wake();
   }
 
   /**
@@ -237,27 +195,26 @@ export class EventLoop {
   }
 
   /** The done callback `runUntilComplete` adds: the chapter's `stop_callback`, without an exception. */
-  private readonly stopWhenDone = (): void => {
-    this.stop();
-  };
+  private readonly stopWhenDone = (): void => this.stop();
 
   /** Queues the callback of a ready socket (the selector's `onReady`). */
-  private readonly socketReady = (key: SelectorKey<() => void>): void => {
-    this.ready.push(key.data);
-  };
+  private readonly socketReady = (key: SelectorKey<() => void>): void => { this.ready.push(key.data); };
 
   /** One iteration: the body of the chapter's `while True: events = selector.select()` loop. */
   private iterate(): void {
     if (this.iterating) throw new InvalidStateError("An iteration of this loop is already running");
     if (this.closed) throw new InvalidStateError("The event loop is closed");
     this.iterating = true;
-    const previousLoop = setRunningLoop(this);
+    const previousLoop = runningLoopOrNull(); // Another loop's, when one loop's callback steps another loop.
+    setRunningLoop(this);
     try {
       this.selector.select(this.socketReady);
       const now = this.time();
       for (let timer = this.timers.popDue(now); timer !== undefined; timer = this.timers.popDue(now)) {
-        this.ready.push(timerCallback(timer));
-        this.traceSink?.({ type: "timer", t: this.traceTime(), stage: "generators", callback: timer.callback.name });
+        if (loopChannel.hasSubscribers) loopChannel.publish({ type: "timer", loop: this.id, callback: timer.callback.name });
+        this.ready.push(function runTimer(): void {
+          if (!timer.cancelled()) timer.callback(); // An earlier callback of this iteration may cancel a due timer.
+        });
       }
       // Run only what is ready now; what these callbacks schedule waits a turn.
       const batch = this.ready;
@@ -275,57 +232,31 @@ export class EventLoop {
     }
   }
 
-  /** Runs one iteration from a Node macrotask, then decides how to wait for the next. */
-  private readonly turn = (): void => {
-    this.nextImmediate = null;
-    this.nextTimeout = null;
-    this.iterate();
-    if (this.stopping) this.finishRunning();
-    else this.waitForWork();
-  };
-
   /**
-   * Schedules the next iteration: at once if callbacks are ready, at the next
-   * timer if one is scheduled, otherwise not at all: a socket event (through
-   * the selector's wakeup) or a `callSoon` will.
+   * Runs one iteration from a Node macrotask, then schedules the next: at
+   * once if callbacks are ready, at the next timer if one is scheduled,
+   * otherwise not at all: a socket event (through the selector's wakeup) or
+   * a `callSoon` will.
    */
-  private waitForWork(): void {
-    if (this.nextImmediate !== null) return; // Already woken (a socket event during the iteration).
-    if (this.ready.length > 0 || this.stopping) {
-      this.wake();
-      return;
+  private readonly turn = (): void => {
+    this.nextImmediate = this.nextTimeout = undefined;
+    this.iterate();
+    if (this.stopping) {
+      clearImmediate(this.nextImmediate); // A socket event may have woken us during the iteration.
+      this.nextImmediate = undefined;
+      this.running = this.stopping = false;
+      return this.selector.setWakeup(null);
     }
+    if (this.ready.length > 0) return this.wake();
     const next = this.timers.peek();
-    if (next === undefined) return;
-    if (this.nextTimeout !== null) clearTimeout(this.nextTimeout);
-    this.nextTimeout = setTimeout(this.turn, Math.max(0, next.when - this.time()));
-  }
-
-  /** Makes the next iteration run as soon as Node gets a turn. */
-  private readonly wake = (): void => {
-    if (!this.running || this.nextImmediate !== null) return;
-    if (this.nextTimeout !== null) {
-      clearTimeout(this.nextTimeout);
-      this.nextTimeout = null;
-    }
-    this.nextImmediate = setImmediate(this.turn);
+    if (next !== undefined && this.nextImmediate === undefined) this.nextTimeout = setTimeout(this.turn, Math.min(2 ** 31 - 1, Math.max(0, next.when - this.time()))); // setTimeout's longest wait
   };
 
-  private finishRunning(): void {
-    this.running = false;
-    this.stopping = false;
-    this.selector.setWakeup(null);
-    if (this.nextImmediate !== null) clearImmediate(this.nextImmediate);
-    if (this.nextTimeout !== null) clearTimeout(this.nextTimeout);
-    this.nextImmediate = null;
-    this.nextTimeout = null;
-  }
-}
-
-/** A due timer's callback, which a callback before it in the same iteration may still cancel. */
-function timerCallback(timer: TimerHandle): () => void {
-  const callback = timer.callback;
-  return function runTimer(): void {
-    if (!timer.cancelled()) callback();
+  /** Makes the next iteration run as soon as Node gets a turn (if `runForever` drives the loop): the selector's wakeup. */
+  private readonly wake = (): void => {
+    if (!this.running || this.nextImmediate !== undefined) return;
+    clearTimeout(this.nextTimeout);
+    this.nextTimeout = undefined;
+    this.nextImmediate = setImmediate(this.turn);
   };
 }

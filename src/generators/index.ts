@@ -1,5 +1,4 @@
-/**
- * Stage 2: the crawler written with generator coroutines, driven by a
+/** index.ts ↔ Lib/asyncio/__init__.py: stage 2, the crawler written with generator coroutines, driven by a
  * hand-made Future, Task and event loop.
  *
  * This is the chapter's second way to wait: a fetch is one generator
@@ -13,12 +12,13 @@
  * the one from stage 1, grown up: ready callbacks, a heap of timers, and
  * the shared {@link shared!Selector} (`src/kernel/selector.ts`).
  *
- * Read in this order: `future.ts` (a result to wait for; `yield*` on it),
- * `task.ts` (the driver: step, wake up, cancel by throwing in),
- * `event-loop.ts` (iterations, timers, how it lives inside Node's loop),
- * `sockets.ts` and `sleep.ts` (coroutines that wait, and undo their
- * registrations in `finally`), `wait-for.ts`, `joinable-queue.ts`, then
- * `request.ts` and `crawler.ts` (workers, `join()`, then cancel). No
+ * The files follow asyncio's modules, each naming its CPython twin in its
+ * first line. Read in this order: `futures.ts` (a result to wait for;
+ * `yield*` on it), `tasks.ts` (the driver: step, wake up, cancel by throwing
+ * in; then `sleep`, `gather`, `waitFor`), `events.ts` (which loop is running), `event-loop.ts` (iterations,
+ * timers, how it lives inside Node's loop), `sockets.ts` (coroutines that
+ * wait, and undo their registrations in `finally`; `request`), `queues.ts`,
+ * then `crawler.ts` (workers, `join()`, then cancel). No
  * Promise, `async` or `await` is used in this stage, except in
  * {@link crawl} below, which hands the finished result to Promise-based
  * callers, and `Future.then`, the bridge that makes it possible.
@@ -28,25 +28,18 @@
  */
 import type { CrawlResult } from "../crawl/records.js";
 import type { CrawlOptions } from "../crawl/options.js";
-import { Crawler } from "./crawler.js";
 import { EventLoop } from "./event-loop.js";
-import { Task } from "./task.js";
+import { Crawler } from "./crawler.js";
+import { Task } from "./tasks.js";
 
+export { EventLoop, type ExceptionHandler } from "./event-loop.js";
+export { getRunningLoop, runningLoopOrNull } from "./events.js";
+export { Future, type Coroutine, type FutureState } from "./futures.js";
+export { Task, allTasks, cancelAndWait, gather, sleep, waitDone, waitFor } from "./tasks.js";
+export { Fifo, JoinableQueue, QueueEmpty } from "./queues.js";
+export { connect, read, readAll, request, sendAll } from "./sockets.js";
 export { Crawler } from "./crawler.js";
-export { EventLoop } from "./event-loop.js";
-export { Fifo } from "./fifo.js";
-export { Future } from "./future.js";
-export type { Coroutine, FutureState } from "./future.js";
-export { gather } from "./gather.js";
-export { JoinableQueue, QueueEmpty } from "./joinable-queue.js";
-export { request } from "./request.js";
-export type { RequestStep } from "./request.js";
-export { getRunningLoop, runningLoopOrNull } from "./running-loop.js";
-export { sleep } from "./sleep.js";
-export { connect, read, readAll, sendAll } from "./sockets.js";
-export { Task } from "./task.js";
 export { TimerHandle, TimerHeap } from "../kernel/timers.js";
-export { waitFor } from "./wait-for.js";
 
 /**
  * Crawls from `roots` with the generator crawler and resolves with the
@@ -69,14 +62,7 @@ export async function crawl(roots: string | string[], options?: CrawlOptions): P
     // The bridge out of stage 2: the crawl Task is a Future, and a Future is a thenable.
     return await loop.runUntilComplete(new Task(crawler.crawl(), loop, "crawl"));
   } finally {
-    // The stop callback runs in the same iteration that resolves our await; let it finish.
-    if (loop.isRunning()) loop.stop();
-    closeWhenStopped(loop);
+    // The crawl Task's first done callback stopped the loop in the iteration that settled our await.
+    loop.close();
   }
-}
-
-/** Closes the loop once `runForever` has returned (from a later Node macrotask, if it has not yet). */
-function closeWhenStopped(loop: EventLoop): void {
-  if (!loop.isRunning()) loop.close();
-  else setImmediate(closeWhenStopped, loop);
 }

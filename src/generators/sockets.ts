@@ -1,14 +1,16 @@
-/**
- * Socket coroutines: `connect`, `sendAll`, `read` and `readAll`, each waiting
- * on a Future that a selector callback resolves.
+/** sockets.ts ↔ Lib/asyncio/selector_events.py (`sock_connect`, `sock_sendall`, `sock_recv`): the socket
+ * coroutines, each waiting on a Future that a selector callback resolves, and `request`, one HTTP GET built from them.
  *
  * @module
  */
 import type { Socket } from "node:net";
+import { ResponseParser, type HttpResponse } from "../http/parser.js";
+import { formatGetRequest } from "../http/request.js";
 import { EVENT_READ, EVENT_WRITE } from "../kernel/selector.js";
-import { connect as startConnect, recv, send } from "../kernel/socket.js";
-import { Future, type Coroutine } from "./future.js";
-import { getRunningLoop } from "./running-loop.js";
+import { connect as startConnect, fileno, recv, send } from "../kernel/socket.js";
+import { crawlChannel } from "../observe/channels.js";
+import { getRunningLoop } from "./events.js";
+import { Future, type Coroutine } from "./futures.js";
 
 /**
  * Waits until `socket` can take bytes: connected, with room in its send
@@ -45,14 +47,13 @@ function* writable(socket: Socket): Coroutine<void> {
  */
 export function* connect(url: URL): Coroutine<Socket> {
   const socket = startConnect(url);
-  let handedOver = false;
   try {
     yield* writable(socket);
     if (socket.errored !== null) throw socket.errored; // Readiness said "failed", not "connected".
-    handedOver = true;
     return socket;
-  } finally {
-    if (!handedOver) socket.destroy();
+  } catch (error) {
+    socket.destroy(); // Failed or cancelled: the caller never gets the socket, so close it here.
+    throw error;
   }
 }
 
@@ -111,4 +112,44 @@ export function* readAll(socket: Socket): Coroutine<Uint8Array> {
     chunk = yield* read(socket);
   }
   return Buffer.concat(chunks);
+}
+
+/**
+ * Fetches `url` once: connects, sends the GET request every stage sends,
+ * and feeds each chunk `read` returns to the shared HTTP parser until the
+ * response is complete. The socket is closed in `finally`, whether the
+ * response came, an error was thrown, or the Task was cancelled (a timeout).
+ *
+ * Read it next to stage 1's Fetcher: the same steps (connect, send, read
+ * until done), but as one function, top to bottom, with its state in locals.
+ *
+ * @param crawl - The id of the crawl it fetches for, which its messages on the crawl channel carry (0: none).
+ * @throws the connection's error (`ECONNREFUSED`, `ECONNRESET`, …), or a
+ * FetchFailure (`BadResponse`, `BodyTooLarge`, `ConnectionReset`) from the parser.
+ * @remarks The chapter's final crawler calls aiohttp's `session.get` here;
+ * its generator version reads with `read_all` until the server closes. We
+ * stop as soon as the parser has the whole response, and keep the body
+ * within `maxBodyBytes` while it arrives.
+ * @see Chapter, "Factoring Coroutines With yield from" (`Fetcher.fetch` with `read_all`)
+ */
+export function* request(url: URL, options: { userAgent: string; maxBodyBytes: number }, crawl = 0): Coroutine<HttpResponse> {
+  const socket = yield* connect(url);
+  try {
+    if (crawlChannel.hasSubscribers) crawlChannel.publish({ type: "connect", crawl, url: url.href, fd: fileno(socket) });
+    yield* sendAll(socket, formatGetRequest(url, options.userAgent));
+    if (crawlChannel.hasSubscribers) crawlChannel.publish({ type: "send", crawl, url: url.href });
+    const parser = new ResponseParser({ maxBodyBytes: options.maxBodyBytes });
+    let received = 0;
+    while (!parser.done) {
+      const chunk = yield* read(socket);
+      if (crawlChannel.hasSubscribers && received === 0 && chunk.length > 0) crawlChannel.publish({ type: "first-byte", crawl, url: url.href });
+      if (crawlChannel.hasSubscribers) crawlChannel.publish({ type: "read", crawl, url: url.href, bytes: chunk.length });
+      received += chunk.length;
+      if (chunk.length > 0) parser.feed(chunk);
+      else parser.end(); // The server closed: a close-delimited body ends, anything else was cut short.
+    }
+    return parser.response();
+  } finally {
+    socket.destroy(); // `Connection: close`: one request per connection, as in stage 1.
+  }
 }

@@ -3,9 +3,11 @@ import { CancelledError, InvalidStateError } from "../../src/kernel/errors.js";
 import { FixtureSite } from "../../src/site/index.js";
 import { Crawler } from "../../src/generators/crawler.js";
 import { EventLoop } from "../../src/generators/event-loop.js";
-import type { Coroutine } from "../../src/generators/future.js";
-import { allTasks } from "../../src/generators/task.js";
-import type { TraceEvent } from "../../src/observe/events.js";
+import type { Coroutine } from "../../src/generators/futures.js";
+import { allTasks, gather } from "../../src/generators/tasks.js";
+import type { CrawlResult } from "../../src/crawl/records.js";
+import type { CrawlMessage, LoopMessage } from "../../src/observe/channels.js";
+import { onCrawlMessage, onLoopMessage } from "./messages.js";
 import { within } from "../helpers/within.js";
 
 /** How long a cancelled crawl may take to end before the test fails as hung: generous, machines are shared. */
@@ -64,7 +66,7 @@ describe("Crawler", () => {
     loop.close();
   });
 
-  it.each([1, 3])("waits for every worker when the crawl Task is cancelled twice (maxTasks %i)", async (maxTasks) => {
+  it.each([1, 3])("waits for every worker, and ends its crawl run, when the crawl Task is cancelled twice (maxTasks %i)", async (maxTasks) => {
     const crawler = new Crawler(site.url, { maxTasks, timeoutMs: 60_000 });
     let crawlTask: { cancel(): boolean } | null = null;
     site.addPage(
@@ -77,9 +79,18 @@ describe("Crawler", () => {
         });
       }),
     );
+    const ends: string[] = [];
+    const stopListening = onCrawlMessage(function collect(message) {
+      if (message.type === "crawl-start" || message.type === "crawl-end") ends.push(message.type);
+    });
     const task = loop.runUntilComplete(crawler.crawl());
     crawlTask = task;
-    await expect(within(HANG_MS, task, "a cancelled crawl Task")).rejects.toBeInstanceOf(CancelledError);
+    try {
+      await expect(within(HANG_MS, task, "a cancelled crawl Task")).rejects.toBeInstanceOf(CancelledError);
+    } finally {
+      stopListening();
+    }
+    expect(ends).toEqual(["crawl-start", "crawl-end"]); // The crawl run ended too: its trace is unsubscribed.
     // The loop stopped with the crawl Task: no worker (or attempt) may still be running.
     expect(allTasks(loop).map((left) => left.label)).toEqual([]);
     expect(loop.selector.size).toBe(0);
@@ -92,8 +103,8 @@ describe("Crawler", () => {
   it("gives a URL whose handling throws a NetworkError record, and the worker goes on", async () => {
     site.addPage("/", ["/a"]).addPage("/a", []).addPage("/other", []);
     const crawler = new Crawler([site.urlFor("/"), site.urlFor("/other")], { maxTasks: 1 });
-    const real = crawler.urlAllowed.bind(crawler);
-    vi.spyOn(crawler, "urlAllowed").mockImplementation(function buggy(url: string): boolean {
+    const real = crawler.policy.urlAllowed.bind(crawler.policy);
+    vi.spyOn(crawler.policy, "urlAllowed").mockImplementation(function buggy(url: string): boolean {
       if (url === site.urlFor("/a")) throw new Error("a bug in the policy");
       return real(url);
     });
@@ -128,31 +139,55 @@ describe("Crawler", () => {
     site.addFault("/", { kind: "silent" });
     const controller = new AbortController();
     let attempts = 0;
-    const crawler = new Crawler(site.url, {
-      maxTries: 3,
-      timeoutMs: 20,
-      signal: controller.signal,
-      trace(event) {
-        if (event.type === "fetch-start") attempts += 1;
-        if (event.type === "timer" && event.callback === "timeIsUp") controller.abort();
-      },
+    const stopCrawlMessages = onCrawlMessage(function countAttempts(message) {
+      if (message.type === "fetch-start") attempts += 1;
     });
-    const result = await loop.runUntilComplete(crawler.crawl());
-    expect(attempts).toBe(1);
-    expect(result.records).toEqual([]);
-    expect(result.todo).toBe(1);
+    // The loop publishes a due timer before it runs it: abort in that same turn.
+    const stopLoopMessages = onLoopMessage(function abortWithTheTimer(message) {
+      if (message.loop === loop.id && message.type === "timer" && message.callback === "timeIsUp") controller.abort();
+    });
+    const crawler = new Crawler(site.url, { maxTries: 3, timeoutMs: 20, signal: controller.signal });
+    try {
+      const result = await loop.runUntilComplete(crawler.crawl());
+      expect(attempts).toBe(1);
+      expect(result.records).toEqual([]);
+      expect(result.todo).toBe(1);
+    } finally {
+      stopCrawlMessages();
+      stopLoopMessages();
+    }
     loop.close();
   });
 });
 
-describe("Crawler trace", () => {
-  it("reports each attempt, its steps, and the Tasks' steps, then leaves the loop untraced", async () => {
+describe("Crawler messages", () => {
+  /** Runs `crawler` in the test's loop and returns what it published on the crawl channel, and its loop on the loop channel. */
+  async function crawlListening(crawler: Crawler): Promise<{ crawl: CrawlMessage[]; loop: LoopMessage[] }> {
+    const published: { crawl: CrawlMessage[]; loop: LoopMessage[] } = { crawl: [], loop: [] };
+    const stopCrawlMessages = onCrawlMessage(function collect(message) {
+      published.crawl.push(message);
+    });
+    const stopLoopMessages = onLoopMessage(function collect(message) {
+      if (message.loop === loop.id) published.loop.push(message);
+    });
+    try {
+      await loop.runUntilComplete(crawler.crawl());
+    } finally {
+      stopCrawlMessages();
+      stopLoopMessages();
+    }
+    return published;
+  }
+
+  it("publishes each attempt and its steps with its crawl id, and the Tasks' steps with its loop id", async () => {
     site.addPage("/", ["/a"]).addPage("/a", []).addFault("/a", { kind: "drop" });
-    const events: TraceEvent[] = [];
-    const crawler = new Crawler(site.url, { maxTasks: 2, maxTries: 2, trace: (event) => events.push(event) });
-    await loop.runUntilComplete(crawler.crawl());
-    const fetchEvents = events.filter((event) => event.type === "fetch-start" || event.type === "fetch-end");
-    expect(fetchEvents.map((event) => [event.type, "url" in event ? event.url : null])).toEqual([
+    const published = await crawlListening(new Crawler(site.url, { maxTasks: 2, maxTries: 2 }));
+    const start = published.crawl[0];
+    expect(start).toMatchObject({ type: "crawl-start", stage: "generators", loop: loop.id });
+    const ours = published.crawl.filter((message) => message.crawl === start?.crawl);
+    expect(ours.at(-1)?.type).toBe("crawl-end");
+    const fetches = ours.filter((message) => message.type === "fetch-start" || message.type === "fetch-end");
+    expect(fetches.map((message) => [message.type, "url" in message ? message.url : null])).toEqual([
       ["fetch-start", site.urlFor("/")],
       ["fetch-end", site.urlFor("/")],
       ["fetch-start", site.urlFor("/a")],
@@ -160,25 +195,43 @@ describe("Crawler trace", () => {
       ["fetch-start", site.urlFor("/a")],
       ["fetch-end", site.urlFor("/a")],
     ]);
-    const kinds = new Set(events.map((event) => event.type));
-    for (const kind of ["connect", "send", "first-byte", "read", "step", "resolve", "cancel"]) {
-      expect(kinds.has(kind as TraceEvent["type"])).toBe(true);
+    for (const message of fetches) {
+      if (message.type !== "fetch-start" && message.type !== "fetch-end") continue;
+      expect(message.inFlight).toBeGreaterThanOrEqual(1); // the fetch the message is about
+      expect(message.unfinished).toBe(message.queued + message.inFlight);
     }
-    expect(events.every((event) => event.stage === "generators")).toBe(true);
-    expect(loop.trace).toBeNull();
+    const kinds = new Set(ours.map((message) => message.type));
+    for (const kind of ["connect", "send", "first-byte", "read"]) expect(kinds.has(kind as CrawlMessage["type"])).toBe(true);
+    const loopKinds = new Set(published.loop.map((message) => message.type));
+    for (const kind of ["step", "resolve", "cancel"]) expect(loopKinds.has(kind as LoopMessage["type"])).toBe(true);
     await new Promise(setImmediate);
     loop.close();
   });
 
-  it("gives the loop back its own trace after a traced crawl", async () => {
-    site.addPage("/", []);
-    const own: TraceEvent[] = [];
-    function ownTrace(event: TraceEvent): void {
-      own.push(event);
+  it("tells two crawls in one loop apart by their crawl ids", async () => {
+    site.addPage("/one", ["/one/a", "/one/b"]).addPage("/one/a", []).addPage("/one/b", []);
+    site.addPage("/two", ["/two/a"]).addPage("/two/a", []);
+    const crawlers = [new Crawler(site.urlFor("/one")), new Crawler(site.urlFor("/two"))];
+    function* both(): Coroutine<CrawlResult[]> {
+      return yield* gather(...crawlers.map((crawler) => crawler.crawl()));
     }
-    loop.setTrace(ownTrace);
-    await loop.runUntilComplete(new Crawler(site.url, { trace() {} }).crawl());
-    expect(loop.trace).toBe(ownTrace);
+    const crawlMessages: CrawlMessage[] = [];
+    const stopListening = onCrawlMessage(function collect(message) {
+      crawlMessages.push(message);
+    });
+    let results: CrawlResult[];
+    try {
+      results = await loop.runUntilComplete(both());
+    } finally {
+      stopListening();
+    }
+    const ids = crawlMessages.filter((message) => message.type === "crawl-start").map((message) => message.crawl);
+    expect(new Set(ids).size).toBe(2);
+    const fetched = ids.map((id) =>
+      crawlMessages.filter((message) => message.crawl === id && message.type === "fetch-start").map((message) => ("url" in message ? message.url : "")),
+    );
+    expect(fetched.map((urls) => urls.sort())).toEqual(results.map((result) => result.records.map((record) => record.url).sort()));
+    await new Promise(setImmediate);
     loop.close();
   });
 

@@ -1,10 +1,11 @@
 import { describe, expect, it, vi } from "vitest";
 import { InvalidStateError } from "../../src/kernel/errors.js";
 import { EventLoop } from "../../src/generators/event-loop.js";
-import { Future, type Coroutine } from "../../src/generators/future.js";
-import { Task } from "../../src/generators/task.js";
+import { getRunningLoop, runningLoopOrNull } from "../../src/generators/events.js";
+import { Future, type Coroutine } from "../../src/generators/futures.js";
+import { Task } from "../../src/generators/tasks.js";
 import type { TimerHandle } from "../../src/kernel/timers.js";
-import { getRunningLoop, runningLoopOrNull } from "../../src/generators/running-loop.js";
+import { onLoopMessage } from "./messages.js";
 
 describe("EventLoop", () => {
   it("runs callSoon callbacks first in, first out", () => {
@@ -263,11 +264,11 @@ describe("EventLoop", () => {
     expect(() => loop.runOnce()).toThrow(InvalidStateError);
   });
 
-  it("reports timers, steps and resolved Futures to its trace while tracing is on", async () => {
+  it("publishes its timers, its Tasks' steps and its resolved Futures on the loop channel, with its id", async () => {
     const loop = new EventLoop();
     const types: string[] = [];
-    loop.setTrace(function collect(event) {
-      types.push(`${event.type}${event.type === "timer" ? ` ${event.callback}` : ""}`);
+    const stopListening = onLoopMessage(function collect(message) {
+      if (message.loop === loop.id) types.push(`${message.type}${message.type === "timer" ? ` ${message.callback}` : ""}`);
     });
     function* coro(): Coroutine<void> {
       const future = new Future<void>(loop, "tick");
@@ -276,10 +277,12 @@ describe("EventLoop", () => {
       });
       yield* future;
     }
-    await loop.runUntilComplete(new Task(coro(), loop, "ticker"));
+    try {
+      await loop.runUntilComplete(new Task(coro(), loop, "ticker"));
+    } finally {
+      stopListening();
+    }
     expect(types).toEqual(["step", "timer tick", "resolve", "step", "resolve"]);
-    loop.setTrace(null);
-    expect(loop.trace).toBeNull();
     await new Promise(setImmediate);
     loop.close();
   });

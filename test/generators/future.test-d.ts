@@ -1,6 +1,6 @@
 import { describe, expectTypeOf, it } from "vitest";
-import { Future, type Coroutine } from "../../src/generators/future.js";
-import { Task } from "../../src/generators/task.js";
+import { Future, type Coroutine } from "../../src/generators/futures.js";
+import { Task } from "../../src/generators/tasks.js";
 
 describe("Future", () => {
   it("types `yield* future` as the Future's result type", () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { CancelledError, InvalidStateError } from "../../src/kernel/errors.js";
 import { EventLoop } from "../../src/generators/event-loop.js";
-import { Future, type Coroutine } from "../../src/generators/future.js";
+import { Future, type Coroutine } from "../../src/generators/futures.js";
 
 describe("Future", () => {
   it("starts pending and refuses to give a result or exception", () => {

@@ -1,9 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { EventLoop } from "../../src/generators/event-loop.js";
-import type { Coroutine } from "../../src/generators/future.js";
-import { JoinableQueue, QueueEmpty } from "../../src/generators/joinable-queue.js";
-import { sleep } from "../../src/generators/sleep.js";
-import { Task } from "../../src/generators/task.js";
+import type { Coroutine } from "../../src/generators/futures.js";
+import { JoinableQueue, QueueEmpty } from "../../src/generators/queues.js";
+import { sleep, Task } from "../../src/generators/tasks.js";
 import { within } from "../helpers/within.js";
 import { outcome } from "./outcome.js";
 

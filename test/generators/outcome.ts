@@ -2,8 +2,8 @@
  * A test helper for generator coroutines: wait for a Task whatever its
  * outcome, as a test does after cancelling it.
  */
-import type { Coroutine } from "../../src/generators/future.js";
-import type { Task } from "../../src/generators/task.js";
+import type { Coroutine } from "../../src/generators/futures.js";
+import type { Task } from "../../src/generators/tasks.js";
 import { FetchFailure } from "../../src/kernel/errors.js";
 
 /**

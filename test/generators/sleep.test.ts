@@ -1,8 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { EventLoop } from "../../src/generators/event-loop.js";
-import type { Coroutine } from "../../src/generators/future.js";
-import { sleep } from "../../src/generators/sleep.js";
-import { Task } from "../../src/generators/task.js";
+import type { Coroutine } from "../../src/generators/futures.js";
+import { sleep, Task } from "../../src/generators/tasks.js";
 import { outcome } from "./outcome.js";
 
 describe("sleep", () => {

@@ -3,9 +3,9 @@ import type { Socket } from "node:net";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { errorName } from "../../src/kernel/errors.js";
 import { EventLoop } from "../../src/generators/event-loop.js";
-import { Future, type Coroutine } from "../../src/generators/future.js";
+import { Future, type Coroutine } from "../../src/generators/futures.js";
 import { connect, read, readAll, sendAll } from "../../src/generators/sockets.js";
-import { Task } from "../../src/generators/task.js";
+import { Task } from "../../src/generators/tasks.js";
 import { outcome } from "./outcome.js";
 
 /** A loopback TCP server whose reply to each connection the test decides. */

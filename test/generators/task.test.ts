@@ -1,9 +1,9 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { CancelledError } from "../../src/kernel/errors.js";
 import { EventLoop } from "../../src/generators/event-loop.js";
-import { Future, type Coroutine } from "../../src/generators/future.js";
-import { Task } from "../../src/generators/task.js";
-import { runningLoopOrNull } from "../../src/generators/running-loop.js";
+import { runningLoopOrNull } from "../../src/generators/events.js";
+import { Future, type Coroutine } from "../../src/generators/futures.js";
+import { Task } from "../../src/generators/tasks.js";
 
 /** Steps the loop `turns` times (asyncio test_utils.run_briefly). */
 function runBriefly(loop: EventLoop, turns = 1): void {

@@ -1,10 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { FetchFailure, errorName } from "../../src/kernel/errors.js";
 import { EventLoop } from "../../src/generators/event-loop.js";
-import { Future, type Coroutine } from "../../src/generators/future.js";
-import { sleep } from "../../src/generators/sleep.js";
-import { Task } from "../../src/generators/task.js";
-import { waitFor } from "../../src/generators/wait-for.js";
+import { Future, type Coroutine } from "../../src/generators/futures.js";
+import { sleep, Task, waitFor } from "../../src/generators/tasks.js";
+import { onLoopMessage } from "./messages.js";
 import { outcome } from "./outcome.js";
 
 describe("waitFor", () => {
@@ -96,10 +95,15 @@ describe("waitFor", () => {
       yield* waitFor(stuck(), 5);
     }
     const task = new Task(outer(), loop);
-    loop.setTrace(function cancelWithTheTimer(event) {
-      if (event.type === "timer" && event.callback === "timeIsUp") task.cancel();
+    // The loop publishes a due timer before it runs it: cancel our Task in that same turn.
+    const stopListening = onLoopMessage(function cancelWithTheTimer(message) {
+      if (message.loop === loop.id && message.type === "timer" && message.callback === "timeIsUp") task.cancel();
     });
-    expect(await loop.runUntilComplete(outcome(task))).toBe("CancelledError");
+    try {
+      expect(await loop.runUntilComplete(outcome(task))).toBe("CancelledError");
+    } finally {
+      stopListening();
+    }
     expect(loop.timerCount).toBe(0);
     loop.close();
   });

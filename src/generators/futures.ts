@@ -1,12 +1,12 @@
-/**
- * The Future: a result that is not there yet, and the `Coroutine` type of the
- * generators that wait on Futures.
+/** futures.ts ↔ Lib/asyncio/futures.py: the Future, a result that is not there yet,
+ * and the `Coroutine` type of the generators that wait on Futures.
  *
  * @module
  */
 import { CancelledError, InvalidStateError } from "../kernel/errors.js";
+import { loopChannel } from "../observe/channels.js";
+import { runningLoopOrNull } from "./events.js";
 import type { EventLoop } from "./event-loop.js";
-import { runningLoopOrNull } from "./running-loop.js";
 
 /**
  * A generator-based coroutine: it yields Futures to the {@link Task} that
@@ -24,12 +24,6 @@ export type FutureState = "pending" | "finished" | "cancelled";
 
 /** Futures made so far in this process: each gets the next number, for debugging and traces. */
 let futureCount = 0;
-
-/** What a Future keeps per done callback: the function, to find it again, and the call to make. */
-interface DoneCallback {
-  readonly fn: object;
-  readonly run: () => void;
-}
 
 /**
  * A result that will exist later. A coroutine waits for one with
@@ -49,12 +43,12 @@ interface DoneCallback {
  * is no loop to hand them to.
  *
  * @remarks The chapter's Future has a public `result` field and calls its
- * callbacks inside `set_result`; this one is closer to asyncio's `Future`
- * (Lib/asyncio/futures.py): states, `InvalidStateError`, cancellation, and
- * callbacks through the loop. The value lives in the field `value`, the method
- * is `result()`. The callbacks are stored as closures, so a `Future<number>` is
- * still a `Future<unknown>` to TypeScript: storing `(f: Future<T>) => void`
- * would make `Future<T>` invariant and `yield this` would not type-check.
+ * callbacks inside `set_result`; this one is closer to asyncio's `Future`:
+ * states, `InvalidStateError`, cancellation, and callbacks through the loop.
+ * The value lives in the field `value`, the method is `result()`. The
+ * callbacks are stored as closures, so a `Future<number>` is still a
+ * `Future<unknown>` to TypeScript: storing `(f: Future<T>) => void` would make
+ * `Future<T>` invariant and `yield this` would not type-check.
  * @see Chapter, "Building Coroutines With Generators"; asyncio `Future`
  */
 export class Future<T> {
@@ -64,32 +58,23 @@ export class Future<T> {
   private value: T | undefined = undefined;
   private error: unknown = undefined;
   private failed = false;
-  private callbacks: DoneCallback[] = [];
-  /**
-   * The loop that runs the done callbacks. A Future made with none takes the
-   * loop of the first Task that waits on it (see {@link Future.getLoop}).
-   */
+  /** Each done callback: the function, to find it again, and the call to make. */
+  private callbacks: Array<{ fn: object; run: () => void }> = [];
+  /** The loop that runs the done callbacks (declared last, so `console.log` shows the state first). */
   protected loop: EventLoop | null;
 
   /**
    * @param loop - The loop that will run the done callbacks. By default the
    * loop running now, if any; with none, the first Task that waits on the
-   * Future lends it its loop.
-   * @param label - What the Future stands for (`"read"`, `"sleep"`, …), for
-   * debugging and traces.
+   * Future lends it its loop (see {@link Future.attachLoop}).
+   * @param label - What the Future stands for (`"read"`, `"sleep"`, …), for debugging and traces.
    */
-  constructor(
-    loop: EventLoop | null = runningLoopOrNull(),
-    /** What the Future stands for, for debugging and traces. */
-    readonly label = "future",
-  ) {
+  constructor(loop: EventLoop | null = runningLoopOrNull(), readonly label = "future") {
     this.loop = loop;
   }
 
   /** The loop that runs this Future's done callbacks, or null if none has yet (asyncio `get_loop()`). */
-  getLoop(): EventLoop | null {
-    return this.loop;
-  }
+  getLoop(): EventLoop | null { return this.loop; }
 
   /**
    * Lends the Future a loop if it has none: a {@link Task} calls this on each
@@ -103,14 +88,10 @@ export class Future<T> {
   }
 
   /** True once the Future has a result, an exception, or was cancelled. */
-  done(): boolean {
-    return this.state !== "pending";
-  }
+  done(): boolean { return this.state !== "pending"; }
 
   /** True if the Future was cancelled. */
-  cancelled(): boolean {
-    return this.state === "cancelled";
-  }
+  cancelled(): boolean { return this.state === "cancelled"; }
 
   /**
    * The result.
@@ -120,10 +101,9 @@ export class Future<T> {
    * @throws {@link shared!InvalidStateError} if it is still pending.
    */
   result(): T {
-    if (this.state === "pending") throw new InvalidStateError("Result is not ready: the Future is pending");
-    if (this.state === "cancelled") throw new CancelledError();
-    if (this.failed) throw this.error;
-    return this.value as T; // The one cast: state "finished" without failure means setResult stored a T.
+    const error = this.exception(); // Throws while pending, or once cancelled.
+    if (this.failed) throw error;
+    return this.value as T; // The one cast: "finished" without failure means setResult stored a T.
   }
 
   /**
@@ -133,7 +113,7 @@ export class Future<T> {
    * @throws {@link shared!InvalidStateError} if it is still pending.
    */
   exception(): unknown {
-    if (this.state === "pending") throw new InvalidStateError("Exception is not set: the Future is pending");
+    if (this.state === "pending") throw new InvalidStateError("The Future is pending: it has no result or exception yet");
     if (this.state === "cancelled") throw new CancelledError();
     return this.failed ? this.error : null;
   }
@@ -144,10 +124,9 @@ export class Future<T> {
    * @throws {@link shared!InvalidStateError} if the Future is already done.
    */
   setResult(value: T): void {
-    this.settle("setResult()");
+    if (this.done()) throw new InvalidStateError(`setResult() on a Future that is already ${this.state}`);
     this.value = value;
-    this.state = "finished";
-    this.scheduleCallbacks();
+    this.finish("finished");
   }
 
   /**
@@ -156,11 +135,10 @@ export class Future<T> {
    * @throws {@link shared!InvalidStateError} if the Future is already done.
    */
   setException(error: unknown): void {
-    this.settle("setException()");
+    if (this.done()) throw new InvalidStateError(`setException() on a Future that is already ${this.state}`);
     this.error = error;
     this.failed = true;
-    this.state = "finished";
-    this.scheduleCallbacks();
+    this.finish("finished");
   }
 
   /**
@@ -171,8 +149,7 @@ export class Future<T> {
    */
   cancel(): boolean {
     if (this.state !== "pending") return false;
-    this.state = "cancelled";
-    this.scheduleCallbacks();
+    this.finish("cancelled");
     return true;
   }
 
@@ -181,10 +158,7 @@ export class Future<T> {
    * still runs (scheduled at once), so nobody can miss the moment.
    */
   addDoneCallback(fn: (future: Future<T>) => void): void {
-    const callback: DoneCallback = {
-      fn,
-      run: () => fn(this), // A closure, so the array's type does not mention T.
-    };
+    const callback = { fn, run: () => fn(this) }; // A closure, so the array's type does not mention T.
     if (this.state === "pending") this.callbacks.push(callback);
     else this.schedule(callback);
   }
@@ -195,13 +169,9 @@ export class Future<T> {
    * @returns how many were removed.
    */
   removeDoneCallback(fn: (future: Future<T>) => void): number {
-    const kept: DoneCallback[] = [];
-    for (const callback of this.callbacks) {
-      if (callback.fn !== fn) kept.push(callback);
-    }
-    const removed = this.callbacks.length - kept.length;
-    this.callbacks = kept;
-    return removed;
+    const before = this.callbacks.length;
+    this.callbacks = this.callbacks.filter((callback) => callback.fn !== fn);
+    return before - this.callbacks.length;
   }
 
   /**
@@ -217,9 +187,7 @@ export class Future<T> {
    * @see Chapter, "Factoring Coroutines With yield from"
    */
   *[Symbol.iterator](): Coroutine<T> {
-    if (this.state === "pending") {
-      yield this; // Tell the Task to resume us when this Future is done.
-    }
+    if (this.state === "pending") yield this; // Tell the Task to resume us when this Future is done.
     return this.result(); // Throws here, inside the coroutine, if it failed.
   }
 
@@ -235,10 +203,7 @@ export class Future<T> {
    *
    * @see Brett Cannon, "How the heck does async/await work in Python 3.5?"
    */
-  then<R1 = T, R2 = never>(
-    onFulfilled?: ((value: T) => R1 | PromiseLike<R1>) | null,
-    onRejected?: ((reason: unknown) => R2 | PromiseLike<R2>) | null,
-  ): Promise<R1 | R2> {
+  then<R1 = T, R2 = never>(onFulfilled?: ((value: T) => R1 | PromiseLike<R1>) | null, onRejected?: ((reason: unknown) => R2 | PromiseLike<R2>) | null): Promise<R1 | R2> {
     const future = this;
     return new Promise<T>(function bridge(resolve, reject) {
       function settle(): void {
@@ -254,23 +219,16 @@ export class Future<T> {
     }).then(onFulfilled, onRejected);
   }
 
-  private settle(operation: string): void {
-    if (this.state !== "pending") {
-      throw new InvalidStateError(`${operation} on a Future that is already ${this.state}`);
-    }
-  }
-
-  private scheduleCallbacks(): void {
-    const trace = this.loop?.trace ?? null;
-    if (trace !== null && this.loop !== null && this.state === "finished") {
-      trace({ type: "resolve", t: this.loop.traceTime(), stage: "generators", future: this.id, label: this.label });
-    }
+  /** Ends the Future in `state` and hands its done callbacks to the loop. */
+  private finish(state: FutureState): void {
+    this.state = state;
+    if (loopChannel.hasSubscribers && this.loop !== null && state === "finished") loopChannel.publish({ type: "resolve", loop: this.loop.id, future: this.id, label: this.label });
     const callbacks = this.callbacks;
     this.callbacks = [];
     for (const callback of callbacks) this.schedule(callback);
   }
 
-  private schedule(callback: DoneCallback): void {
+  private schedule(callback: { run: () => void }): void {
     if (this.loop === null) callback.run();
     else this.loop.callSoon(callback.run);
   }

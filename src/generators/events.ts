@@ -1,7 +1,9 @@
-/**
- * Which {@link EventLoop} is iterating right now, so a coroutine such as
- * `sleep()` can reach it without being handed it.
+/** events.ts ↔ Lib/asyncio/events.py: which loop is running, so a coroutine such as `sleep()`
+ * finds its loop without being handed it.
  *
+ * @remarks asyncio keeps `get_running_loop()` in events.py, apart from the loop itself; so do we,
+ * and so futures.ts and tasks.ts need not import the loop, and the stage's modules form no circle
+ * that breaks when one of them is imported first.
  * @module
  */
 import type { EventLoop } from "./event-loop.js";
@@ -15,15 +17,13 @@ let runningLoop: EventLoop | null = null;
 /**
  * The loop whose iteration is running now. Every coroutine step, timer and
  * I/O callback runs inside an iteration, so code in a coroutine always finds
- * its loop here.
+ * its loop here, without being handed it.
  *
  * @throws Error when called outside a loop iteration.
  * @see asyncio `get_running_loop()` (Lib/asyncio/events.py)
  */
 export function getRunningLoop(): EventLoop {
-  if (runningLoop === null) {
-    throw new Error("No running event loop: run this coroutine in a Task (loop.runUntilComplete(coro))");
-  }
+  if (runningLoop === null) throw new Error("No running event loop: run this coroutine in a Task (loop.runUntilComplete(coro))");
   return runningLoop;
 }
 
@@ -33,17 +33,12 @@ export function getRunningLoop(): EventLoop {
  *
  * @see asyncio `_get_running_loop()` (Lib/asyncio/events.py)
  */
-export function runningLoopOrNull(): EventLoop | null {
-  return runningLoop;
-}
+export function runningLoopOrNull(): EventLoop | null { return runningLoop; }
 
 /**
- * Records the loop that starts (or, with null, ends) an iteration. Only
- * {@link EventLoop} calls this; it returns the previous value so nested
- * calls restore it.
+ * Records the loop that starts an iteration (or, with the loop that ran
+ * before it, usually null, ends one). Only {@link EventLoop} calls this.
+ *
+ * @see asyncio `_set_running_loop()` (Lib/asyncio/events.py)
  */
-export function setRunningLoop(loop: EventLoop | null): EventLoop | null {
-  const previous = runningLoop;
-  runningLoop = loop;
-  return previous;
-}
+export function setRunningLoop(loop: EventLoop | null): void { runningLoop = loop; }

@@ -1,15 +1,47 @@
-/**
- * The joinable queue the crawler's workers share, built on Futures.
+/** queues.ts ↔ Lib/asyncio/queues.py: the joinable queue the crawler's workers share, built on
+ * Futures, and the first-in, first-out list it keeps its items and waiting getters in.
  *
  * @module
  */
-import { Fifo } from "./fifo.js";
-import { Future, type Coroutine } from "./future.js";
-import { getRunningLoop } from "./running-loop.js";
+import { getRunningLoop } from "./events.js";
+import { Future, type Coroutine } from "./futures.js";
 
 /** `getNowait()` on an empty queue (asyncio.QueueEmpty). */
-export class QueueEmpty extends Error {
-  override readonly name = "QueueEmpty";
+export class QueueEmpty extends Error { override readonly name = "QueueEmpty"; }
+
+/**
+ * A first-in, first-out list: an array and the index of its head. `shift`
+ * moves the index instead of the elements, and the array is compacted once
+ * the used part is less than half of it (Python's `collections.deque`, which
+ * asyncio's Queue uses).
+ *
+ * @remarks Why not `Array#shift`: pushing then shifting 100,000 URLs took 380 ms with it and 15 ms with this (30,000: 36 vs 2 ms; micro-benchmark, Node 20).
+ */
+export class Fifo<T> {
+  private items: T[] = [];
+  private head = 0;
+
+  /** How many items are in the list. */
+  get length(): number { return this.items.length - this.head; }
+
+  /** Adds `item` at the tail. */
+  push(item: T): void { this.items.push(item); }
+
+  /**
+   * Takes the item at the head.
+   *
+   * @throws RangeError if the list is empty.
+   */
+  shift(): T {
+    if (this.length === 0) throw new RangeError("shift() from an empty Fifo");
+    const item = this.items[this.head++];
+    // Compact once the used part is less than half of the array (or nothing is left).
+    if (this.head === this.items.length || (this.head >= 1024 && this.head * 2 >= this.items.length)) {
+      this.items = this.items.slice(this.head);
+      this.head = 0;
+    }
+    return item;
+  }
 }
 
 /**
@@ -30,7 +62,7 @@ export class QueueEmpty extends Error {
  * made by the first `join` while work is unfinished and dropped once
  * resolved, so the queue can be joined again after more work (asyncio uses an
  * Event for the same reason). This queue is unbounded: `put` never waits.
- * @see Chapter, "Coordinating Coroutines"; asyncio `Queue` (Lib/asyncio/queues.py)
+ * @see Chapter, "Coordinating Coroutines"; asyncio `Queue`
  */
 export class JoinableQueue<T> {
   private readonly items = new Fifo<T>();
@@ -40,19 +72,13 @@ export class JoinableQueue<T> {
   private joinFuture: Future<void> | null = null;
 
   /** Items waiting in the queue. */
-  qsize(): number {
-    return this.items.length;
-  }
+  qsize(): number { return this.items.length; }
 
   /** Whether no item is waiting. */
-  empty(): boolean {
-    return this.items.length === 0;
-  }
+  empty(): boolean { return this.items.length === 0; }
 
   /** Items put and not yet marked done with `taskDone()`: queued or being worked on. */
-  get unfinishedTasks(): number {
-    return this.unfinished;
-  }
+  get unfinishedTasks(): number { return this.unfinished; }
 
   /**
    * Puts `item` in the queue. The queue is unbounded, so this never waits; it
@@ -85,9 +111,8 @@ export class JoinableQueue<T> {
       try {
         yield* getter; // Paused here until putNowait() wakes us (where idle workers wait).
       } catch (error) {
-        // cancel() is false if putNowait() had already handed us an item.
-        const handedAnItem = !getter.cancel(); // Cancelled or not, wakeNextGetter skips it now.
-        if (handedAnItem && !this.empty()) this.wakeNextGetter(); // Pass the item on.
+        // cancel() is false if putNowait() had already handed us an item: pass it on. Either way, wakeNextGetter skips us now.
+        if (!getter.cancel() && !this.empty()) this.wakeNextGetter();
         throw error;
       }
     }
@@ -113,10 +138,9 @@ export class JoinableQueue<T> {
   taskDone(): void {
     if (this.unfinished <= 0) throw new RangeError("taskDone() called too many times");
     this.unfinished -= 1;
-    if (this.unfinished === 0 && this.joinFuture !== null) {
-      this.joinFuture.setResult(undefined);
-      this.joinFuture = null;
-    }
+    if (this.unfinished > 0) return;
+    this.joinFuture?.setResult(undefined); // Resume the join() waiting, if any.
+    this.joinFuture = null;
   }
 
   /** Waits until every item put has been marked done with `taskDone()`. */
@@ -130,10 +154,7 @@ export class JoinableQueue<T> {
   private wakeNextGetter(): void {
     while (this.getters.length > 0) {
       const getter = this.getters.shift();
-      if (!getter.done()) {
-        getter.setResult(undefined);
-        return;
-      }
+      if (!getter.done()) return getter.setResult(undefined);
     }
   }
 }
