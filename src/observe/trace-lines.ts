@@ -8,7 +8,6 @@
 import { createWriteStream } from "node:fs";
 import type { WriteStream } from "node:fs";
 import type { TraceEvent } from "./events.js";
-import type { Printer } from "../cli/printer.js";
 
 /**
  * Formats one event: the time, the stage, the event's name, then its fields
@@ -65,7 +64,7 @@ function counters(event: { queued: number; unfinished: number; inFlight: number 
 }
 
 /**
- * Where `crawl --trace` sends its lines: stderr (through the {@link Printer},
+ * Where `crawl --trace` sends its lines: stderr (through the CLI's printer,
  * so the progress line stays readable) or a file, written as a stream.
  */
 export class TraceLines {
@@ -76,7 +75,7 @@ export class TraceLines {
   constructor(
     /** The file to write, or `-` for stderr. */
     readonly destination: string,
-    private readonly printer: Printer,
+    private readonly printer: { warn(text: string): void },
   ) {
     if (destination === "-") {
       this.file = null;

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { VERSION } from "../../crawl/options.js";
+import pkg from "../../../package.json" with { type: "json" };
 import { escapeXml, ms } from "./escape.js";
 import { fetchAttempts, inFlightSeries, peak } from "./fetch-attempts.js";
 import { stagePanelSvg } from "./stage-panel.js";
@@ -92,7 +92,7 @@ export function timelinePage(panels: readonly TimelinePanel[], title = "Crawl ti
 </head>
 <body>
 <h1>${escapeXml(title)}</h1>
-<p class="note">Made by coroutine-crawler ${VERSION} from the crawl's trace events. One bar per fetch attempt; hover for its
+<p class="note">Made by coroutine-crawler ${pkg.version} from the crawl's trace events. One bar per fetch attempt; hover for its
 title, click for its details. Time runs left to right, the same axis in every panel.</p>
 <p class="legend"><span><i class="connecting"></i>connecting</span><span><i class="waiting"></i>waiting for the first byte</span>
 <span><i class="reading"></i>reading and parsing</span><span><i style="outline: 1.5px solid #d62728"></i>failed attempt</span>
