@@ -35,27 +35,13 @@ import { DEFAULT_OPTIONS } from "../src/crawl/options.js";
 import { connect, recv, send } from "../src/kernel/socket.js";
 import { openRoot } from "./open-root.js";
 
-/** What the busy loops counted. */
-export interface BusyLoopSummary {
-  /** Tries made in one go, without giving Node a turn. */
-  spunTries: number;
-  /** Whether the socket was still connecting after them (always, in Node). */
-  stillConnectingAfterSpin: boolean;
-  /** Turns given to Node before `send` stopped failing with EAGAIN. */
-  pollsToConnect: number;
-  /** Turns given to Node before the whole response had arrived. */
-  pollsToRead: number;
-  /** The response's status. */
-  status: number;
-}
-
 /** True for the "would block, try again" error of a non-blocking socket call. */
 function wouldBlock(error: unknown): boolean {
   return error instanceof Error && "code" in error && error.code === "EAGAIN";
 }
 
 /** Connects, sends and reads one response by retrying until each call stops failing. */
-export async function main(rootUrl?: string): Promise<BusyLoopSummary> {
+export async function main(rootUrl?: string): Promise<void> {
   const root = await openRoot(rootUrl);
   const url = new URL(root.url);
   const socket = connect(url); // Returns at once: the connection is under way.
@@ -72,8 +58,9 @@ export async function main(rootUrl?: string): Promise<BusyLoopSummary> {
         if (!wouldBlock(error)) throw error;
       }
     }
-    const stillConnectingAfterSpin = socket.connecting;
-    console.log(`Spun ${spunTries} times without a break: still connecting? ${stillConnectingAfterSpin}`);
+    console.log(
+      `Tried send() ${spunTries} times without giving Node a turn: still connecting? ${socket.connecting ? "yes" : "no"}`,
+    );
 
     // 2. Poll: one try per turn of Node's event loop.
     let pollsToConnect = 0;
@@ -87,7 +74,7 @@ export async function main(rootUrl?: string): Promise<BusyLoopSummary> {
         await nextTurn(); // Let Node run its loop once, then ask again.
       }
     }
-    console.log(`Connected and sent the request after ${pollsToConnect} poll(s).`);
+    console.log(`Polling, one try per turn of Node's loop: connected and sent the request after ${polls(pollsToConnect)}.`);
 
     const parser = new ResponseParser({ maxBodyBytes: DEFAULT_OPTIONS.maxBodyBytes });
     let pollsToRead = 0;
@@ -105,13 +92,17 @@ export async function main(rootUrl?: string): Promise<BusyLoopSummary> {
       else parser.end();
     }
     const response = parser.response();
-    console.log(`Read ${response.status} (${response.body.length} body bytes) after ${pollsToRead} more poll(s).`);
+    console.log(`Then ${polls(pollsToRead)} to read the response: status ${response.status}, ${response.body.length} body bytes.`);
     console.log("Every poll that found nothing was wasted work; a selector would have told us when to look.");
-    return { spunTries, stillConnectingAfterSpin, pollsToConnect, pollsToRead, status: response.status };
   } finally {
     socket.destroy();
     await root.close();
   }
+}
+
+/** `1 poll`, `372 polls`. */
+function polls(count: number): string {
+  return `${count} ${count === 1 ? "poll" : "polls"}`;
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) await main(process.argv[2]);

@@ -31,18 +31,6 @@ import { readPage } from "../src/crawl/page.js";
 import { nextCrawlId } from "../src/observe/channels.js";
 import { openRoot } from "./open-root.js";
 
-/** What the fetch produced. */
-export interface FetchOnePageSummary {
-  /** The steps the Fetcher went through, in order (`read` once per chunk). */
-  steps: string[];
-  /** The status, or null if the attempt failed. */
-  status: number | null;
-  /** The error name, when the attempt failed. */
-  error: string | null;
-  /** The links found on the page. */
-  links: string[];
-}
-
 /**
  * Fetches `url` with one Fetcher, running the loop until its last callback
  * stops it. The Promise is only for the caller: inside, all is callbacks.
@@ -78,7 +66,7 @@ function fetchOnePage(url: string, steps: string[]): Promise<FetchOutcome> {
 }
 
 /** Fetches the root page and prints the callback chain and the result. */
-export async function main(rootUrl?: string): Promise<FetchOnePageSummary> {
+export async function main(rootUrl?: string): Promise<void> {
   const root = await openRoot(rootUrl);
   try {
     const steps: string[] = [];
@@ -86,13 +74,12 @@ export async function main(rootUrl?: string): Promise<FetchOnePageSummary> {
     console.log(`Steps: ${steps.join(" → ")}`);
     if (typeof outcome === "string") {
       console.log(`${root.url}: the attempt failed with ${outcome}`);
-      return { steps, status: null, error: outcome, links: [] };
+      return;
     }
     const page = readPage(root.url, outcome, resolveOptions({}).maxBodyBytes);
-    console.log(`${root.url}: ${page.status} ${page.contentType ?? "-"}, ${page.size} bytes, ${page.links.length} links`);
+    console.log(`${root.url}: status ${page.status}, ${page.contentType ?? "no content type"}, ${page.size} bytes, ${page.links.length} links`);
     for (const link of page.links.slice(0, 5)) console.log(`  ${link}`);
     if (page.links.length > 5) console.log(`  … and ${page.links.length - 5} more`);
-    return { steps, status: page.status, error: null, links: page.links };
   } finally {
     await root.close();
   }

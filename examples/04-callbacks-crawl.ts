@@ -7,6 +7,10 @@
  * nothing runs and nothing waits; then the loop stops and `crawl`'s callback
  * gets the result.
  *
+ * A `trace` function counts how the crawl waited: the turns of the loop
+ * (each `select` reports the ready sockets) and the callbacks it dispatched,
+ * and the most fetches in flight at once, never more than `maxTasks`.
+ *
  * Run it: `npx tsx examples/04-callbacks-crawl.ts [URL]`
  * Debug it: `node --inspect-brk --import tsx examples/04-callbacks-crawl.ts`
  * (docs/debugging.md).
@@ -18,19 +22,33 @@ import { fileURLToPath } from "node:url";
 import { Crawler } from "../src/callbacks/index.js";
 import type { CrawlResult } from "../src/crawl/records.js";
 import { report } from "../src/crawl/report.js";
+import type { TraceEvent } from "../src/observe/events.js";
 import { openRoot } from "./open-root.js";
 
-/** Crawls the root with stage 1 and prints the report's summary. */
-export async function main(rootUrl?: string): Promise<CrawlResult> {
+/** Crawls the root with stage 1 and prints the report's summary and how the loop waited. */
+export async function main(rootUrl?: string): Promise<void> {
   const root = await openRoot(rootUrl);
   try {
-    const crawler = new Crawler(root.url, { maxTasks: 10 });
+    const maxTasks = 10;
+    let turns = 0;
+    let callbacks = 0;
+    let peakInFlight = 0;
+    function watch(event: TraceEvent): void {
+      if (event.type === "select") turns += 1;
+      else if (event.type === "dispatch") callbacks += 1;
+      else if (event.type === "fetch-start") peakInFlight = Math.max(peakInFlight, event.inFlight);
+    }
+    console.log(`Stage 1, callbacks: crawling ${root.url} with maxTasks ${maxTasks}`);
+    const crawler = new Crawler(root.url, { maxTasks, trace: watch });
     // Stage 1 reports the end with a callback; the Promise is only for main().
     const result = await new Promise<CrawlResult>(function startCrawl(resolve) {
       crawler.crawl(resolve); // Returns at once; the loop does the work.
     });
     console.log(report(result, { quiet: true })); // quiet: only the errors among the per-URL lines
-    return result;
+    console.log(
+      `How it waited: the loop turned ${turns} times (one select() each) and called ${callbacks} callbacks ` +
+        `on ready sockets; at most ${peakInFlight} fetches were in flight at once.`,
+    );
   } finally {
     await root.close();
   }

@@ -34,14 +34,6 @@ import { resolveOptions } from "../src/crawl/options.js";
 import { openRoot } from "./open-root.js";
 import { runCoroutine } from "./run-coroutine.js";
 
-/** The function names found in each stage's stack trace. */
-export interface StackRippingSummary {
-  /** Function names in the stage 1 trace, innermost first. */
-  callbacksFrames: string[];
-  /** Function names in the stage 2 trace, innermost first. */
-  generatorsFrames: string[];
-}
-
 const options = resolveOptions({});
 
 /** The bug: treats an HTML page as JSON. */
@@ -120,7 +112,7 @@ function frames(error: unknown): string[] {
 }
 
 /** Triggers the bug in both stages and prints the two traces. */
-export async function main(rootUrl?: string): Promise<StackRippingSummary> {
+export async function main(rootUrl?: string): Promise<void> {
   const root = await openRoot(rootUrl);
   try {
     const callbacksError = await failWithCallbacks(root.url);
@@ -128,19 +120,20 @@ export async function main(rootUrl?: string): Promise<StackRippingSummary> {
     const callbacksFrames = frames(callbacksError);
     const generatorsFrames = frames(generatorsError);
     console.log(`Both stages fail with: ${String(callbacksError)}`);
-    console.log(`\nStage 1 (callbacks) stack:\n  ${callbacksFrames.join("\n  ")}`);
-    console.log(`\nStage 2 (generators) stack:\n  ${generatorsFrames.join("\n  ")}`);
-    const callbacksKeep = callbacksFrames.some(isCaller);
-    const generatorsKeep = generatorsFrames.some(isCaller);
-    console.log(`\nThe caller (fetchPage, crawlOne) is in stage 1's stack: ${callbacksKeep}; in stage 2's: ${generatorsKeep}.`);
-    return { callbacksFrames, generatorsFrames };
+    console.log(`\nStage 1 (callbacks) stack, innermost first:\n  ${callbacksFrames.join("\n  ")}`);
+    console.log(`\nStage 2 (generators) stack, innermost first:\n  ${generatorsFrames.join("\n  ")}`);
+    console.log(`\nWho started the fetch? Stage 1's stack ${callers(callbacksFrames)}; stage 2's ${callers(generatorsFrames)}.`);
   } finally {
     await root.close();
   }
 }
 
-function isCaller(name: string): boolean {
-  return /(fetchPage|crawlOne)/.test(name);
+/** Which of the functions that started the fetch (`fetchPage`, `crawlOne`, or their coroutines) a stack still shows. */
+function callers(names: readonly string[]): string {
+  const found = names.filter(function isCaller(name) {
+    return /^(fetchPage|crawlOne)\w*$/.test(name); // not `crawlOneCoroutine.next`, the generator's own frame
+  });
+  return found.length === 0 ? "shows neither fetchPage nor crawlOne: it was ripped" : `still shows ${found.join(" and ")}`;
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) await main(process.argv[2]);

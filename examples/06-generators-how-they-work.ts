@@ -24,47 +24,39 @@
  */
 import { fileURLToPath } from "node:url";
 
-/** What the example observed, line by line. */
-export interface GeneratorsSummary {
-  /** Every line printed, in order. */
-  lines: string[];
-  /** What `yield*` evaluated to in the delegating generator. */
-  delegatedResult: number;
-}
-
 /**
  * A generator that receives values: each `yield` hands a value out and
  * evaluates to what the next `next(value)` sends in.
  */
-function* accumulate(say: (line: string) => void): Generator<number, string, number> {
+function* accumulate(): Generator<number, string, number> {
   let total = 0;
   try {
     for (;;) {
       const received = yield total; // Paused here between calls.
-      say(`  accumulate received ${received}`);
+      console.log(`  accumulate received ${received}`);
       total += received;
     }
   } catch (error) {
-    say(`  accumulate caught ${String(error)} at its yield`);
+    console.log(`  accumulate caught ${String(error)} at its yield`);
     return `stopped by an error at total ${total}`;
   } finally {
-    say("  accumulate runs its finally block");
+    console.log("  accumulate runs its finally block");
   }
 }
 
 /** An inner generator that yields twice and returns a value. */
-function* inner(say: (line: string) => void): Generator<string, number, undefined> {
-  say("  inner starts");
+function* inner(): Generator<string, number, undefined> {
+  console.log("  inner starts");
   yield "first";
   yield "second";
-  say("  inner returns 42");
+  console.log("  inner returns 42");
   return 42;
 }
 
 /** Delegates to `inner` with `yield*`: its yields pass straight through, its return value comes back. */
-function* outer(say: (line: string) => void): Generator<string, number, undefined> {
-  const result = yield* inner(say); // Python: result = yield from inner()
-  say(`  outer got ${result} from yield*`);
+function* outer(): Generator<string, number, undefined> {
+  const result = yield* inner(); // Python: result = yield from inner()
+  console.log(`  outer got ${result} from yield*`);
   return result + 1;
 }
 
@@ -74,37 +66,30 @@ function show(result: IteratorResult<unknown, unknown>): string {
 }
 
 /** Drives the generators by hand and prints what happens at each call. */
-export async function main(_rootUrl?: string): Promise<GeneratorsSummary> {
-  const lines: string[] = [];
-  function say(line: string): void {
-    lines.push(line);
-    console.log(line);
-  }
+export async function main(_rootUrl?: string): Promise<void> {
+  console.log("next(value) is Python's send(value):");
+  const gen = accumulate();
+  console.log(`  next()   → ${show(gen.next())}   (runs to the first yield; nothing is received)`);
+  console.log(`  next(10) → ${show(gen.next(10))}`);
+  console.log(`  next(5)  → ${show(gen.next(5))}`);
 
-  say("next(value) is Python's send(value):");
-  const gen = accumulate(say);
-  say(`  next()   → ${show(gen.next())}   (runs to the first yield; nothing is received)`);
-  say(`  next(10) → ${show(gen.next(10))}`);
-  say(`  next(5)  → ${show(gen.next(5))}`);
+  console.log("throw(error) raises the error at the paused yield:");
+  console.log(`  throw()  → ${show(gen.throw(new Error("enough")))}`);
+  console.log(`  next(1)  → ${show(gen.next(1))}   (a finished generator stays finished)`);
 
-  say("throw(error) raises the error at the paused yield:");
-  say(`  throw()  → ${show(gen.throw(new Error("enough")))}`);
-  say(`  next(1)  → ${show(gen.next(1))}   (a finished generator stays finished)`);
-
-  say("return(value) is Python's close(): the generator ends, finally blocks run:");
-  const closing = accumulate(say);
+  console.log("return(value) is Python's close(): the generator ends, finally blocks run:");
+  const closing = accumulate();
   closing.next();
-  say(`  return() → ${show(closing.return("closed"))}`);
+  console.log(`  return() → ${show(closing.return("closed"))}`);
 
-  say("yield* delegates, and evaluates to the inner generator's return value:");
-  const delegating = outer(say);
+  console.log("yield* delegates, and evaluates to the inner generator's return value:");
+  const delegating = outer();
   let step = delegating.next();
   while (step.done !== true) {
-    say(`  outer yielded ${JSON.stringify(step.value)} (it came from inner)`);
+    console.log(`  outer yielded ${JSON.stringify(step.value)} (it came from inner)`);
     step = delegating.next();
   }
-  say(`  done: ${show(step)}   (Python: StopIteration(43).value)`);
-  return { lines, delegatedResult: step.value };
+  console.log(`  done: ${show(step)}   (Python: StopIteration(43).value)`);
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) await main(process.argv[2]);

@@ -33,22 +33,6 @@ import { EVENT_READ, EVENT_WRITE } from "../src/kernel/selector.js";
 import { connect, recv, send } from "../src/kernel/socket.js";
 import { openRoot } from "./open-root.js";
 
-/** What the fetch saw. */
-export interface FutureAndTaskSummary {
-  /** The response's status. */
-  status: number;
-  /** Body bytes. */
-  bodyBytes: number;
-  /** Futures the coroutine yielded, so times its Task paused it. */
-  pauses: number;
-  /** What the bare `yield` evaluated to each time (always `undefined` with our Task). */
-  sentIn: string[];
-  /** The Task's state as `console.log` shows it, before and after. */
-  taskBefore: string;
-  /** See `taskBefore`. */
-  taskAfter: string;
-}
-
 /** Fetches `url` with bare `yield`s: the chapter's `Fetcher.fetch` as a generator. */
 function* fetch(url: URL, seen: { pauses: number; sentIn: string[] }): Coroutine<HttpResponse> {
   const loop = getRunningLoop();
@@ -96,20 +80,21 @@ function describeTask(task: Task<unknown>): string {
 }
 
 /** Wraps the coroutine in a Task on a new loop, runs the loop until the Task is done, prints the result. */
-export async function main(rootUrl?: string): Promise<FutureAndTaskSummary> {
+export async function main(rootUrl?: string): Promise<void> {
   const root = await openRoot(rootUrl);
   const loop = new EventLoop();
   try {
     const seen: { pauses: number; sentIn: string[] } = { pauses: 0, sentIn: [] };
     const task = new Task(fetch(new URL(root.url), seen), loop); // The chapter's Task(fetcher.fetch())
-    const taskBefore = describeTask(task);
-    console.log(`Made: ${taskBefore}; its first step is scheduled on the loop.`);
+    console.log(`Made: ${describeTask(task)}; its first step is scheduled on the loop.`);
     loop.runUntilComplete(task); // Returns at once: the loop turns in Node's macrotasks.
     const response = await task; // The bridge to async code: a Future is a thenable (example 11).
-    const taskAfter = describeTask(task);
-    console.log(`Done: ${taskAfter}: status ${response.status}, ${response.body.length} body bytes.`);
-    console.log(`The coroutine yielded ${seen.pauses} Futures; each bare \`yield\` evaluated to: ${seen.sentIn.join(", ")}.`);
-    return { status: response.status, bodyBytes: response.body.length, pauses: seen.pauses, sentIn: seen.sentIn, taskBefore, taskAfter };
+    console.log(`Done: ${describeTask(task)}: status ${response.status}, ${response.body.length} body bytes.`);
+    console.log(`The coroutine yielded ${seen.pauses} Futures, and its Task paused it at each one.`);
+    console.log(
+      `Each bare \`yield\` evaluated to: ${seen.sentIn.join(", ")}. ` +
+        "Our Task resumes with next(), sending nothing in; the chunk is in f.result().",
+    );
   } finally {
     if (!loop.isRunning()) loop.close();
     await root.close();

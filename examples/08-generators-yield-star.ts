@@ -31,14 +31,6 @@ import { readPage, type Page } from "../src/crawl/page.js";
 import { openRoot } from "./open-root.js";
 import { runCoroutine } from "./run-coroutine.js";
 
-/** What the fetches found. */
-export interface YieldStarSummary {
-  /** The root page's links. */
-  rootLinks: number;
-  /** Status of each page fetched together with `gather`, in the order asked. */
-  statuses: number[];
-}
-
 /**
  * Fetches one page. Each `yield*` is a place where this coroutine may pause;
  * everything between two of them runs without interruption.
@@ -54,28 +46,24 @@ function* fetch(url: string): Coroutine<Page> {
   }
 }
 
-/** Fetches the root, then its first links all at once. */
-function* fetchRootAndLinks(rootUrl: string): Coroutine<YieldStarSummary> {
+/** Fetches the root, then its first links all at once, and prints what came back. */
+function* fetchRootAndLinks(rootUrl: string): Coroutine<void> {
   const rootPage = yield* fetch(rootUrl);
-  console.log(`${rootUrl}: ${rootPage.status}, ${rootPage.size} bytes, ${rootPage.links.length} links`);
+  console.log(`${rootUrl}: status ${rootPage.status}, ${rootPage.size} bytes, ${rootPage.links.length} links`);
   const links = rootPage.links.slice(0, 4);
   const pages = yield* gather(...links.map(fetch)); // One Task per link, all in flight together.
+  console.log(`Its first ${links.length} links, fetched at once with gather, each in a Task of its own:`);
   for (const [i, page] of pages.entries()) {
     const what = page.nextUrl === null ? `${page.size} bytes` : `redirect to ${page.nextUrl}`;
-    console.log(`  ${links[i]}: ${page.status}, ${what}`);
+    console.log(`  ${links[i]}: status ${page.status}, ${what}`);
   }
-  return { rootLinks: rootPage.links.length, statuses: pages.map(statusOf) };
 }
 
-function statusOf(page: Page): number {
-  return page.status;
-}
-
-/** Runs the coroutine on a fresh loop and prints what it fetched. */
-export async function main(rootUrl?: string): Promise<YieldStarSummary> {
+/** Runs the coroutine on a fresh loop. */
+export async function main(rootUrl?: string): Promise<void> {
   const root = await openRoot(rootUrl);
   try {
-    return await runCoroutine(fetchRootAndLinks(root.url));
+    await runCoroutine(fetchRootAndLinks(root.url));
   } finally {
     await root.close();
   }

@@ -11,6 +11,10 @@
  * `loop.runUntilComplete(crawler.crawl())`, one `await` on the Task, then
  * `loop.close()`; `crawl()` in `src/generators/index.ts` does the same.
  *
+ * A `trace` function counts how it waited: the Task steps (each runs a
+ * coroutine from one `yield*` to the next) and the most fetches in flight at
+ * once, never more than `maxTasks`.
+ *
  * Run it: `npx tsx examples/09-generators-crawl.ts [URL]`
  *
  * @see Chapter, "Coordinating Coroutines"
@@ -18,19 +22,30 @@
  */
 import { fileURLToPath } from "node:url";
 import { Crawler } from "../src/generators/index.js";
-import type { CrawlResult } from "../src/crawl/records.js";
 import { report } from "../src/crawl/report.js";
+import type { TraceEvent } from "../src/observe/events.js";
 import { openRoot } from "./open-root.js";
 import { runCoroutine } from "./run-coroutine.js";
 
-/** Crawls the root with stage 2 and prints the report's summary. */
-export async function main(rootUrl?: string): Promise<CrawlResult> {
+/** Crawls the root with stage 2 and prints the report's summary and how the Tasks waited. */
+export async function main(rootUrl?: string): Promise<void> {
   const root = await openRoot(rootUrl);
   try {
-    const crawler = new Crawler(root.url, { maxTasks: 10 });
+    const maxTasks = 10;
+    let steps = 0;
+    let peakInFlight = 0;
+    function watch(event: TraceEvent): void {
+      if (event.type === "step") steps += 1;
+      else if (event.type === "fetch-start") peakInFlight = Math.max(peakInFlight, event.inFlight);
+    }
+    console.log(`Stage 2, generators: crawling ${root.url} with maxTasks ${maxTasks}`);
+    const crawler = new Crawler(root.url, { maxTasks, trace: watch });
     const result = await runCoroutine(crawler.crawl()); // the chapter's loop.run_until_complete(crawler.crawl())
     console.log(report(result, { quiet: true }));
-    return result;
+    console.log(
+      `How it waited: ${maxTasks} worker Tasks, ${steps} Task steps, each running a coroutine to its next yield*; ` +
+        `at most ${peakInFlight} fetches were in flight at once.`,
+    );
   } finally {
     await root.close();
   }

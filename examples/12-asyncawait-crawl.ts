@@ -10,8 +10,11 @@
  * ever queued has been fetched and handled. The engine's promise jobs now do
  * what stage 2's Task and EventLoop did by hand.
  *
- * With the demo site the example also asks the server how many requests it
- * ever had in flight at once: never more than `maxTasks`.
+ * A `trace` function counts how the workers waited: each fetch is one
+ * `await` on the HTTP client, and the most fetches in flight at once is never
+ * more than `maxTasks`. With the demo site the example also asks the server
+ * how many requests it ever had in flight at once: the same bound, seen from
+ * the other end.
  *
  * Run it: `npx tsx examples/12-asyncawait-crawl.ts [URL]`
  *
@@ -20,30 +23,30 @@
  */
 import { fileURLToPath } from "node:url";
 import { Crawler } from "../src/asyncawait/index.js";
-import type { CrawlResult } from "../src/crawl/records.js";
 import { report } from "../src/crawl/report.js";
+import type { TraceEvent } from "../src/observe/events.js";
 import { openRoot } from "./open-root.js";
 
-/** The crawl, and the concurrency the server saw. */
-export interface AsyncAwaitCrawlSummary {
-  /** The crawl's result. */
-  result: CrawlResult;
-  /** The workers. */
-  maxTasks: number;
-  /** The most requests the demo site had in flight at once (null: no demo site). */
-  serverPeak: number | null;
-}
-
-/** Crawls the root with stage 3 and prints the report's summary. */
-export async function main(rootUrl?: string): Promise<AsyncAwaitCrawlSummary> {
+/** Crawls the root with stage 3 and prints the report's summary and how the workers waited. */
+export async function main(rootUrl?: string): Promise<void> {
   const root = await openRoot(rootUrl);
   try {
     const maxTasks = 5;
-    const result = await new Crawler(root.url, { maxTasks }).crawl();
+    let awaits = 0;
+    let peakInFlight = 0;
+    function watch(event: TraceEvent): void {
+      if (event.type === "await") awaits += 1;
+      else if (event.type === "fetch-start") peakInFlight = Math.max(peakInFlight, event.inFlight);
+    }
+    console.log(`Stage 3, async/await: crawling ${root.url} with maxTasks ${maxTasks}`);
+    const result = await new Crawler(root.url, { maxTasks, trace: watch }).crawl();
     console.log(report(result, { quiet: true }));
-    const serverPeak = root.demo?.site.peakRequestsInFlight ?? null;
-    if (serverPeak !== null) console.log(`The server had at most ${serverPeak} requests in flight (maxTasks = ${maxTasks}).`);
-    return { result, maxTasks, serverPeak };
+    console.log(
+      `How it waited: ${maxTasks} workers suspended ${awaits} times at \`await client.get(url)\`; ` +
+        `at most ${peakInFlight} fetches were in flight at once.`,
+    );
+    const serverPeak = root.demo?.site.peakRequestsInFlight;
+    if (serverPeak !== undefined) console.log(`Seen from the other end, the demo site had at most ${serverPeak} requests in flight at once.`);
   } finally {
     await root.close();
   }

@@ -10,6 +10,10 @@
  * set, by URL, without that one field (docs/behaviour.md, "The queue,
  * concurrency and the end").
  *
+ * Each crawl is traced, to show one thing about how its stage waited: the
+ * most fetches it had in flight at once. The table shows it for the
+ * ten-task crawls: never more than ten.
+ *
  * Run it: `npx tsx examples/14-compare-stages.ts [URL]` (`npm start` prints
  * a fuller comparison table).
  *
@@ -21,6 +25,7 @@ import { crawl as crawlWithCallbacks } from "../src/callbacks/index.js";
 import { crawl as crawlWithGenerators } from "../src/generators/index.js";
 import type { CrawlResult, FetchStatistic } from "../src/crawl/records.js";
 import type { CrawlOptions } from "../src/crawl/options.js";
+import type { TraceEvent } from "../src/observe/events.js";
 import { openRoot } from "./open-root.js";
 
 /** One stage's `crawl` function. */
@@ -32,21 +37,24 @@ const STAGES: ReadonlyArray<[name: string, crawl: Crawl]> = [
   ["asyncawait", crawlWithAsyncAwait],
 ];
 
-/** How the stages compared. */
-export interface CompareSummary {
-  /** Records per stage, in the order callbacks, generators, asyncawait. */
-  recordCounts: number[];
-  /** With `maxTasks: 1`: the same records in the same order. */
-  identicalInOrder: boolean;
-  /** With `maxTasks: 10`: the same records as a set (numNewUrls aside). */
-  identicalAsSet: boolean;
+/** One stage's crawl, and the most fetches it had in flight at once. */
+interface StageRun {
+  result: CrawlResult;
+  peakInFlight: number;
 }
 
-/** Runs every stage on `url` with `options`, one after the other. */
-async function crawlWithEveryStage(url: string, options: CrawlOptions): Promise<CrawlResult[]> {
-  const results: CrawlResult[] = [];
-  for (const [, crawl] of STAGES) results.push(await crawl(url, options));
-  return results;
+/** Runs every stage on `url` with `options`, one after the other, tracing each. */
+async function crawlWithEveryStage(url: string, options: CrawlOptions): Promise<StageRun[]> {
+  const runs: StageRun[] = [];
+  for (const [, crawl] of STAGES) {
+    let peakInFlight = 0;
+    function watch(event: TraceEvent): void {
+      if (event.type === "fetch-start") peakInFlight = Math.max(peakInFlight, event.inFlight);
+    }
+    const result = await crawl(url, { ...options, trace: watch });
+    runs.push({ result, peakInFlight });
+  }
+  return runs;
 }
 
 /** The records as one string, in order, every field. */
@@ -72,16 +80,24 @@ function allEqual(values: string[]): boolean {
   });
 }
 
+/** The run's result. */
+function resultOf(run: StageRun): CrawlResult {
+  return run.result;
+}
+
 /** Crawls with each stage twice (one task, then ten) and prints the comparison. */
-export async function main(rootUrl?: string): Promise<CompareSummary> {
+export async function main(rootUrl?: string): Promise<void> {
   const root = await openRoot(rootUrl);
   try {
-    const sequential = await crawlWithEveryStage(root.url, { maxTasks: 1 });
+    const sequential = (await crawlWithEveryStage(root.url, { maxTasks: 1 })).map(resultOf);
     const concurrent = await crawlWithEveryStage(root.url, { maxTasks: 10 });
     const identicalInOrder = allEqual(sequential.map(inOrder));
-    const identicalAsSet = allEqual(concurrent.map(asSet));
+    const identicalAsSet = allEqual(concurrent.map(resultOf).map(asSet));
 
-    console.log(`${"stage".padEnd(12)}${"records".padStart(8)}${"errors".padStart(8)}${"ms (1 task)".padStart(13)}${"ms (10)".padStart(9)}`);
+    console.log(
+      `${"stage".padEnd(12)}${"records".padStart(8)}${"errors".padStart(8)}${"ms (1 task)".padStart(13)}` +
+        `${"ms (10)".padStart(9)}${"peak in flight (10)".padStart(21)}`,
+    );
     for (const [i, [name]] of STAGES.entries()) {
       const one = sequential[i];
       const ten = concurrent[i];
@@ -90,19 +106,15 @@ export async function main(rootUrl?: string): Promise<CompareSummary> {
       }).length;
       console.log(
         `${name.padEnd(12)}${String(one.records.length).padStart(8)}${String(errors).padStart(8)}` +
-          `${String(one.finishedAt - one.startedAt).padStart(13)}${String(ten.finishedAt - ten.startedAt).padStart(9)}`,
+          `${String(one.finishedAt - one.startedAt).padStart(13)}${String(ten.result.finishedAt - ten.result.startedAt).padStart(9)}` +
+          `${String(ten.peakInFlight).padStart(21)}`,
       );
     }
     console.log(`maxTasks 1: same records in the same order: ${identicalInOrder ? "yes" : "NO"}`);
     console.log(`maxTasks 10: same records as a set (numNewUrls aside): ${identicalAsSet ? "yes" : "NO"}`);
-    return { recordCounts: sequential.map(recordCount), identicalInOrder, identicalAsSet };
   } finally {
     await root.close();
   }
-}
-
-function recordCount(result: CrawlResult): number {
-  return result.records.length;
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) await main(process.argv[2]);

@@ -37,7 +37,7 @@ const STAGES: ReadonlyArray<[StageName, (roots: string, options?: CrawlOptions) 
 ];
 
 /** What the trace of one stage showed. */
-export interface LoopWatch {
+interface LoopWatch {
   stage: StageName;
   /** Fetch attempts in the trace. */
   attempts: number;
@@ -50,7 +50,7 @@ export interface LoopWatch {
 }
 
 /** Crawls with every stage, tracing, and prints what each trace shows. */
-export async function main(rootUrl?: string): Promise<LoopWatch[]> {
+export async function main(rootUrl?: string): Promise<void> {
   const root = await openRoot(rootUrl);
   try {
     const watches: LoopWatch[] = [];
@@ -81,7 +81,6 @@ export async function main(rootUrl?: string): Promise<LoopWatch[]> {
         : `maxTasks is ${MAX_TASKS}, but ${over.map((w) => w.stage).join(" and ")} had more in flight!`,
     );
     console.log("(A callback always runs to its end, so stage 1 has no interruptions to count: shown as -.)");
-    return watches;
   } finally {
     await root.close();
   }

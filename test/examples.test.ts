@@ -1,24 +1,63 @@
 /**
- * Runs every example's `main()` against the demo site it starts, with the
- * console captured, so none of the examples can rot.
+ * Runs every example as a learner does, `node --import tsx examples/NN-….ts`,
+ * each in a child process that starts the demo site by itself, and checks
+ * what it prints: the facts the example teaches, not its layout, its
+ * timings, or counts that vary with timing. So the examples cannot rot, and
+ * they need no summary object for a test to read.
  */
-import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
-import { main as blockingFetch } from "../examples/01-blocking-fetch.js";
-import { main as busyLoop } from "../examples/02-nonblocking-busy-loop.js";
-import { main as callbacksFetchOnePage } from "../examples/03-callbacks-fetch-one-page.js";
-import { main as callbacksCrawl } from "../examples/04-callbacks-crawl.js";
-import { main as stackRipping } from "../examples/05-stack-ripping.js";
-import { main as generatorsHowTheyWork } from "../examples/06-generators-how-they-work.js";
-import { main as futureAndTask } from "../examples/07-generators-future-and-task.js";
-import { main as yieldStar } from "../examples/08-generators-yield-star.js";
-import { main as generatorsCrawl } from "../examples/09-generators-crawl.js";
-import { main as countdown } from "../examples/10-generators-countdown.js";
-import { main as awaitOurFuture } from "../examples/11-await-our-future.js";
-import { main as asyncAwaitCrawl } from "../examples/12-asyncawait-crawl.js";
-import { main as cancelWorkers } from "../examples/13-asyncawait-cancel-workers.js";
-import { main as compareStages } from "../examples/14-compare-stages.js";
-import { main as watchTheLoop } from "../examples/15-watch-the-loop.js";
+import { spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { beforeAll, describe, it } from "vitest";
 import { startDemoSite } from "../src/site/index.js";
+
+const REPO = fileURLToPath(new URL("..", import.meta.url));
+
+/** Per child: several run at once on shared cores, so be generous (the test's own timeout is 60 s). */
+const CHILD_TIMEOUT_MS = 45_000;
+
+/**
+ * Runs `examples/<file>` with `args` and resolves with what it printed on
+ * stdout. Rejects, with the child's stderr and stdout, when it exits with
+ * anything but 0 or runs past {@link CHILD_TIMEOUT_MS}.
+ */
+function runExample(file: string, ...args: string[]): Promise<string> {
+  return new Promise<string>(function run(resolve, reject) {
+    const child = spawn(process.execPath, ["--import", "tsx", `examples/${file}`, ...args], {
+      cwd: REPO,
+      stdio: ["ignore", "pipe", "pipe"],
+      timeout: CHILD_TIMEOUT_MS,
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8").on("data", function printed(chunk: string) {
+      stdout += chunk;
+    });
+    child.stderr.setEncoding("utf8").on("data", function complained(chunk: string) {
+      stderr += chunk;
+    });
+    child.on("error", reject);
+    child.on("close", function exited(code, signal) {
+      if (code === 0) {
+        resolve(stdout);
+        return;
+      }
+      const how = signal === null ? `exited with code ${code}` : `was killed by ${signal} (time limit ${CHILD_TIMEOUT_MS} ms)`;
+      reject(new Error(`examples/${file} ${how}\n--- stderr ---\n${stderr}--- stdout ---\n${stdout}`));
+    });
+  });
+}
+
+/** The groups `pattern` captures in `text`; throws, showing `text`, when it does not match. */
+function captured(text: string, pattern: RegExp): string[] {
+  const match = pattern.exec(text);
+  if (match === null) throw new Error(`Expected the output to match ${pattern}; it was:\n${text}`);
+  return match.slice(1);
+}
+
+/** The number `pattern`'s first group captures in `text`. */
+function numberIn(text: string, pattern: RegExp): number {
+  return Number(captured(text, pattern)[0]);
+}
 
 /** Records a full crawl of the demo site makes, as the site itself computes them. */
 let demoRecords = 0;
@@ -29,150 +68,189 @@ beforeAll(async () => {
   await demo.close();
 });
 
-let printed: string[] = [];
+/** The most fetches in flight at once, as a crawl example prints it from its trace. */
+const PEAK = /at most (\d+) fetches were in flight at once/;
 
-beforeEach(() => {
-  printed = [];
-  vi.spyOn(console, "log").mockImplementation((...args: unknown[]) => {
-    printed.push(args.map(String).join(" "));
-  });
-});
-
-afterEach(() => {
-  vi.restoreAllMocks();
-});
-
-function output(): string {
-  return printed.join("\n");
-}
-
-describe("examples", () => {
-  it("01 fetches in a blocked worker while the main thread serves, and cannot fetch from the blocked main thread", async () => {
-    const summary = await blockingFetch();
-    expect(summary.status).toBe(200);
-    expect(summary.bodyBytes).toBeGreaterThan(0);
-    expect(summary.answeredMeanwhile).toBe(1);
-    expect(summary.mainThreadFetchFailed).toBe(true);
-    expect(output()).toContain("gave up");
+// Independent child processes: run them side by side (vitest's maxConcurrency, 5 by default).
+describe.concurrent("examples", () => {
+  it("01 fetches in a blocked worker while the main thread serves, and cannot fetch from the blocked main thread", async ({ expect }) => {
+    const out = await runExample("01-blocking-fetch.ts");
+    expect(out).toMatch(/Worker thread: blocked until http:\/\/127\.0\.0\.1:\d+\/ answered 200, [1-9]\d* body bytes/);
+    expect(out).toContain("answered 1 request meanwhile");
+    expect(out).toContain("the same blocking call gave up");
   });
 
-  it("02 never connects while spinning, then connects and reads by polling", async () => {
-    const summary = await busyLoop();
-    expect(summary.stillConnectingAfterSpin).toBe(true);
-    expect(summary.pollsToConnect).toBeGreaterThanOrEqual(1);
-    expect(summary.status).toBe(200);
-    expect(output()).toContain("still connecting? true");
+  it("02 never connects while spinning, then connects and reads by polling", async ({ expect }) => {
+    const out = await runExample("02-nonblocking-busy-loop.ts");
+    expect(out).toContain("without giving Node a turn: still connecting? yes");
+    expect(out).toMatch(/connected and sent the request after [1-9]\d* polls?\./);
+    expect(out).toMatch(/to read the response: status 200, [1-9]\d* body bytes/);
   });
 
-  it("03 fetches one page through the chain of callbacks", async () => {
-    const summary = await callbacksFetchOnePage();
-    expect(summary.status).toBe(200);
-    expect(summary.steps[0]).toBe("fetch-start");
-    expect(summary.steps.slice(1, 3)).toEqual(["connect", "send"]);
-    expect(summary.steps.at(-1)).toBe("fetch-end");
-    expect(summary.links.length).toBeGreaterThan(0);
-    expect(output()).toContain("Steps: fetch-start → connect → send");
+  it("03 fetches one page through the chain of callbacks", async ({ expect }) => {
+    const out = await runExample("03-callbacks-fetch-one-page.ts");
+    expect(out).toMatch(/^Steps: fetch-start → connect → send → .+ → fetch-end$/m);
+    expect(out).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/: status 200, text\/html, \d+ bytes, [1-9]\d* links$/m);
   });
 
-  it("04 crawls the demo site with callbacks", async () => {
-    const result = await callbacksCrawl();
-    expect(result.records).toHaveLength(demoRecords);
-    expect(result.todo).toBe(0);
-    expect(output()).toContain(`Done: ${demoRecords}`);
+  it("04 crawls the demo site with callbacks, never more fetches in flight than maxTasks", async ({ expect }) => {
+    const out = await runExample("04-callbacks-crawl.ts");
+    expect(out).toContain("Stage 1, callbacks: crawling http://127.0.0.1:");
+    expect(out).toMatch(new RegExp(`^Todo: 0\\nDone: ${demoRecords}$`, "m"));
+    expect(out).toMatch(/the loop turned [1-9]\d* times \(one select\(\) each\) and called [1-9]\d* callbacks/);
+    expect(numberIn(out, PEAK)).toBeGreaterThan(1);
+    expect(numberIn(out, PEAK)).toBeLessThanOrEqual(10);
   });
 
-  it("05 loses the caller from the callback's stack and keeps it in the coroutine's", async () => {
-    const summary = await stackRipping();
-    expect(summary.callbacksFrames).toContain("parseBody");
-    expect(summary.callbacksFrames.some((name) => /fetchPage|crawlOne/.test(name))).toBe(false);
-    expect(summary.generatorsFrames).toContain("parseBody");
-    expect(summary.generatorsFrames).toContain("fetchPageCoroutine");
-    expect(summary.generatorsFrames).toContain("crawlOneCoroutine");
+  it("05 loses the caller from the callback's stack and keeps it in the coroutine's", async ({ expect }) => {
+    const out = await runExample("05-stack-ripping.ts");
+    const [callbacksStack, generatorsStack] = captured(
+      out,
+      /Stage 1 \(callbacks\) stack[^\n]*\n([\s\S]*?)\n\nStage 2 \(generators\) stack[^\n]*\n([\s\S]*?)\n\n/,
+    );
+    expect(callbacksStack).toContain("parseBody");
+    expect(callbacksStack).not.toMatch(/fetchPage|crawlOne/);
+    expect(generatorsStack).toMatch(/parseBody[\s\S]*fetchPageCoroutine[\s\S]*crawlOneCoroutine/);
+    expect(out).toContain("Stage 1's stack shows neither fetchPage nor crawlOne");
+    expect(out).toContain("stage 2's still shows fetchPageCoroutine and crawlOneCoroutine");
   });
 
-  it("06 drives generators with next, throw and return, and delegates with yield*", async () => {
-    const summary = await generatorsHowTheyWork();
-    expect(summary.delegatedResult).toBe(43);
-    expect(summary.lines).toContain("  accumulate received 10");
-    expect(summary.lines).toContain("  outer got 42 from yield*");
-    expect(summary.lines.filter((line) => line.includes("runs its finally block")).length).toBe(2);
+  it("06 drives generators with next, throw and return, and delegates with yield*", async ({ expect }) => {
+    const out = await runExample("06-generators-how-they-work.ts");
+    const lines = out.split("\n");
+    expect(lines).toContain("  accumulate received 10");
+    expect(lines).toContain("  accumulate caught Error: enough at its yield");
+    expect(lines.filter((line) => line.includes("runs its finally block"))).toHaveLength(2);
+    expect(lines).toContain("  outer got 42 from yield*");
+    expect(out).toContain("done: { value: 43, done: true }");
   });
 
-  it("07 fetches one page with a Future and a Task, where a bare yield receives undefined", async () => {
-    const summary = await futureAndTask();
-    expect(summary.status).toBe(200);
-    expect(summary.pauses).toBeGreaterThanOrEqual(2);
-    expect(summary.sentIn.length).toBeGreaterThanOrEqual(1);
-    expect(new Set(summary.sentIn)).toEqual(new Set(["undefined"]));
-    expect(summary.taskBefore).toContain("done: false");
-    expect(summary.taskAfter).toContain("done: true");
+  it("07 fetches one page with a Future and a Task, where a bare yield receives undefined", async ({ expect }) => {
+    const out = await runExample("07-generators-future-and-task.ts");
+    expect(out).toMatch(/^Made: Task \{ done: false, cancelled: false \}/m);
+    expect(out).toMatch(/^Done: Task \{ done: true, cancelled: false \}: status 200, [1-9]\d* body bytes/m);
+    expect(numberIn(out, /yielded (\d+) Futures/)).toBeGreaterThanOrEqual(2);
+    const [sentIn] = captured(out, /Each bare `yield` evaluated to: ([^.]+)\./);
+    expect(new Set(sentIn.split(", "))).toEqual(new Set(["undefined"]));
   });
 
-  it("08 fetches the root and four of its links with yield* and gather", async () => {
-    const summary = await yieldStar();
-    expect(summary.rootLinks).toBe(6);
-    expect(summary.statuses).toHaveLength(4);
-    expect(output().split("\n")).toHaveLength(5);
+  it("08 fetches the root and four of its links at once with yield* and gather", async ({ expect }) => {
+    const out = await runExample("08-generators-yield-star.ts");
+    expect(numberIn(out, /^http:\/\/127\.0\.0\.1:\d+\/: status 200, \d+ bytes, (\d+) links$/m)).toBeGreaterThanOrEqual(4);
+    expect(out).toContain("Its first 4 links, fetched at once with gather");
+    expect(out.match(/^ {2}http:\/\/127\.0\.0\.1:\d+\/\S*: status \d{3}, /gm)).toHaveLength(4);
   });
 
-  it("09 crawls the demo site with generator coroutines", async () => {
-    const result = await generatorsCrawl();
-    expect(result.records).toHaveLength(demoRecords);
-    expect(output()).toContain(`Done: ${demoRecords}`);
+  it("09 crawls the demo site with generator coroutines, never more fetches in flight than maxTasks", async ({ expect }) => {
+    const out = await runExample("09-generators-crawl.ts");
+    expect(out).toContain("Stage 2, generators: crawling http://127.0.0.1:");
+    expect(out).toMatch(new RegExp(`^Todo: 0\\nDone: ${demoRecords}$`, "m"));
+    expect(out).toMatch(/10 worker Tasks, [1-9]\d* Task steps, each running a coroutine to its next yield\*/);
+    expect(numberIn(out, PEAK)).toBeGreaterThan(1);
+    expect(numberIn(out, PEAK)).toBeLessThanOrEqual(10);
   });
 
-  it("10 interleaves Brett Cannon's three countdowns on our loop", async () => {
-    const lines = await countdown({ secondsPerTick: 0.005, print: () => {} });
-    expect(lines.filter((line) => line.endsWith("lift-off!"))).toHaveLength(3);
-    expect(lines).toHaveLength(3 * 2 + 5 + 3 + 4 + 3);
-  });
-
-  it("11 awaits a Future, a Task, a failed Future and a plain thenable", async () => {
-    const summary = await awaitOurFuture();
-    expect(summary.timerValue).toBe("resolved by a timer on our loop");
-    expect(summary.status).toBe(200);
-    expect(summary.failure).toBe("failed on our loop");
-    expect(summary.thenableValue).toBe(42);
-  });
-
-  it("12 crawls the demo site with async workers, never more requests in flight than workers", async () => {
-    const summary = await asyncAwaitCrawl();
-    expect(summary.result.records).toHaveLength(demoRecords);
-    expect(summary.serverPeak).not.toBeNull();
-    expect(summary.serverPeak).toBeLessThanOrEqual(summary.maxTasks);
-    expect(output()).toContain(`Done: ${demoRecords}`);
-  });
-
-  it("13 ends idle workers with shutdown() after join(), and cancels a crawl from outside", async () => {
-    const summary = await cancelWorkers();
-    expect(Object.values(summary.handled).reduce((a, b) => a + b, 0)).toBe(6);
-    expect(summary.workerEndings).toEqual(["QueueShutDown", "QueueShutDown", "QueueShutDown"]);
-    expect(summary.records).toBeGreaterThanOrEqual(10);
-    expect(summary.records).toBeLessThan(demoRecords);
-    expect(summary.todo).toBeGreaterThan(0);
-  });
-
-  it("14 finds the three stages' records identical", async () => {
-    const summary = await compareStages();
-    expect(summary.recordCounts).toEqual([demoRecords, demoRecords, demoRecords]);
-    expect(summary.identicalInOrder).toBe(true);
-    expect(summary.identicalAsSet).toBe(true);
-    expect(output()).toContain("same records in the same order: yes");
-  });
-
-  it("15 shows overlapping fetches, within maxTasks, interrupted only at yield* or await, in every stage", async () => {
-    const watches = await watchTheLoop();
-    expect(watches.map((w) => w.stage)).toEqual(["callbacks", "generators", "asyncawait"]);
-    for (const w of watches) {
-      expect(w.attempts).toBeGreaterThan(60);
-      expect(w.overlapping).toBeGreaterThan(w.attempts / 2);
-      expect(w.peakInFlight).toBeGreaterThan(1);
-      expect(w.peakInFlight).toBeLessThanOrEqual(5);
-      expect(w.interruptions).toBe(0);
+  it("10 interleaves Brett Cannon's three countdowns on our loop, each in its own order", async ({ expect }) => {
+    const out = await runExample("10-generators-countdown.ts", "0.1");
+    const lines = out.trimEnd().split("\n");
+    expect(lines.at(-1)).toMatch(/^Total elapsed time is \d+\.\d\d seconds$/);
+    const launches = lines.slice(0, -1);
+    expect(launches).toHaveLength(3 * 2 + 5 + 3 + 4 + 3);
+    function linesOf(label: string): string[] {
+      return launches.filter((line) => line.startsWith(`${label} `));
     }
-    const printedText = output();
-    expect(printedText).toMatch(/fetch-start http:\/\/127\.0\.0\.1:\d+\/ slot 0 try 1/);
-    expect(printedText).toMatch(/dispatch connected .* socket#\d+\n.*connect .*\n.*send /);
-    expect(printedText).toContain("maxTasks is 5: no stage ever had more fetches in flight.");
+    expect(linesOf("A")).toEqual([
+      "A waiting 0 seconds before starting countdown",
+      "A starting after waiting 0 seconds",
+      "A T-minus 5",
+      "A T-minus 4",
+      "A T-minus 3",
+      "A T-minus 2",
+      "A T-minus 1",
+      "A lift-off!",
+    ]);
+    expect(linesOf("B")).toEqual([
+      "B waiting 2 seconds before starting countdown",
+      "B starting after waiting 2 seconds",
+      "B T-minus 3",
+      "B T-minus 2",
+      "B T-minus 1",
+      "B lift-off!",
+    ]);
+    expect(linesOf("C")).toHaveLength(7);
+    // All three start waiting before any of them goes on: none blocks the others.
+    expect(launches.slice(0, 3)).toEqual([
+      "A waiting 0 seconds before starting countdown",
+      "B waiting 2 seconds before starting countdown",
+      "C waiting 1 seconds before starting countdown",
+    ]);
+    expect(launches[3]).toBe("A starting after waiting 0 seconds");
+    // The launches interleave: C starts while A counts, B after C.
+    expect(launches.indexOf("C starting after waiting 1 seconds")).toBeLessThan(launches.indexOf("A T-minus 3"));
+    expect(launches.indexOf("C starting after waiting 1 seconds")).toBeLessThan(
+      launches.indexOf("B starting after waiting 2 seconds"),
+    );
+    expect(launches.indexOf("B starting after waiting 2 seconds")).toBeLessThan(launches.indexOf("A T-minus 1"));
+    // All three lift off together, last.
+    expect(launches.slice(-3).sort()).toEqual(["A lift-off!", "B lift-off!", "C lift-off!"]);
+  });
+
+  it("11 awaits a Future, a Task, a failed Future and a plain thenable", async ({ expect }) => {
+    const out = await runExample("11-await-our-future.ts");
+    expect(out).toContain('await later → "resolved by a timer on our loop"');
+    expect(out).toMatch(/await new Task\(request\(url\)\) → status 200/);
+    expect(out).toContain("await failing → throws RangeError: failed on our loop, right at the await");
+    expect(out).toContain("await { then(resolve) { resolve(42) } } → 42");
+  });
+
+  it("12 crawls the demo site with async workers, never more requests in flight than workers", async ({ expect }) => {
+    const out = await runExample("12-asyncawait-crawl.ts");
+    expect(out).toContain("Stage 3, async/await: crawling http://127.0.0.1:");
+    expect(out).toMatch(new RegExp(`^Todo: 0\\nDone: ${demoRecords}$`, "m"));
+    // One await on the client per attempt, and every record took at least one.
+    expect(numberIn(out, /5 workers suspended (\d+) times at `await client\.get\(url\)`/)).toBeGreaterThanOrEqual(demoRecords);
+    expect(numberIn(out, PEAK)).toBeGreaterThan(1);
+    expect(numberIn(out, PEAK)).toBeLessThanOrEqual(5);
+    expect(numberIn(out, /the demo site had at most (\d+) requests in flight at once/)).toBeLessThanOrEqual(5);
+  });
+
+  it("13 ends idle workers with shutdown() after join(), and cancels a crawl from outside", async ({ expect }) => {
+    const out = await runExample("13-asyncawait-cancel-workers.ts");
+    const items = [...out.matchAll(/^ {2}w\d handles item (\d)$/gm)].map((match) => match[1]);
+    expect(items.sort()).toEqual(["1", "2", "3", "4", "5", "6"]);
+    expect(out).toContain("the workers ended with: QueueShutDown, QueueShutDown, QueueShutDown");
+    expect(out).toContain("the signal aborted at the 10th record");
+    const [records, todo] = captured(out, /crawl\(\) resolved with (\d+) records and (\d+) URLs left to do/).map(Number);
+    expect(records).toBeGreaterThanOrEqual(10);
+    expect(records).toBeLessThan(demoRecords);
+    expect(todo).toBeGreaterThan(0);
+  });
+
+  it("14 finds the three stages' records identical, each within maxTasks", async ({ expect }) => {
+    const out = await runExample("14-compare-stages.ts");
+    for (const stage of ["callbacks", "generators", "asyncawait"]) {
+      const [records, peak] = captured(out, new RegExp(`^${stage} +(\\d+) +\\d+ +\\d+ +\\d+ +(\\d+)$`, "m")).map(Number);
+      expect(records, stage).toBe(demoRecords);
+      expect(peak, stage).toBeGreaterThan(1);
+      expect(peak, stage).toBeLessThanOrEqual(10);
+    }
+    expect(out).toContain("maxTasks 1: same records in the same order: yes");
+    expect(out).toContain("maxTasks 10: same records as a set (numNewUrls aside): yes");
+  });
+
+  it("15 shows overlapping fetches, within maxTasks, interrupted only at yield* or await, in every stage", async ({ expect }) => {
+    const out = await runExample("15-watch-the-loop.ts");
+    const rows = [...out.matchAll(/^(callbacks|generators|asyncawait) +(\d+) +(\d+) +(\d+) +(-|\d+)$/gm)];
+    expect(rows.map((row) => row[1])).toEqual(["callbacks", "generators", "asyncawait"]);
+    for (const [, stage, attempts, overlapping, peak, interruptions] of rows) {
+      expect(Number(attempts), stage).toBeGreaterThanOrEqual(demoRecords);
+      expect(Number(overlapping), stage).toBeGreaterThan(Number(attempts) / 2);
+      expect(Number(peak), stage).toBeGreaterThan(1);
+      expect(Number(peak), stage).toBeLessThanOrEqual(5);
+      expect(interruptions, stage).toBe(stage === "callbacks" ? "-" : "0");
+    }
+    expect(out).toMatch(/fetch-start http:\/\/127\.0\.0\.1:\d+\/ slot 0 try 1/);
+    expect(out).toMatch(/dispatch connected .* socket#\d+\n.*connect .*\n.*send /);
+    expect(out).toContain("maxTasks is 5: no stage ever had more fetches in flight.");
   });
 });
