@@ -78,8 +78,9 @@ export class Crawler implements VisitContext {
     return this.policy.urlAllowed(url);
   }
 
-  /** `visit()` reads these two options. */
+  /** `visit()` reads this option: redirects a new URL may follow. */
   get maxRedirect(): number { return this.options.maxRedirect; }
+  /** `visit()` reads this option: the largest body it reads. */
   get maxBodyBytes(): number { return this.options.maxBodyBytes; }
 
   /**

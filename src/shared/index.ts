@@ -34,4 +34,5 @@ export * from "../kernel/socket.js";
 export * from "../kernel/timers.js";
 export * from "../observe/events.js";
 export * from "../crawl/report.js";
+export * from "../crawl/visit.js";
 export * from "../http/request.js";
