@@ -137,8 +137,8 @@ export class Crawler implements VisitContext {
       }
       const [status, error] = typeof outcome === "string" ? [null, outcome] : [outcome.status, null];
       if (crawlChannel.hasSubscribers) crawlChannel.publish({ type: "fetch-end", crawl: this.run.id, url: item.url, attempt, status, error, ...this.counters() });
-      if (typeof outcome !== "string" || !isRetryable(outcome)) break;
       if (this.stopped) return; // Aborted meanwhile: no more attempts, and, as for any fetch cut short, no record.
+      if (typeof outcome !== "string" || !isRetryable(outcome)) break;
     }
     // No yield* from here on: no other worker runs between visit() reading seenUrls and addUrl().
     const v = visit(item, outcome, this);
