@@ -84,9 +84,7 @@ export class JoinableQueue<T> {
    * Puts `item` in the queue. The queue is unbounded, so this never waits; it
    * is a coroutine so code can `yield*` it like asyncio's `put`.
    */
-  *put(item: T): Coroutine<void> {
-    this.putNowait(item);
-  }
+  *put(item: T): Coroutine<void> { this.putNowait(item); }
 
   /** Puts `item` in the queue, counts one more unfinished task, and wakes the oldest waiting `get`. */
   putNowait(item: T): void {
@@ -98,8 +96,9 @@ export class JoinableQueue<T> {
   /**
    * Takes the item at the head of the queue, waiting for one if it is empty.
    *
-   * @remarks Cancelled while waiting, it leaves no trace in the queue. If it
-   * had already been handed an item (its Future resolved), it hands the
+   * @remarks Cancelled while waiting, its Future stays in `getters`, cancelled,
+   * until a `putNowait` skips past it (asyncio removes it at once; see
+   * docs/differences.md). If it had already been handed an item (its Future resolved), it hands the
    * wake-up on to the next getter, so the item is not stranded; if not, it
    * wakes nobody, so the getters keep their first-come order (asyncio
    * `Queue.get`).

@@ -128,9 +128,10 @@ export class Task<T> extends Future<T> {
       return;
     }
     if (next.done === true) {
-      this.ended();
       // Cancelled while it ran its last step (it cancelled itself): the cancel wins, as in asyncio's `__step`.
-      if (this.throwIn !== null) super.cancel(); // Only cancel() sets throwIn while the coroutine runs.
+      const cancelled = this.throwIn !== null; // Only cancel() sets throwIn while the coroutine runs; read before ended() publishes.
+      this.ended();
+      if (cancelled) super.cancel();
       else super.setResult(next.value); // The coroutine returned: resolve the Task.
       return;
     }
@@ -174,7 +175,7 @@ export function* sleep(seconds: number): Coroutine<void> {
   if (seconds <= 0) wakeUp.setResult(undefined);
   const timer = seconds <= 0 ? null : loop.callLater(seconds * 1000, function timeIsUp() { wakeUp.setResult(undefined); });
   try {
-    yield wakeUp; // The Task resumes us when wakeUp is done; we need no result, so a bare yield will do.
+    yield wakeUp; // A bare yield: `yield* wakeUp` would not pause at all for sleep(0), whose Future is already done.
   } finally {
     timer?.cancel(); // Cancelled while asleep: leave no timer behind.
   }
@@ -264,8 +265,8 @@ export function* waitFor<T>(coro: Coroutine<T>, timeoutMs: number): Coroutine<T>
  * was cancelled. `waitFor` and `gather` rely on this to tell their own
  * cancellation from that of the Tasks they started.
  *
- * @remarks The one helper outside `Future[Symbol.iterator]` that uses a bare
- * `yield`: it must not call `future.result()`. asyncio's `wait([task])`
+ * @remarks A bare `yield`, like `sleep()`'s: `yield* future` would call
+ * `future.result()`, which must not happen here. asyncio's `wait([task])`
  * likewise waits without raising the task's exception.
  * @see asyncio `wait`
  */

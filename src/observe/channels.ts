@@ -23,10 +23,19 @@ import diagnostics_channel from "node:diagnostics_channel";
 /** Which stage published a message. */
 export type StageName = "callbacks" | "generators" | "asyncawait";
 
-/** A crawl's own story, in every stage: its start and end, and each fetch attempt's steps. */
+/**
+ * A crawl's own story: its start and end and each attempt's start and end in
+ * every stage; connect, send, first byte and reads in stages 1 and 2 (stage 3's
+ * come from undici's own channels, which `trace.ts` reads); stage 3's worker
+ * take/await/resume/done.
+ */
 export const crawlChannel = diagnostics_channel.channel("coroutine-crawler:crawl");
 
-/** The hand-made loops' work (stages 1 and 2): selects, dispatched callbacks, timers, Task steps, resolved Futures. */
+/**
+ * The hand-made loops' work (stages 1 and 2): selects, dispatched callbacks,
+ * timers, Task steps, resolved Futures. They belong to a loop, not to a crawl:
+ * two crawls run in one loop share them.
+ */
 export const loopChannel = diagnostics_channel.channel("coroutine-crawler:loop");
 
 /** The queue's counters at a fetch's start or end. */
