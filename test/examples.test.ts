@@ -235,7 +235,7 @@ describe.concurrent("examples", () => {
       expect(peak, stage).toBeLessThanOrEqual(10);
     }
     expect(out).toContain("maxTasks 1: same records in the same order: yes");
-    expect(out).toContain("maxTasks 10: same records as a set (numNewUrls aside): yes");
+    expect(out).toContain("maxTasks 10: same records as a set (numNewUrls and referrer aside): yes");
   });
 
   it("15 shows overlapping fetches, within maxTasks, interrupted only at yield* or await, in every stage", async ({ expect }) => {

@@ -52,11 +52,12 @@ export function comparisonTable(runs: readonly StageRun[]): string {
  * description of the first difference, with the two records involved.
  *
  * Records are compared as sets, matched by URL, field by field except
- * `numNewUrls`: with several fetches in flight, which page first sees a link
- * depends on timing. The set of URLs seen must be equal, and on a crawl
- * without redirects so must the sum of `numNewUrls` (every URL queued from a
- * page). With redirects that sum may differ: when a link and a redirect race
- * to one URL, the one that queues it first depends on timing too.
+ * `numNewUrls` and `referrer`: with several fetches in flight, which page
+ * first sees a link depends on timing. The set of URLs seen must be equal,
+ * and on a crawl without redirects so must the sum of `numNewUrls` (every
+ * URL queued from a page). With redirects that sum may differ: when a link
+ * and a redirect race to one URL, the one that queues it first depends on
+ * timing too.
  *
  * @see docs/behaviour.md, "The queue, concurrency and the end"
  */
@@ -107,7 +108,7 @@ function byUrl(records: readonly FetchStatistic[]): Map<string, FetchStatistic> 
   return new Map(records.map((record) => [record.url, record]));
 }
 
-/** Every field but `numNewUrls`, which depends on timing. */
+/** Every field but `numNewUrls` and `referrer`, which depend on timing. */
 function sameRecord(x: FetchStatistic, y: FetchStatistic): boolean {
   return (
     x.url === y.url &&

@@ -40,6 +40,8 @@ export const EXIT = {
   failed: 1,
   /** The command line could not be run. */
   usage: 2,
+  /** Nothing was fetched: every root ended in an error record (in every stage, with `--compare`). */
+  nothingFetched: 3,
   /** Ctrl-C: 128 + SIGINT's number, as shells report it. */
   interrupted: 130,
 } as const;
@@ -148,7 +150,7 @@ async function runStage(
 
   function onRecord(record: FetchStatistic): void {
     counters.onRecord(record);
-    if (verbosity >= 2) printer.print(`${prefix}${urlLine(record)}\n`);
+    if (verbosity >= 2) printer.print(`${prefix}${urlLine(record, { referrer: true })}\n`);
     progress.update();
   }
   function trace(event: TraceEvent): void {
@@ -175,7 +177,11 @@ async function runStage(
   }
 }
 
-/** Prints the report or the comparison, writes the JSON, and picks the exit status. */
+/**
+ * Prints the report or the comparison, writes the JSON, and picks the exit
+ * status: 130 after Ctrl-C; 1 when the stages differ; 3 when no root got a
+ * response (a crawl that fetched nothing is not a success, nor a comparison).
+ */
 async function finish(
   commandLine: CommandLine,
   roots: readonly string[],
@@ -185,6 +191,7 @@ async function finish(
 ): Promise<number> {
   let status: number = interrupted ? EXIT.interrupted : EXIT.ok;
   let identical = true;
+  const nothingFetched = !interrupted && runs.every(fetchedNothing);
   if (commandLine.compare) {
     const maxTasks = runs[0]?.result.options.maxTasks ?? commandLine.crawlOptions.maxTasks;
     printer.print(`Each stage crawled ${roots.join(" ")} in turn, with maxTasks ${maxTasks}:\n\n`);
@@ -193,6 +200,9 @@ async function finish(
     identical = difference === null;
     if (interrupted) {
       printer.print(`interrupted after ${runs.length} of ${STAGE_NAMES.length} stages: not compared\n`);
+    } else if (difference === null && nothingFetched) {
+      printer.print(`nothing fetched: no root got a response in any of the ${runs.length} stages\n`);
+      status = EXIT.nothingFetched;
     } else if (difference === null) {
       printer.print(`identical: the ${runs.length} stages made the same records\n`);
       if (commandLine.demo) {
@@ -207,6 +217,10 @@ async function finish(
     for (const run of runs) {
       printer.print(report(run.result, { quiet: commandLine.verbosity === 0, verbose: commandLine.verbosity >= 2 }));
     }
+    if (nothingFetched) {
+      printer.warn("crawl: nothing fetched: no root got a response\n");
+      status = EXIT.nothingFetched;
+    }
   }
   if (commandLine.json !== null) {
     const document = jsonDocument(commandLine.compare, runs, identical, interrupted);
@@ -214,6 +228,16 @@ async function finish(
     if (!written && status === EXIT.ok) status = EXIT.failed;
   }
   return status;
+}
+
+/**
+ * Whether a crawl got no response at all: every record failed (or there is
+ * none). Only a root's failure can leave it so, as nothing else is queued.
+ */
+function fetchedNothing(run: StageRun): boolean {
+  return run.result.records.every(function failed(record) {
+    return record.status === null;
+  });
 }
 
 /** Writes the `--timeline` page; false, after a message, when the file cannot be written. */

@@ -127,14 +127,39 @@ function headerCharset(contentType: string | undefined): string | undefined {
 
 /**
  * Decodes text with iconv-lite in `encoding`, a name {@link sniffCharset}
- * resolved. Never throws: malformed bytes become U+FFFD. A leading byte order
- * mark is removed (the sniffer has already chosen its encoding).
+ * resolved. Malformed bytes become U+FFFD. A leading byte order mark is
+ * removed (the sniffer has already chosen its encoding).
  *
  * @remarks Four WHATWG encodings are not in iconv-lite and decode as UTF-8:
  * ISO-2022-JP, x-mac-cyrillic, x-user-defined and `replacement`. iconv-lite's
  * windows-1252 reads the five bytes the standard maps to C1 controls (0x81,
  * 0x8D, 0x8F, 0x90, 0x9D) as U+FFFD.
+ * @throws FetchFailure `BodyTooLarge` when the text would be longer than the
+ * longest JavaScript string (`buffer.constants.MAX_STRING_LENGTH`, 2^29 - 24
+ * UTF-16 units on Node 20): a body over about 512 MiB, possible only with a
+ * `maxBodyBytes` raised that far.
  */
 export function decodeText(bytes: Uint8Array, encoding: string): string {
-  return iconv.decode(bytes, iconv.encodingExists(encoding) ? encoding : "utf-8");
+  try {
+    return iconv.decode(bytes, iconv.encodingExists(encoding) ? encoding : "utf-8");
+  } catch (error) {
+    if (!isStringTooLong(error)) throw error;
+    const limit = bufferConstants.MAX_STRING_LENGTH;
+    throw new FetchFailure("BodyTooLarge", `The body is too long to decode as text (a string holds at most ${limit} characters)`, {
+      cause: error,
+    });
+  }
+}
+
+/**
+ * Whether an error says a string would be too long: Node's
+ * `ERR_STRING_TOO_LONG` (from `Buffer#toString` and `StringDecoder`, which
+ * iconv-lite calls), or V8's `RangeError: Invalid string length` (from
+ * joining strings, as iconv-lite does with its decoder's last characters).
+ * No other RangeError: any other fault stays what it is.
+ */
+function isStringTooLong(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  if ("code" in error && error.code === "ERR_STRING_TOO_LONG") return true;
+  return error instanceof RangeError && error.message === "Invalid string length";
 }

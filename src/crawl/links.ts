@@ -6,7 +6,7 @@
  */
 import { Tokenizer } from "htmlparser2";
 import type { TokenizerCallbacks } from "htmlparser2";
-import { parseUrl } from "./urls.js";
+import { dropCredentials, parseUrl } from "./urls.js";
 
 /** htmlparser2's HTML-mode settings, as its Parser hands them to its Tokenizer. */
 const TOKENIZER_OPTIONS = {
@@ -17,8 +17,8 @@ const TOKENIZER_OPTIONS = {
 
 /**
  * The links of an HTML page: every `<a href>` and `<area href>`, resolved
- * against the page's base URL, without fragment, http(s) only, each once, in
- * document order (first occurrence).
+ * against the page's base URL, without fragment or `user:pass@`, http(s)
+ * only, each once, in document order (first occurrence).
  *
  * htmlparser2's tokenizer reads the text as a stream of tags without building
  * a DOM. We lowercase tag and attribute names (`<A HREF=x>` is a link), keep
@@ -228,12 +228,13 @@ function baseUrl(baseHref: string | null, pageUrl: string): string | undefined {
   return URL.canParse(pageUrl) ? pageUrl : undefined;
 }
 
-/** Resolves, defragments, keeps http(s) and removes duplicates, in order. */
+/** Resolves, keeps http(s), drops credentials and fragments, and removes duplicates, in order. */
 function resolveLinks(hrefs: readonly string[], base: string | undefined): string[] {
   const links = new Set<string>();
   for (const href of hrefs) {
     const url = parseUrl(href, base);
     if (url === null || (url.protocol !== "http:" && url.protocol !== "https:")) continue;
+    dropCredentials(url); // `http://u:p@host/a` is the page `http://host/a`: the crawler never sends them.
     // Cut the fragment off the serialised URL, where only the fragment can hold a `#`
     // (elsewhere it is percent-encoded): cheaper than `url.hash = ""`, which re-serialises.
     const absolute = url.href;

@@ -7,7 +7,7 @@
 import { decodeContent, decodeText, mediaType, sniffCharset } from "./body.js";
 import type { HttpResponse } from "../http/parser.js";
 import { parseLinks } from "./links.js";
-import { defragment } from "./urls.js";
+import { dropCredentials, parseUrl } from "./urls.js";
 
 /**
  * One response, read: every field a record needs, and the links to queue.
@@ -17,7 +17,7 @@ import { defragment } from "./urls.js";
 export interface Page {
   /** The HTTP status. */
   status: number;
-  /** The redirect target (absolute, without fragment), or null when this is not a redirect. */
+  /** The redirect target (absolute, without fragment or `user:pass@`), or null when this is not a redirect. */
   nextUrl: string | null;
   /** The media type, lowercased (`text/html`); null for a redirect or without Content-Type. */
   contentType: string | null;
@@ -70,7 +70,8 @@ export function isRedirect(status: number): boolean {
  * function so three stages cannot drift apart. An empty `Location` counts as
  * no `Location`.
  * @see Chapter, "Coordinating Coroutines" (`Crawler.fetch` and `parse_links` in `crawling.py`)
- * @throws FetchFailure `BadResponse` or `BodyTooLarge` when the body cannot be decoded within `maxBodyBytes`.
+ * @throws FetchFailure `BadResponse` or `BodyTooLarge` when the body cannot be decoded within `maxBodyBytes`,
+ * or `BodyTooLarge` when its text would be longer than a JavaScript string can be ({@link decodeText}).
  * @example
  * ```ts
  * const page = readPage("http://example.com/", parseResponse(bytes, { maxBodyBytes }), maxBodyBytes);
@@ -91,8 +92,10 @@ export function readPage(url: string, response: HttpResponse, maxBodyBytes: numb
   return { status, nextUrl: null, contentType, encoding: charset.label, size: body.length, links };
 }
 
-/** `Location` resolved against the URL (the chapter's `urljoin`), without fragment; null when unusable. */
+/** `Location` resolved against the URL (the chapter's `urljoin`), without fragment or credentials; null when unusable. */
 function redirectTarget(url: string, location: string | undefined): string | null {
-  if (location === undefined || location.trim() === "" || !URL.canParse(location, url)) return null;
-  return defragment(new URL(location, url).href);
+  const target = location === undefined || location.trim() === "" ? null : parseUrl(location, url);
+  if (target === null) return null;
+  target.hash = "";
+  return dropCredentials(target).href;
 }

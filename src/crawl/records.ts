@@ -18,9 +18,9 @@ export { FETCH_ERRORS, type FetchError } from "../kernel/errors.js";
  * have `nextUrl`, `size: 0` and `contentType`/`encoding` null, like the chapter.
  */
 export interface FetchStatistic {
-  /** The URL fetched (absolute, without fragment). */
+  /** The URL fetched (absolute, without fragment or `user:pass@`). */
   url: string;
-  /** Redirect target (absolute, without fragment), else null. */
+  /** Redirect target (absolute, without fragment or `user:pass@`), else null. */
   nextUrl: string | null;
   /** HTTP status, or null when every try failed. */
   status: number | null;
@@ -36,6 +36,13 @@ export interface FetchStatistic {
   numUrls: number;
   /** Of those, the ones not seen before this page. */
   numNewUrls: number;
+  /**
+   * The page whose links (or whose redirect) queued this URL: the first
+   * page processed that found it unseen. Null for a root. With one task this
+   * is the breadth-first walk's; with several, when two pages fetched at once
+   * both link here, it is whichever of them finished first.
+   */
+  referrer: string | null;
 }
 
 /** What `crawl()` resolves to, in every stage. */
@@ -55,7 +62,7 @@ export interface CrawlResult {
 }
 
 /** The record for a URL whose every attempt failed. */
-export function errorRecord(url: string, error: FetchError): FetchStatistic {
+export function errorRecord(url: string, error: FetchError, referrer: string | null = null): FetchStatistic {
   return {
     url,
     nextUrl: null,
@@ -66,11 +73,12 @@ export function errorRecord(url: string, error: FetchError): FetchStatistic {
     encoding: null,
     numUrls: 0,
     numNewUrls: 0,
+    referrer,
   };
 }
 
 /** The record for a redirect, like the chapter's: no size, no type, no links. */
-export function redirectRecord(url: string, status: number, nextUrl: string): FetchStatistic {
+export function redirectRecord(url: string, status: number, nextUrl: string, referrer: string | null = null): FetchStatistic {
   return {
     url,
     nextUrl,
@@ -81,6 +89,7 @@ export function redirectRecord(url: string, status: number, nextUrl: string): Fe
     encoding: null,
     numUrls: 0,
     numNewUrls: 0,
+    referrer,
   };
 }
 
@@ -90,6 +99,7 @@ export function pageRecord(
   page: { status: number; size: number; contentType: string | null; encoding: string | null },
   numUrls: number,
   numNewUrls: number,
+  referrer: string | null = null,
 ): FetchStatistic {
   return {
     url,
@@ -101,6 +111,7 @@ export function pageRecord(
     encoding: page.encoding,
     numUrls,
     numNewUrls,
+    referrer,
   };
 }
 

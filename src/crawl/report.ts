@@ -10,8 +10,17 @@ import type { CrawlResult, FetchError, FetchStatistic } from "./records.js";
 export interface ReportOptions {
   /** Print only the error lines among the per-URL lines. */
   quiet?: boolean;
-  /** Also print the options in force and when the crawl started and finished. */
+  /**
+   * Also print the options in force and when the crawl started and finished,
+   * and end each per-URL line with the page that linked to it (`(from URL)`).
+   */
   verbose?: boolean;
+}
+
+/** What {@link urlLine} adds to the chapter's line. */
+export interface UrlLineOptions {
+  /** End the line with ` (from REFERRER)` when the record has a referrer (roots have none). */
+  referrer?: boolean;
 }
 
 /** Counts kept while the per-URL lines are written (the chapter's `Stats`). */
@@ -43,7 +52,8 @@ interface Counters {
  *
  * `quiet` keeps only the error lines among the per-URL lines. `verbose` adds a
  * block after the header with the options in force and the start and finish
- * times (ISO 8601, UTC); the two combine.
+ * times (ISO 8601, UTC), and ends each per-URL line with ` (from URL)`, the
+ * page that linked to it, for finding broken links; the two combine.
  *
  * @remarks The chapter counts a non-200 `text/html` page as `html`, and a
  * non-200 page of any other type as `error` plus `status_N`; here every
@@ -73,7 +83,7 @@ export function report(result: CrawlResult, options: ReportOptions = {}): string
   const records = [...result.records].sort(byUrl);
   for (const record of records) {
     count(record, counters);
-    if (options.quiet !== true || record.error !== null) lines.push(urlLine(record));
+    if (options.quiet !== true || record.error !== null) lines.push(urlLine(record, { referrer: options.verbose === true }));
   }
 
   lines.push(...counterLines(counters));
@@ -89,12 +99,15 @@ function byUrl(a: FetchStatistic, b: FetchStatistic): number {
 /**
  * The line for one record (the chapter's `url_report`):
  * `url status contentType encoding size numNewUrls/numUrls` for a page,
- * `url status -> nextUrl` for a redirect, `url error Name` for a failure.
+ * `url status -> nextUrl` for a redirect, `url error Name` for a failure;
+ * with `referrer`, followed by ` (from URL)` naming the page that linked to
+ * it: `http://x/missing 404 text/plain utf-8 10 0/0 (from http://x/page)`.
  */
-export function urlLine(record: FetchStatistic): string {
-  if (record.error !== null) return `${record.url} error ${record.error}`;
-  if (record.nextUrl !== null) return `${record.url} ${shown(record.status)} -> ${record.nextUrl}`;
-  return [
+export function urlLine(record: FetchStatistic, options: UrlLineOptions = {}): string {
+  const from = options.referrer === true && record.referrer !== null ? ` (from ${record.referrer})` : "";
+  if (record.error !== null) return `${record.url} error ${record.error}${from}`;
+  if (record.nextUrl !== null) return `${record.url} ${shown(record.status)} -> ${record.nextUrl}${from}`;
+  const line = [
     record.url,
     shown(record.status),
     shown(record.contentType),
@@ -102,6 +115,7 @@ export function urlLine(record: FetchStatistic): string {
     record.size,
     `${record.numNewUrls}/${record.numUrls}`,
   ].join(" ");
+  return line + from;
 }
 
 function shown(value: string | number | null): string {

@@ -22,7 +22,8 @@ const IPV4 = /^\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}$/;
  * scheme (`mailto:a@b`), which is then refused. `host:port` counts as a host,
  * so `localhost:8080` becomes `http://localhost:8080/`. The result is
  * serialised by WHATWG `URL` (host lowercased, IDNA host in punycode, path at
- * least `/`) and loses its fragment.
+ * least `/`) and loses its fragment and any `user:pass@` (see
+ * {@link dropCredentials}: the crawler never sends them).
  *
  * @remarks The chapter's `crawl.py` adds `http://` whenever `://` is missing,
  * which would turn `mailto:a@b` into a URL with user `mailto` on host `b`.
@@ -37,8 +38,10 @@ export function normalizeRoot(root: string): string {
   if (SCHEME_WITH_AUTHORITY.test(trimmed) || OPAQUE_SCHEME.test(trimmed)) absolute = trimmed;
   else if (trimmed.startsWith("//")) absolute = `http:${trimmed}`;
   else absolute = `http://${trimmed}`;
-  if (!isHttpUrl(absolute)) throw badRoot(root);
-  return defragment(absolute);
+  const parsed = parseHttpUrl(absolute);
+  if (parsed === null) throw badRoot(root);
+  parsed.hash = "";
+  return dropCredentials(parsed).href;
 }
 
 function badRoot(root: unknown): TypeError {
@@ -93,6 +96,25 @@ export function defragment(url: string): string {
   const parsed = new URL(url);
   parsed.hash = "";
   return parsed.href;
+}
+
+/**
+ * Removes a URL's `user:pass@`, in place, and returns it:
+ * `http://u:p@x.com/a` → `http://x.com/a`.
+ *
+ * The crawler has no HTTP authentication and never sends credentials, so a
+ * link written with them names the page the crawler fetches without them.
+ * Dropping them from roots, links and redirect targets before anything is
+ * queued keeps one spelling per page in `seen` (it is fetched once) and keeps
+ * passwords out of records, reports and traces.
+ */
+export function dropCredentials(url: URL): URL {
+  // Checked first: setting a component re-serialises the URL, and most links have none.
+  if (url.username !== "" || url.password !== "") {
+    url.username = "";
+    url.password = "";
+  }
+  return url;
 }
 
 /** Whether a WHATWG hostname is an IP literal: dotted IPv4, or IPv6 in brackets. */

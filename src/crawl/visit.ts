@@ -10,10 +10,17 @@ import { readPage } from "./page.js";
 import { errorRecord, pageRecord, redirectRecord, type FetchStatistic } from "./records.js";
 import type { UrlPolicy } from "./urls.js";
 
-/** A URL to queue and the redirects it may still follow (the chapter's `(url, max_redirect)` pair). */
+/**
+ * A URL to queue and the redirects it may still follow (the chapter's
+ * `(url, max_redirect)` pair), and the page that queued it. A stage queues
+ * the items `visit()` returns as they are, so the referrer reaches the URL's
+ * own `visit()` and its record.
+ */
 export interface QueueItem {
   url: string;
   maxRedirect: number;
+  /** The URL of the page (or redirect) whose `visit()` queued this one; absent or null for a root. */
+  referrer?: string | null;
 }
 
 /** What a URL's outcome means for the crawl: its record, then the URLs to queue. */
@@ -38,8 +45,11 @@ export interface VisitContext {
  *
  * A redirect's target is queued with one redirect less, unless it was seen,
  * is not allowed, or no redirect is left; a page's links are filtered by the
- * policy, and those not seen are queued with the full `maxRedirect`. A body
- * that cannot be read (`BadResponse`, `BodyTooLarge`) gives an error record.
+ * policy, and those not seen are queued with the full `maxRedirect`. Each
+ * URL queued names `item` as its referrer: the page that first found it
+ * unseen, since a URL is queued once. The record carries `item`'s own
+ * referrer. A body that cannot be read (`BadResponse`, `BodyTooLarge`) gives
+ * an error record.
  *
  * It changes nothing: the stage marks each `next` URL seen and queues it,
  * with no wait between calling `visit()` and doing so, so no other fetch can
@@ -53,20 +63,21 @@ export interface VisitContext {
  */
 export function visit(item: QueueItem, outcome: HttpResponse | FetchError, context: VisitContext): Visit {
   const { url, maxRedirect } = item;
-  if (typeof outcome === "string") return { record: errorRecord(url, outcome), next: [] };
+  const referrer = item.referrer ?? null;
+  if (typeof outcome === "string") return { record: errorRecord(url, outcome, referrer), next: [] };
   let page;
   try {
     page = readPage(url, outcome, context.maxBodyBytes);
   } catch (error) {
-    return { record: errorRecord(url, errorName(error)), next: [] };
+    return { record: errorRecord(url, errorName(error), referrer), next: [] };
   }
   if (page.nextUrl !== null) {
     const target = page.nextUrl;
     // A target already seen means we have been down this path before.
     const follow = maxRedirect > 0 && !context.seenUrls.has(target) && context.policy.urlAllowed(target);
     return {
-      record: redirectRecord(url, page.status, target),
-      next: follow ? [{ url: target, maxRedirect: maxRedirect - 1 }] : [],
+      record: redirectRecord(url, page.status, target, referrer),
+      next: follow ? [{ url: target, maxRedirect: maxRedirect - 1, referrer: url }] : [],
     };
   }
   let numUrls = 0;
@@ -74,7 +85,7 @@ export function visit(item: QueueItem, outcome: HttpResponse | FetchError, conte
   for (const link of page.links) {
     if (!context.policy.urlAllowed(link)) continue;
     numUrls += 1;
-    if (!context.seenUrls.has(link)) next.push({ url: link, maxRedirect: context.maxRedirect });
+    if (!context.seenUrls.has(link)) next.push({ url: link, maxRedirect: context.maxRedirect, referrer: url });
   }
-  return { record: pageRecord(url, page, numUrls, next.length), next };
+  return { record: pageRecord(url, page, numUrls, next.length, referrer), next };
 }

@@ -33,8 +33,10 @@ export interface ExpectedCrawl {
  * breadth-first walk with a FIFO queue, following docs/behaviour.md:
  * links are queued in document order, first occurrence, fragments dropped; a
  * redirect's target is queued when the redirect is processed, if unseen and
- * if redirects are left; a missing path is a 404 record. Every link of a
- * synthetic site is on the site's own host, so the URL policy allows all.
+ * if redirects are left; a missing path is a 404 record. Each record's
+ * `referrer` is the record that queued its URL (null for the root). Every
+ * link of a synthetic site is on the site's own host, so the URL policy
+ * allows all.
  *
  * @remarks Independent on purpose: it shares only the record constructors and
  * the site's own page renderer (for sizes) with the rest of the package, so
@@ -44,26 +46,27 @@ export function expectedCrawl(definition: SyntheticSiteDefinition, options: Expe
   const origin = options.origin.replace(/\/+$/, "");
   const maxRedirect = options.maxRedirect ?? 10;
   const seen = new Set<string>(["/"]);
-  const queue: Array<{ path: string; redirectsLeft: number; depth: number }> = [
-    { path: "/", redirectsLeft: maxRedirect, depth: 0 },
+  // `referrer`: the URL of the record that queued the path, null for the root.
+  const queue: Array<{ path: string; redirectsLeft: number; depth: number; referrer: string | null }> = [
+    { path: "/", redirectsLeft: maxRedirect, depth: 0, referrer: null },
   ];
   const records: FetchStatistic[] = [];
   const depthOf = new Map<string, number>();
   let maxDepth = 0;
   for (let head = 0; head < queue.length; head++) {
-    const { path, redirectsLeft, depth } = queue[head] ?? { path: "/", redirectsLeft: 0, depth: 0 };
+    const { path, redirectsLeft, depth, referrer } = queue[head] ?? { path: "/", redirectsLeft: 0, depth: 0, referrer: null };
     const url = origin + path;
     depthOf.set(url, depth);
     maxDepth = Math.max(maxDepth, depth);
     const route = definition.routes.get(path);
     if (route === undefined) {
       const size = Buffer.byteLength(NOT_FOUND_BODY);
-      records.push(pageRecord(url, { status: 404, size, contentType: "text/plain", encoding: "utf-8" }, 0, 0));
+      records.push(pageRecord(url, { status: 404, size, contentType: "text/plain", encoding: "utf-8" }, 0, 0, referrer));
     } else if (route.kind === "redirect") {
-      records.push(redirectRecord(url, route.status, origin + route.to));
+      records.push(redirectRecord(url, route.status, origin + route.to, referrer));
       if (!seen.has(route.to) && redirectsLeft > 0) {
         seen.add(route.to);
-        queue.push({ path: route.to, redirectsLeft: redirectsLeft - 1, depth: depth + 1 });
+        queue.push({ path: route.to, redirectsLeft: redirectsLeft - 1, depth: depth + 1, referrer: url });
       }
     } else {
       const links = [...new Set(route.links.map(withoutFragment))];
@@ -72,10 +75,10 @@ export function expectedCrawl(definition: SyntheticSiteDefinition, options: Expe
       });
       const rendered = renderPage(path, route);
       const page = { status: 200, size: rendered.size, contentType: "text/html", encoding: rendered.charset };
-      records.push(pageRecord(url, page, links.length, fresh.length));
+      records.push(pageRecord(url, page, links.length, fresh.length, referrer));
       for (const link of fresh) {
         seen.add(link);
-        queue.push({ path: link, redirectsLeft: maxRedirect, depth: depth + 1 });
+        queue.push({ path: link, redirectsLeft: maxRedirect, depth: depth + 1, referrer: url });
       }
     }
   }

@@ -49,8 +49,9 @@ describe("Crawler", () => {
     closers.push(() => synthetic.close());
     const { result, crawler } = await crawlWith(synthetic.url, { maxTasks: 10 });
     const byUrl = (a: { url: string }, b: { url: string }) => (a.url < b.url ? -1 : 1);
-    expect([...result.records].sort(byUrl)).toEqual(
-      synthetic.expected.records.map((record) => ({ ...record, numNewUrls: expect.any(Number) })).sort(byUrl),
+    // Which page first linked a URL depends on timing: numNewUrls and referrer are not compared.
+    expect(result.records.map((record) => ({ ...record, referrer: null })).sort(byUrl)).toEqual(
+      synthetic.expected.records.map((record) => ({ ...record, numNewUrls: expect.any(Number), referrer: null })).sort(byUrl),
     );
     const newUrls = result.records.reduce((sum, record) => sum + record.numNewUrls, 0);
     expect(newUrls).toBe(synthetic.expected.records.reduce((sum, record) => sum + record.numNewUrls, 0));

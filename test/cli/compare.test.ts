@@ -35,6 +35,12 @@ describe("firstDifference", () => {
     expect(firstDifference([run("callbacks", [a, b]), run("asyncawait", moved)])).toBeNull();
   });
 
+  it("ignores which page first linked a URL: with several fetches in flight that is timing", () => {
+    const fromA = pageRecord("http://h/b", html, 1, 0, "http://h/a");
+    const fromC = pageRecord("http://h/b", html, 1, 0, "http://h/c");
+    expect(firstDifference([run("callbacks", [a, fromA]), run("generators", [a, fromC])])).toBeNull();
+  });
+
   it("names the first URL whose records differ and shows both", () => {
     const other = pageRecord("http://h/b", { ...html, size: 99 }, 1, 0);
     const difference = firstDifference([run("callbacks", [a, b]), run("generators", [a, other])]);

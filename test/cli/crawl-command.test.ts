@@ -70,7 +70,9 @@ describe("crawl --json", () => {
     expect(result.records.find((record) => record.url === `${site.url}/old`)).toMatchObject({
       status: 302,
       nextUrl: `${site.url}/a`,
+      referrer: `${site.url}/`,
     });
+    expect(result.records.find((record) => record.url === `${site.url}/`)?.referrer).toBeNull();
     expect(result.seen).toEqual([`${site.url}/`, `${site.url}/a`, `${site.url}/old`]);
     expect(result.todo).toBe(0);
     expect(result.finishedAt).toBeGreaterThanOrEqual(result.startedAt);
@@ -113,6 +115,16 @@ describe("crawl --json", () => {
     expect(comparison.stages.map((result) => result.stage)).toEqual([...STAGES]);
     for (const result of comparison.stages) expect(result.records).toHaveLength(4);
     expect(stderr).toContain("identical");
+  });
+});
+
+describe("crawl --compare of a root that refuses connections", () => {
+  it("does not call the three empty crawls identical, and exits with 3", async () => {
+    const { code, stdout } = await runCli(["--compare", "--max-tries", "1", `http://127.0.0.1:${closedPort}/`]);
+    expect(code).toBe(3);
+    expect(stdout).toMatch(/^ {2}ConnectionRefused +1 +1 +1$/m);
+    expect(stdout).toContain("nothing fetched: no root got a response in any of the 3 stages\n");
+    expect(stdout).not.toContain("identical");
   });
 });
 
@@ -159,6 +171,9 @@ describe.each(STAGES)("crawl --stage %s", (stage) => {
     expect(live).toHaveLength(4);
     expect([...live].sort()).toEqual(reportUrlLines(stdout));
     expect(stdout).toMatch(/^Options: maxTasks=100 /m);
+    // Each URL names the page that linked to it; the root names none.
+    expect(live).toContain(`${site.url}/old 302 -> ${site.url}/a (from ${site.url}/)`);
+    expect(live.filter((line) => line.startsWith(`${site.url}/ `))).toEqual([expect.not.stringContaining("(from ")]);
   });
 
   it("lists only the errors with -q", async () => {
@@ -168,11 +183,18 @@ describe.each(STAGES)("crawl --stage %s", (stage) => {
     expect(stdout).toContain("Done: 3");
   });
 
-  it("reports a root that cannot be fetched and exits with 0", async () => {
-    const { code, stdout } = await runCli(["--max-tries", "2", "--stage", stage, `http://127.0.0.1:${closedPort}/`]);
-    expect(code).toBe(0);
+  it("reports a root that cannot be fetched, says nothing was fetched, and exits with 3", async () => {
+    const { code, stdout, stderr } = await runCli(["--max-tries", "2", "--stage", stage, `http://127.0.0.1:${closedPort}/`]);
+    expect(code).toBe(3);
     expect(reportUrlLines(stdout)).toEqual([`http://127.0.0.1:${closedPort}/ error ConnectionRefused`]);
     expect(stdout).toContain("Todo: 0\nDone: 1\n");
+    expect(stderr).toBe("crawl: nothing fetched: no root got a response\n");
+  });
+
+  it("exits with 0 when one root of several got a response", async () => {
+    const { code, stderr } = await runCli(["--max-tries", "1", "--stage", stage, `http://127.0.0.1:${closedPort}/`, `${site.url}/b`]);
+    expect(code).toBe(0);
+    expect(stderr).toBe("");
   });
 
   it("stops at Ctrl-C, prints Interrupted and the partial report, and exits with 130", async () => {

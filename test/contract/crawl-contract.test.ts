@@ -572,6 +572,49 @@ describe("crawl contract", () => {
       });
     });
 
+    describe("referrers and credentials", () => {
+      it("names the page that first linked each URL, or the redirect to it, and none for a root", async () => {
+        const closed = await FixtureSite.start();
+        const gone = closed.urlFor("/gone");
+        await closed.close();
+        site.addPage("/", ["/a", "/old"]).addPage("/b", ["/missing", gone]).addPage("/a", ["/b", "/missing"]);
+        site.addRedirect("/old", "/new").addPage("/new", []);
+        // With one task the crawl is breadth-first: /b is a root, so /b (not /a) first links /missing.
+        const result = await crawl([site.url, u("/b")], { maxTasks: 1, maxTries: 1 });
+        expect(result.records).toEqual([
+          linksPageRecord(u("/"), ["/a", "/old"], 2, 2, null),
+          linksPageRecord(u("/b"), ["/missing", gone], 2, 2, null),
+          linksPageRecord(u("/a"), ["/b", "/missing"], 2, 0, u("/")),
+          redirectRecordOf(u("/old"), 302, u("/new"), u("/")),
+          pageRecordOf(u("/missing"), { status: 404, size: 10, contentType: "text/plain", referrer: u("/b") }),
+          errorRecordOf(gone, "ConnectionRefused", u("/b")),
+          linksPageRecord(u("/new"), [], 0, 0, u("/old")),
+        ]);
+      });
+
+      it("drops user:pass@ from roots, links and redirect targets: each page is fetched once, and no credentials are sent", async () => {
+        const authorizations: Array<string | undefined> = [];
+        const withCredentials = (path: string): string => `http://user:secret@127.0.0.1:${site.port}${path}`;
+        site.addPage("/", [withCredentials("/a"), "/a", `http://anyone@127.0.0.1:${site.port}/old`]);
+        site.addHandler("/a", function recordAuthorization(request, response) {
+          authorizations.push(request.headers.authorization);
+          response.writeHead(200, { "Content-Type": "text/html", "Content-Length": "0" }).end();
+        });
+        site.addRedirect("/old", withCredentials("/new")).addPage("/new", []);
+        const result = await crawl(withCredentials("/"), { maxTasks: 1 });
+        expect(result.seen).toEqual([u("/"), u("/a"), u("/old"), u("/new")]);
+        expect(result.records.map((record) => [record.url, record.nextUrl, record.referrer])).toEqual([
+          [u("/"), null, null],
+          [u("/a"), null, u("/")],
+          [u("/old"), u("/new"), u("/")],
+          [u("/new"), null, u("/old")],
+        ]);
+        expect(result.records[0]?.numUrls).toBe(2);
+        expect(site.requestsFor("/a")).toBe(1);
+        expect(authorizations).toEqual([undefined]);
+      });
+    });
+
     describe("bad input", () => {
       it("throws TypeError naming a bad option", async () => {
         await expect(Promise.resolve().then(() => crawl(site.url, { maxTasks: 0 }))).rejects.toThrow(/`maxTasks`/);

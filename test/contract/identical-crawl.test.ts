@@ -22,9 +22,28 @@ function byUrl(records: readonly FetchStatistic[]): FetchStatistic[] {
   return [...records].sort((a, b) => (a.url < b.url ? -1 : a.url > b.url ? 1 : 0));
 }
 
-function withoutNewUrls(record: FetchStatistic): Omit<FetchStatistic, "numNewUrls"> {
-  const { numNewUrls: _timingDependent, ...rest } = record;
+/** A record without the two fields that say which page first found its URL, which depends on timing. */
+function withoutNewUrls(record: FetchStatistic): Omit<FetchStatistic, "numNewUrls" | "referrer"> {
+  const { numNewUrls: _timingDependent, referrer: _alsoTimingDependent, ...rest } = record;
   return rest;
+}
+
+/**
+ * With several workers a URL's referrer is whichever page or redirect queued
+ * it first, but always one that could: the root has none, and every other
+ * record names a recorded redirect to it or a recorded page with links.
+ */
+function expectPossibleReferrers(result: CrawlResult, root: string): void {
+  const byUrlMap = new Map(result.records.map((record) => [record.url, record]));
+  for (const record of result.records) {
+    if (record.url === root) {
+      expect(record.referrer).toBeNull();
+      continue;
+    }
+    const referrer = record.referrer === null ? undefined : byUrlMap.get(record.referrer);
+    const couldQueue = referrer !== undefined && (referrer.nextUrl === record.url || referrer.numNewUrls > 0);
+    expect({ url: record.url, referrer: record.referrer, couldQueue }).toEqual({ url: record.url, referrer: record.referrer, couldQueue: true });
+  }
 }
 
 function sumOfNewUrls(records: readonly FetchStatistic[]): number {
@@ -39,7 +58,7 @@ function expectBreadthFirst(result: CrawlResult, expected: ExpectedCrawl): void 
 }
 
 /**
- * With several workers the records are the same as a set, `numNewUrls` aside.
+ * With several workers the records are the same as a set, `numNewUrls` and `referrer` aside.
  * Every URL but the root was queued by exactly one record: a page (counted in
  * its `numNewUrls`) or a redirect. So the sum of `numNewUrls` is `seen - 1`
  * less the redirects that queued their target, which depends on timing when
@@ -47,6 +66,7 @@ function expectBreadthFirst(result: CrawlResult, expected: ExpectedCrawl): void 
  */
 function expectSameSet(result: CrawlResult, expected: ExpectedCrawl): void {
   expect(byUrl(result.records).map(withoutNewUrls)).toEqual(byUrl(expected.records).map(withoutNewUrls));
+  expectPossibleReferrers(result, expected.seen[0] ?? "");
   expect([...result.seen].sort()).toEqual([...expected.seen].sort());
   expect(result.todo).toBe(0);
   const redirects = result.records.filter((record) => record.nextUrl !== null).length;

@@ -1,6 +1,7 @@
-import { Buffer } from "node:buffer";
+import { Buffer, constants as bufferConstants } from "node:buffer";
 import { deflateRawSync, deflateSync, gzipSync } from "node:zlib";
-import { describe, expect, it } from "vitest";
+import iconv from "iconv-lite";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { decodeContent, decodeText, mediaType, sniffCharset } from "../../src/crawl/body.js";
 import { failureOf } from "../http/failure-of.js";
 
@@ -229,5 +230,32 @@ describe("decodeText", () => {
 
   it("keeps a second U+FEFF after the byte order mark", () => {
     expect(decodeText(Buffer.from("\ufeff\ufeffx"), "UTF-8")).toBe("\ufeffx");
+  });
+
+  describe("text too long for a JavaScript string", () => {
+    afterEach(() => {
+      vi.restoreAllMocks();
+    });
+
+    it("throws FetchFailure BodyTooLarge for bytes that decode past the longest string", () => {
+      // Zero-filled memory Node refuses to decode before reading it: no real memory is used.
+      const bytes = Buffer.alloc(bufferConstants.MAX_STRING_LENGTH + 1);
+      expect(failureOf(() => decodeText(bytes, "UTF-8"))).toBe("BodyTooLarge");
+    });
+
+    it("names V8's string-length RangeError BodyTooLarge too, as when the decoder joins its last characters", () => {
+      vi.spyOn(iconv, "decode").mockImplementation(function joinPastTheLongestString() {
+        return "x".repeat(2 ** 30); // the RangeError V8 throws for a string too long, without making one
+      });
+      expect(failureOf(() => decodeText(Buffer.from("x"), "UTF-8"))).toBe("BodyTooLarge");
+    });
+
+    it("lets any other error of the decoder through, RangeErrors included", () => {
+      const other = new RangeError("Invalid array length");
+      vi.spyOn(iconv, "decode").mockImplementation(function failOtherwise(): string {
+        throw other;
+      });
+      expect(() => decodeText(Buffer.from("x"), "UTF-8")).toThrow(other);
+    });
   });
 });

@@ -23,6 +23,11 @@ describe("parseLinks", () => {
     expect(parseLinks(html, PAGE)).toEqual(["http://example.com/a", "http://example.com/b"]);
   });
 
+  it("drops user:pass@, so a link with and one without credentials are one link", () => {
+    const html = '<a href="http://user:secret@example.com/a">1</a><a href="/a">2</a><a href="//someone@other.org/b">3</a>';
+    expect(parseLinks(html, PAGE)).toEqual(["http://example.com/a", "http://other.org/b"]);
+  });
+
   it("drops the fragment", () => {
     expect(parseLinks('<a href="/x?q=1#section">', PAGE)).toEqual(["http://example.com/x?q=1"]);
   });

@@ -54,6 +54,11 @@ describe("readPage", () => {
       expect(page.nextUrl).toBe("http://example.com/x");
     });
 
+    it("drops user:pass@ from the Location", () => {
+      const page = readPage(URL_, response(301, { location: "http://user:secret@example.com/next#x" }), MAX);
+      expect(page.nextUrl).toBe("http://example.com/next");
+    });
+
     it("keeps an absolute Location on another host or scheme", () => {
       expect(readPage(URL_, response(302, { location: "https://other.org/" }), MAX).nextUrl).toBe("https://other.org/");
     });

@@ -83,6 +83,24 @@ describe("report", () => {
     expect(lines.slice(4)).toEqual(report(result(records, { options })).split("\n").slice(1));
   });
 
+  it("ends each URL line with the page that linked to it when verbose, for finding broken links", () => {
+    const linked = [
+      pageRecord("http://x.test/", html, 2, 2),
+      pageRecord("http://x.test/missing", { status: 404, size: 5, contentType: "text/plain", encoding: "utf-8" }, 0, 0, "http://x.test/"),
+      redirectRecord("http://x.test/old", 301, "http://x.test/new", "http://x.test/"),
+      errorRecord("http://x.test/new", "Timeout", "http://x.test/old"),
+    ];
+    const lines = report(result(linked), { verbose: true }).split("\n");
+    expect(lines.filter((line) => line.startsWith("http://"))).toEqual([
+      "http://x.test/ 200 text/html utf-8 1000 2/2",
+      "http://x.test/missing 404 text/plain utf-8 5 0/0 (from http://x.test/)",
+      "http://x.test/new error Timeout (from http://x.test/old)",
+      "http://x.test/old 301 -> http://x.test/new (from http://x.test/)",
+    ]);
+    expect(report(result(linked))).not.toContain("(from ");
+    expect(report(result(linked), { quiet: true })).not.toContain("(from ");
+  });
+
   it("shows no page limit as - when verbose", () => {
     expect(report(result([]), { verbose: true })).toContain(" maxPages=- ");
   });

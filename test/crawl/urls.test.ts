@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { defragment, hostIsAllowed, isHttpUrl, normalizeRoot, UrlPolicy } from "../../src/crawl/urls.js";
+import { defragment, dropCredentials, hostIsAllowed, isHttpUrl, normalizeRoot, UrlPolicy } from "../../src/crawl/urls.js";
 
 describe("normalizeRoot", () => {
   it("adds http:// to a root without a scheme", () => {
@@ -23,6 +23,12 @@ describe("normalizeRoot", () => {
 
   it("drops the fragment", () => {
     expect(normalizeRoot("http://example.com/a#top")).toBe("http://example.com/a");
+  });
+
+  it("drops user:pass@, which the crawler never sends", () => {
+    expect(normalizeRoot("http://user:secret@Example.com/a#top")).toBe("http://example.com/a");
+    expect(normalizeRoot("//user@example.com/")).toBe("http://example.com/");
+    expect(normalizeRoot("https://:pass@example.com")).toBe("https://example.com/");
   });
 
   it("encodes an internationalised host as punycode", () => {
@@ -134,12 +140,29 @@ describe("hostIsAllowed", () => {
   });
 });
 
+describe("dropCredentials", () => {
+  it("removes the user name and password, and returns the URL it changed", () => {
+    const url = new URL("http://user:secret@example.com:8080/a?b#c");
+    expect(dropCredentials(url)).toBe(url);
+    expect(url.href).toBe("http://example.com:8080/a?b#c");
+  });
+
+  it("leaves a URL without credentials as it was", () => {
+    expect(dropCredentials(new URL("https://example.com/@home")).href).toBe("https://example.com/@home");
+  });
+});
+
 describe("UrlPolicy", () => {
   const strict = { strict: true, exclude: null };
 
   it("normalises the roots and removes duplicates, keeping order", () => {
     const policy = new UrlPolicy(["b.com", "http://a.com/", "http://b.com/#x", "a.com"], strict);
     expect(policy.roots).toEqual(["http://b.com/", "http://a.com/"]);
+  });
+
+  it("counts a root with credentials and the same root without them as one root", () => {
+    const policy = new UrlPolicy(["http://user:secret@a.com/", "a.com", "http://b@a.com/x"], strict);
+    expect(policy.roots).toEqual(["http://a.com/", "http://a.com/x"]);
   });
 
   it("collects the hosts of the roots as rootDomains", () => {
