@@ -106,8 +106,8 @@ const OPTIONS = {
   lenient: { type: "boolean", group: "chapter", help: "a link's host need only end like a root's (last two labels)" },
   verbose: {
     type: "boolean", short: "v", multiple: true, group: "chapter",
-    help: `also print a line per URL as it completes
-(-vv: also a line per fetch attempt)`,
+    help: `also print a line per URL as it completes, with the page
+that linked it: "404 URL (from PAGE)" (-vv: also a line per fetch attempt)`,
   },
   quiet: { type: "boolean", short: "q", group: "chapter", help: "print errors only" },
   timeout: {
@@ -161,7 +161,8 @@ More:
 ${optionLines("more")}
 Exit status: 0 when the crawl finished (error records included), 1 when
 --compare finds a difference, an output file could not be written or the
-crawl itself failed, 2 on a usage error, 130 when interrupted by Ctrl-C.
+crawl itself failed, 2 on a usage error, 3 when nothing was fetched (no root
+got a response), 130 when interrupted by Ctrl-C.
 `;
 
 /** The hint printed under every usage error. */
