@@ -4,10 +4,12 @@
  *
  * @module
  */
-import { Agent, type Dispatcher } from "undici";
-import { CancelledError, errorName, FetchFailure } from "../kernel/errors.js";
-import { FIRST_ONLY_HEADERS, MAX_HEADER_BYTES, type HttpResponse } from "../http/parser.js";
+import { constants as bufferConstants } from "node:buffer";
+import { Agent, buildConnector, type Dispatcher } from "undici";
+import { CancelledError, FetchFailure } from "../kernel/errors.js";
+import { MAX_HEADER_BYTES, type HttpResponse } from "../http/parser.js";
 import { requestHeaders } from "../http/request.js";
+import { codeOf, failureFor, joinHeaders, socketOf, watchedPools } from "../http/undici.js";
 
 /** How an {@link HttpClient} connects, waits and reads. */
 export interface HttpClientOptions {
@@ -15,7 +17,7 @@ export interface HttpClientOptions {
   connections: number;
   /** Time allowed for one `get()`: waiting for a connection, connecting, and the whole response. */
   timeoutMs: number;
-  /** A body longer than this fails with `BodyTooLarge` while it streams in. */
+  /** A body longer than this fails with `BodyTooLarge`, as soon as that is known. */
   maxBodyBytes: number;
   /** The `User-Agent` header, sent with the rest of {@link requestHeaders}. */
   userAgent: string;
@@ -28,10 +30,13 @@ export interface HttpClientOptions {
  * `get(url, signal)` dispatches one `GET` on undici's `Agent`, which keeps up
  * to `connections` sockets per host open between requests. A small handler
  * object (`ResponseCollector`, below) collects the response as undici parses
- * it: it fails the request as soon as the body passes `maxBodyBytes` (before
- * reading it, when `Content-Length` says so), gives up when `timeoutMs` runs
- * out, and turns every failure into a {@link FetchFailure} whose `kind` is the
- * name stages 1 and 2 give the same fault. Redirects are never followed: a
+ * it: it fails the request as soon as the body passes `maxBodyBytes`, gives up
+ * when `timeoutMs` runs out, and turns every failure into a
+ * {@link FetchFailure} whose `kind` is the name stages 1 and 2 give the same
+ * fault. Each connection also reads its raw bytes for the shared parser's
+ * limits, which llhttp does not report on (a body announced too large by
+ * `Content-Length` or a chunk's size, a head over 64 KiB): `watchedPools` in
+ * http/undici.ts. Redirects are never followed: a
  * 3xx is returned like any other response. Nothing here is for watching:
  * undici publishes each request's steps on its own diagnostics channels
  * (`undici:client:sendHeaders`, `undici:request:headers`, …), and the trace
@@ -55,10 +60,13 @@ export interface HttpClientOptions {
 export class HttpClient {
   private readonly agent: Agent;
   private readonly headers: Record<string, string>;
+  private readonly options: HttpClientOptions;
   /** What `close()` returned the first time: closing twice waits for the same end. */
   private closing: Promise<void> | null = null;
 
-  constructor(private readonly options: HttpClientOptions) {
+  constructor(options: HttpClientOptions) {
+    // A longer body could not be joined into one Buffer.
+    this.options = { ...options, maxBodyBytes: Math.min(options.maxBodyBytes, bufferConstants.MAX_LENGTH) };
     this.headers = requestHeaders(options.userAgent);
     this.agent = new Agent({
       connections: options.connections,
@@ -66,7 +74,8 @@ export class HttpClient {
       // Our own timer covers the whole attempt; undici's timeouts must not fire first.
       headersTimeout: 0,
       bodyTimeout: 0,
-      connect: { timeout: options.timeoutMs },
+      // Connections that apply the shared parser's limits to their bytes, and that a request can close.
+      factory: watchedPools(buildConnector({ timeout: options.timeoutMs }), this.options.maxBodyBytes),
     });
   }
 
@@ -85,8 +94,8 @@ export class HttpClient {
     const target = new URL(url);
     const { agent, headers, options } = this;
     return new Promise<HttpResponse>(function sendRequest(resolve, reject) {
-      const collector = new ResponseCollector(resolve, reject, options, signal ?? null);
-      agent.dispatch({ origin: target.origin, path: target.pathname + target.search, method: "GET", headers }, collector);
+      const request: Dispatcher.DispatchOptions = { origin: target.origin, path: target.pathname + target.search, method: "GET", headers };
+      agent.dispatch(request, new ResponseCollector(request, resolve, reject, options, signal ?? null));
     });
   }
 
@@ -124,6 +133,8 @@ class ResponseCollector implements Dispatcher.DispatchHandler {
   private readonly abandon: (this: AbortSignal) => void;
 
   constructor(
+    /** What `get()` dispatched: {@link socketOf} finds the request's socket by it. */
+    private readonly request: Dispatcher.DispatchOptions,
     private readonly resolve: (response: HttpResponse) => void,
     private readonly reject: (reason: unknown) => void,
     private readonly options: HttpClientOptions,
@@ -159,10 +170,6 @@ class ResponseCollector implements Dispatcher.DispatchHandler {
     this.started = true;
     this.status = statusCode;
     this.headers = joinHeaders(headers);
-    const declared = this.headers["content-length"];
-    if (hasBody(statusCode) && declared !== undefined && Number(declared) > this.options.maxBodyBytes) {
-      this.fail(this.tooLarge(`Content-Length ${declared}`));
-    }
   }
 
   onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
@@ -176,10 +183,10 @@ class ResponseCollector implements Dispatcher.DispatchHandler {
   }
 
   onResponseEnd(): void {
-    if (this.settle()) {
-      const body = this.chunks.length === 1 ? this.chunks[0] : Buffer.concat(this.chunks, this.received);
-      this.resolve({ status: this.status, headers: this.headers, body: body ?? new Uint8Array(0) });
-    }
+    if (this.settled) return;
+    const body = this.chunks.length === 1 ? this.chunks[0] : Buffer.concat(this.chunks, this.received);
+    this.settle();
+    this.resolve({ status: this.status, headers: this.headers, body: body ?? new Uint8Array(0) });
   }
 
   onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
@@ -193,13 +200,15 @@ class ResponseCollector implements Dispatcher.DispatchHandler {
     if (this.settle()) this.reject(failureFor(error, this.started));
   }
 
-  /** Settles with `reason` and aborts the request, which closes its connection. */
+  /** Settles with `reason` and aborts the request, closing its socket with the reason. */
   fail(reason: unknown): void {
     if (!this.settle()) return;
     this.reject(reason);
-    if (this.controller !== null) {
-      this.controller.abort(reason instanceof Error ? reason : new CancelledError("the request was abandoned"));
-    }
+    if (this.controller === null) return; // not sent yet: onRequestStart aborts it
+    const error = reason instanceof Error ? reason : new CancelledError("the request was abandoned");
+    // Closed by us first: after undici's abort alone, its Client would connect again for this request.
+    socketOf(this.request)?.destroy(error);
+    this.controller.abort(error);
   }
 
   /** Marks the request settled and drops its timer and abort listener; false if it already was. */
@@ -212,70 +221,6 @@ class ResponseCollector implements Dispatcher.DispatchHandler {
   }
 
   private tooLarge(what: string): FetchFailure {
-    return new FetchFailure("BodyTooLarge", `The body is longer than maxBodyBytes (${this.options.maxBodyBytes}): ${what}`);
+    return new FetchFailure("BodyTooLarge", `The body is longer than ${this.options.maxBodyBytes} bytes (maxBodyBytes, or the longest Buffer): ${what}`);
   }
-}
-
-/** undici error codes and the contract's name for each. */
-const undiciCodes: Readonly<Record<string, "BadResponse" | "Timeout" | "BodyTooLarge">> = {
-  UND_ERR_RES_CONTENT_LENGTH_MISMATCH: "BadResponse",
-  UND_ERR_HEADERS_OVERFLOW: "BadResponse",
-  UND_ERR_CONNECT_TIMEOUT: "Timeout",
-  UND_ERR_HEADERS_TIMEOUT: "Timeout",
-  UND_ERR_BODY_TIMEOUT: "Timeout",
-  UND_ERR_RES_EXCEEDED_MAX_SIZE: "BodyTooLarge",
-};
-
-/**
- * The {@link FetchFailure} for an error undici reported. llhttp's parse errors
- * (`HPE_…`) and any failure after the first response byte are `BadResponse`;
- * a closed socket before it is `ConnectionReset`; the rest is named by the
- * shared `errorName` (`ECONNREFUSED` → `ConnectionRefused`, …).
- */
-function failureFor(error: Error, started: boolean): FetchFailure {
-  if (error instanceof FetchFailure) return error;
-  const code = codeOf(error);
-  const name = code !== null ? codeName(code, started) : null;
-  return new FetchFailure(name ?? (started ? "BadResponse" : errorName(error)), error.message, { cause: error });
-}
-
-/** A Node or undici error's string `code`, or null. */
-function codeOf(error: Error): string | null {
-  const code = (error as { code?: unknown }).code;
-  return typeof code === "string" ? code : null;
-}
-
-/**
- * Whether a response with this status has a body: 1xx, 204 and 304 never do,
- * whatever their Content-Length says (RFC 9112 §6.3). The shared parser ends
- * them at their headers too.
- */
-function hasBody(status: number): boolean {
-  return status >= 200 && status !== 204 && status !== 304;
-}
-
-function codeName(code: string, started: boolean): FetchFailure["kind"] | null {
-  if (code.startsWith("HPE_")) return "BadResponse";
-  const known = undiciCodes[code];
-  if (known !== undefined) return known;
-  if (started) return "BadResponse";
-  if (code === "UND_ERR_SOCKET") return "ConnectionReset"; // "other side closed" before a byte came
-  return null;
-}
-
-/**
- * undici's parsed headers in the shared {@link HttpResponse} shape: a field
- * sent more than once is joined with `", "` (`cookie` with `"; "`), except the
- * ones node:http keeps only the first of, so every stage sees the same object.
- */
-function joinHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string> {
-  const joined: Record<string, string> = {};
-  for (const name of Object.keys(headers)) {
-    const value = headers[name];
-    if (value === undefined) continue;
-    if (typeof value === "string") joined[name] = value;
-    else if (FIRST_ONLY_HEADERS.has(name)) joined[name] = value[0] ?? "";
-    else joined[name] = value.join(name === "cookie" ? "; " : ", ");
-  }
-  return joined;
 }

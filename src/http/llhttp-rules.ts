@@ -22,13 +22,26 @@ import { FetchFailure } from "../kernel/errors.js";
 
 /**
  * The longest head (status line and header lines, with their CRLFs) the
- * parser accepts: 64 KiB. A chunked body's trailer section has the same limit.
+ * parser accepts: 64 KiB. A chunk-size line (with its extension), and a
+ * chunked body's last-chunk line with the trailers, have the same limit.
  *
  * @remarks undici's default `maxHeaderSize` (node:http's) is 16 KiB; stage 3
- * passes this value to its undici `Agent` instead, so all stages refuse the
- * same responses.
+ * passes this value to its undici `Agent`. undici counts less, though (see
+ * {@link headBytesAfter}), so stage 3 also applies this count itself, to the
+ * raw bytes (`ResponseLimits`, response-limits.ts).
  */
 export const MAX_HEADER_BYTES = 64 * 1024;
+
+/**
+ * The `BadResponse` for a head, a chunk-size line or a trailer section over
+ * {@link MAX_HEADER_BYTES}: a limit of ours, as `BodyTooLarge` is, rather than
+ * a verdict on the bytes' form.
+ */
+export class HeadTooLarge extends FetchFailure {
+  constructor() {
+    super("BadResponse", `A response head, chunk-size line or trailer section is longer than ${MAX_HEADER_BYTES} bytes`);
+  }
+}
 
 /** A header line: a token (RFC 9110 §5.6.2), then the colon; the first colon ends the name. */
 const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+:/;
@@ -41,20 +54,22 @@ const UINT64_MAX = 0xffff_ffff_ffff_ffffn;
 const CR = 0x0d;
 
 /**
- * Counts a piece of a head or trailer line against `MAX_HEADER_BYTES` and
- * refuses the response as soon as the section passes it, as undici's
- * `maxHeaderSize` does; the line's LF counts once the line ends. Returns the
- * section's new byte count.
+ * Counts a piece of a line outside the body against `MAX_HEADER_BYTES` and
+ * refuses the response as soon as the section passes it; the line's LF counts
+ * once the line ends. Returns the section's new byte count.
  *
- * @remarks undici counts only the bytes of names and values, and refuses at
- * the limit itself; we count whole lines. So a head whose status line, colons
- * and line ends take it over 64 KiB passes stage 3 and fails here.
+ * @remarks Every byte counts, so the parser, which holds a line until its LF,
+ * never holds more than 64 KiB of one. undici's `maxHeaderSize` counts only
+ * the bytes of header names and values as llhttp hands them over (not the
+ * status line, colons, spaces around values, line ends or chunk extensions,
+ * which llhttp skips without a limit) and refuses at the limit itself: 12,000
+ * lines of `a: b` are 72 KB on the wire and 24,000 bytes to undici. Our count
+ * is never below undici's, so stage 3, which applies it to the raw bytes
+ * too, refuses what both refuse, first.
  */
 export function headBytesAfter(sectionBytes: number, partLength: number, lineEnded: boolean): number {
   const bytes = sectionBytes + partLength;
-  if (bytes > MAX_HEADER_BYTES) {
-    throw new FetchFailure("BadResponse", `A response head is longer than ${MAX_HEADER_BYTES} bytes`);
-  }
+  if (bytes > MAX_HEADER_BYTES) throw new HeadTooLarge();
   return lineEnded ? bytes + 1 : bytes;
 }
 

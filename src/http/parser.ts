@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { Buffer } from "node:buffer";
+import { Buffer, constants as bufferConstants } from "node:buffer";
 import { FetchFailure, InvalidStateError } from "../kernel/errors.js";
 import {
   checkHeaderLine,
@@ -88,8 +88,9 @@ const LF = 0x0a;
  * re-scanning earlier bytes; body bytes are kept as the chunks they came in
  * and joined once, when the response is complete. The body ends by
  * `Transfer-Encoding: chunked`, else by `Content-Length`, else when the server
- * closes the connection. 1xx interim responses are skipped; 204, 304 and 1xx
- * have no body.
+ * closes the connection. 1xx interim responses are skipped (but a `101
+ * Switching Protocols`, which no request of ours asks for, is refused); 204,
+ * 304 and 1xx have no body.
  *
  * The rules that exist only so that stages 1 and 2 refuse exactly the
  * responses stage 3 refuses live apart, in `llhttp-rules.ts`: the three stages
@@ -102,8 +103,9 @@ const LF = 0x0a;
  *
  * Every failure is a {@link FetchFailure}: `ConnectionReset` when the peer
  * closed before sending a byte, `BodyTooLarge` as soon as the body is known
- * to exceed `maxBodyBytes`, `BadResponse` for everything malformed or cut
- * short. After a failure, `feed()` and `end()` throw the same failure again.
+ * to exceed `maxBodyBytes` (or the longest Buffer, `buffer.constants.MAX_LENGTH`,
+ * whichever is less), `BadResponse` for everything malformed or cut short. After
+ * a failure, `feed()` and `end()` throw the same failure again.
  *
  * @remarks The chapter's fetcher just reads until the server closes and splits
  * on `\r\n\r\n`. Where we still differ from llhttp, on purpose, is listed in
@@ -124,6 +126,7 @@ const LF = 0x0a;
  */
 export class ResponseParser {
   private readonly maxBodyBytes: number;
+  private readonly keepBody: boolean;
   private state: ParserState = "status-line";
   private started = false;
   private failure: FetchFailure | null = null;
@@ -144,9 +147,15 @@ export class ResponseParser {
   private bodyParts: Uint8Array[] = [];
   private bodyLength = 0;
 
-  /** @param options - `maxBodyBytes`: the longest body accepted, before content decoding. */
-  constructor(options: { maxBodyBytes: number }) {
-    this.maxBodyBytes = options.maxBodyBytes;
+  /**
+   * @param options - `maxBodyBytes`: the longest body accepted, before content
+   * decoding; `keepBody: false` only counts the body (the response's `body` is
+   * then empty), for a reader that follows the framing alone.
+   */
+  constructor(options: { maxBodyBytes: number; keepBody?: boolean }) {
+    // A longer body could not be joined into one Buffer.
+    this.maxBodyBytes = Math.min(options.maxBodyBytes, bufferConstants.MAX_LENGTH);
+    this.keepBody = options.keepBody ?? true;
   }
 
   /** Whether a complete response has been parsed. */
@@ -210,7 +219,7 @@ export class ResponseParser {
         case "body":
         case "chunk-data": {
           const end = Math.min(chunk.length, offset + this.remaining);
-          this.bodyParts.push(chunk.subarray(offset, end));
+          if (this.keepBody) this.bodyParts.push(chunk.subarray(offset, end));
           this.remaining -= end - offset;
           offset = end;
           if (this.remaining === 0) {
@@ -300,6 +309,10 @@ export class ResponseParser {
   /** The empty line after the headers: decide how the body is framed. */
   private endHead(): void {
     this.sectionBytes = 0;
+    if (this.status === 101) {
+      // RFC 9110 §15.2.2: a server switches only to a protocol the request's Upgrade named, and ours names none.
+      throw new FetchFailure("BadResponse", "101 Switching Protocols, though the request asked for no upgrade");
+    }
     if (this.status < 200) {
       // An interim response (100 Continue, 103 Early Hints): the real one follows.
       this.state = "status-line";
@@ -339,7 +352,7 @@ export class ResponseParser {
   private addCloseDelimited(bytes: Uint8Array): void {
     this.bodyLength += bytes.length;
     if (this.bodyLength > this.maxBodyBytes) throw tooLarge(this.maxBodyBytes);
-    this.bodyParts.push(bytes);
+    if (this.keepBody) this.bodyParts.push(bytes);
   }
 
   private finish(): void {
@@ -397,5 +410,5 @@ function joinHeaders(lines: ReadonlyArray<[string, string]>): Record<string, str
 }
 
 function tooLarge(maxBodyBytes: number): FetchFailure {
-  return new FetchFailure("BodyTooLarge", `The body is longer than maxBodyBytes (${maxBodyBytes})`);
+  return new FetchFailure("BodyTooLarge", `The body is longer than ${maxBodyBytes} bytes (maxBodyBytes, or the longest Buffer)`);
 }

@@ -111,6 +111,41 @@ describe("HttpClient", () => {
     await small.close();
   });
 
+  /** Serves `path` with `bytes` written straight onto the socket, which then stays open. */
+  function holdOpenAfter(path: string, bytes: string): void {
+    site.addHandler(path, function writeAndHold(request) {
+      request.socket.write(Buffer.from(bytes, "latin1"));
+    });
+  }
+
+  const chunked = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n";
+
+  it("fails with BodyTooLarge as soon as a chunk is announced larger than maxBodyBytes, as the shared parser does", async () => {
+    const small = new HttpClient({ ...OPTIONS, maxBodyBytes: 1000 });
+    holdOpenAfter("/big-chunk", `${chunked}3e9\r\nabc`);
+    holdOpenAfter("/second-chunk", `${chunked}3e0\r\n${"a".repeat(992)}\r\n9\r\n`);
+    await expect(outcome(small.get(site.urlFor("/big-chunk")))).resolves.toBe("BodyTooLarge");
+    await expect(outcome(small.get(site.urlFor("/second-chunk")))).resolves.toBe("BodyTooLarge");
+    await site.connectionsClosed();
+    await small.close();
+  });
+
+  it("fails with BodyTooLarge for a chunk of 2^64 - 1 bytes, as the shared parser does", async () => {
+    holdOpenAfter("/max-chunk", `${chunked}ffffffffffffffff\r\nabc`);
+    await expect(outcome(client.get(site.urlFor("/max-chunk")))).resolves.toBe("BodyTooLarge");
+    expect(sharedOutcome(`${chunked}ffffffffffffffff\r\nabc`)).toBe("BodyTooLarge");
+  });
+
+  it("fails with BodyTooLarge for a body longer than a Buffer can be, whatever maxBodyBytes allows", async () => {
+    // buffer.constants.MAX_LENGTH is 2^32 on Node 20: a 5 GB body could never be joined.
+    const raised = new HttpClient({ ...OPTIONS, maxBodyBytes: 2 ** 40 });
+    holdOpenAfter("/declared", "HTTP/1.1 200 OK\r\nContent-Length: 5000000000\r\n\r\nabc");
+    holdOpenAfter("/chunked", `${chunked}12a05f200\r\nabc`);
+    await expect(outcome(raised.get(site.urlFor("/declared")))).resolves.toBe("BodyTooLarge");
+    await expect(outcome(raised.get(site.urlFor("/chunked")))).resolves.toBe("BodyTooLarge");
+    await raised.close();
+  });
+
   it("times out on a body that drips in slower than the timeout, though bytes keep arriving", async () => {
     const impatient = new HttpClient({ ...OPTIONS, timeoutMs: 150 });
     site.addFault("/drip", { kind: "drip", body: "x".repeat(200), bytesPerTick: 1, intervalMs: 10 });
@@ -124,6 +159,67 @@ describe("HttpClient", () => {
     site.addFault("/silent", { kind: "silent" });
     await expect(outcome(impatient.get(site.urlFor("/silent")))).resolves.toBe("Timeout");
     await impatient.close();
+  });
+
+  describe("opens one connection per attempt", () => {
+    let server: Server;
+    let connections: number;
+    let port: number;
+
+    beforeEach(async () => {
+      connections = 0;
+      server = createServer();
+      server.on("connection", function countConnection() {
+        connections += 1;
+      });
+      await new Promise<void>(function listen(resolve) {
+        server.listen(0, "127.0.0.1", resolve);
+      });
+      port = (server.address() as AddressInfo).port; // listening on TCP
+    });
+
+    afterEach(async () => {
+      server.closeAllConnections();
+      await new Promise<void>(function close(resolve) {
+        server.close(function closed() {
+          resolve();
+        });
+      });
+    });
+
+    /** Waits until every connection the client opened has reached the server. */
+    async function settledConnections(): Promise<number> {
+      let seen = -1;
+      while (seen !== connections) {
+        seen = connections;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      return connections;
+    }
+
+    it("when every attempt times out (no connection opened again for an abandoned request)", async () => {
+      // undici's own abort closes the socket with an informational error, its Client
+      // puts the aborted request back in its queue and connects again for it (nodejs/undici#5845).
+      const impatient = new HttpClient({ ...OPTIONS, timeoutMs: 100 });
+      server.on("request", function neverAnswer() {});
+      for (let attempt = 0; attempt < 3; attempt++) {
+        await expect(outcome(impatient.get(`http://127.0.0.1:${port}/silent`))).resolves.toBe("Timeout");
+      }
+      expect(await settledConnections()).toBe(3);
+      await impatient.close();
+    });
+
+    it("when every attempt is refused as too large", async () => {
+      const small = new HttpClient({ ...OPTIONS, maxBodyBytes: 10 });
+      server.on("request", function answerTooMuch(_request, response) {
+        response.end("x".repeat(100));
+      });
+      for (let attempt = 0; attempt < 3; attempt++) {
+        await expect(outcome(small.get(`http://127.0.0.1:${port}/big`))).resolves.toBe("BodyTooLarge");
+      }
+      expect(await settledConnections()).toBe(3);
+      await small.close();
+    });
   });
 
   it("fails with ConnectionRefused when nothing listens", async () => {
@@ -173,6 +269,14 @@ describe("HttpClient", () => {
     "status 999": "HTTP/1.1 999 Odd\r\nContent-Length: 2\r\n\r\nhi",
     "status 1000": "HTTP/1.1 1000 Odd\r\nContent-Length: 2\r\n\r\nhi",
     "no byte at all": "",
+    "an unsolicited 101 Switching Protocols": "HTTP/1.1 101 Switching Protocols\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi",
+    "a 101 Switching Protocols with Upgrade to a request that asked for none":
+      "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi",
+    // Each of these is under undici's own maxHeaderSize count (names and values only) and over the shared one.
+    "12,000 header lines `a: b` (72 KB on the wire)": `HTTP/1.1 200 OK\r\n${"a: b\r\n".repeat(12_000)}Content-Length: 2\r\n\r\nhi`,
+    "a 100 KB chunk extension": `HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2;${"x".repeat(100_000)}\r\nhi\r\n0\r\n\r\n`,
+    "a 70 KB reason phrase": `HTTP/1.1 200 ${"O".repeat(70_000)}\r\nContent-Length: 2\r\n\r\nhi`,
+    "70 KB of spaces around a header value": `HTTP/1.1 200 OK\r\nX-A: ${" ".repeat(70_000)}a\r\nContent-Length: 2\r\n\r\nhi`,
   };
 
   for (const [what, bytes] of Object.entries(oddResponses)) {

@@ -5,6 +5,7 @@
  * FixtureSite. The old test name is in a comment where there is one.
  */
 import type { ServerResponse } from "node:http";
+import { type AddressInfo, createServer, type Socket } from "node:net";
 import { gzipSync } from "node:zlib";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { FetchStatistic } from "../../src/crawl/records.js";
@@ -447,6 +448,84 @@ describe("crawl contract", () => {
         const result = await crawl(site.url, { maxTasks: 1 });
         expect(result.records.slice(1)).toEqual(paths.map((path) => errorRecordOf(u(path), "BadResponse")));
         expect(paths.map((path) => site.requestsFor(path))).toEqual(paths.map(() => 1));
+      });
+
+      it("records BodyTooLarge as soon as a chunk's size, or a Content-Length no Buffer could hold, says so", async () => {
+        // Each connection stays open after these bytes: waiting for the rest would end in Timeout.
+        const chunked = "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nTransfer-Encoding: chunked\r\n\r\n";
+        const announced: Record<string, string> = {
+          "/big-chunk": `${chunked}3e9\r\nabc`,
+          "/max-chunk": `${chunked}ffffffffffffffff\r\nabc`,
+          // Over buffer.constants.MAX_LENGTH (2^32 on Node 20), though under maxBodyBytes.
+          "/over-a-buffer": "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 5000000000\r\n\r\nabc",
+        };
+        const paths = Object.keys(announced);
+        for (const [path, bytes] of Object.entries(announced)) {
+          site.addHandler(path, function writeAndHold(request) {
+            request.socket.write(Buffer.from(bytes, "latin1"));
+          });
+        }
+        const small = await crawl(paths.slice(0, 2).map(u), { maxBodyBytes: 1000, timeoutMs: 2_000, maxTries: 1 });
+        expect(small.records).toEqual(paths.slice(0, 2).map((path) => errorRecordOf(u(path), "BodyTooLarge")));
+        const raised = await crawl(u("/over-a-buffer"), { maxBodyBytes: 2 ** 40, timeoutMs: 2_000, maxTries: 1 });
+        expect(raised.records).toEqual([errorRecordOf(u("/over-a-buffer"), "BodyTooLarge")]);
+      });
+
+      it("records BadResponse for a head, a chunk-size line or trailers over 64 KiB, counting every byte", async () => {
+        const chunked = "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nTransfer-Encoding: chunked\r\n\r\n";
+        const long: Record<string, string> = {
+          // 72 KB on the wire, 24,000 bytes of names and values (what undici's maxHeaderSize counts).
+          "/many-headers": `HTTP/1.1 200 OK\r\n${"a: b\r\n".repeat(12_000)}Content-Length: 2\r\n\r\nhi`,
+          "/reason": `HTTP/1.1 200 ${"O".repeat(70_000)}\r\nContent-Length: 2\r\n\r\nhi`,
+          "/spaces": `HTTP/1.1 200 OK\r\nX-A: ${" ".repeat(70_000)}a\r\nContent-Length: 2\r\n\r\nhi`,
+          "/chunk-extension": `${chunked}2;${"x".repeat(100_000)}\r\nhi\r\n0\r\n\r\n`,
+          "/trailers": `${chunked}2\r\nhi\r\n0\r\n${"t: 1\r\n".repeat(12_000)}\r\n`,
+        };
+        const paths = Object.keys(long);
+        site.addPage("/", paths);
+        for (const [path, bytes] of Object.entries(long)) site.addFault(path, { kind: "raw", bytes });
+        const result = await crawl(site.url, { maxTasks: 1 });
+        expect(result.records.slice(1)).toEqual(paths.map((path) => errorRecordOf(u(path), "BadResponse")));
+      });
+
+      it("records BadResponse for a 101 Switching Protocols, which no request asked for", async () => {
+        // RFC 9110 §15.2.2; undici refuses it too (llhttp hands the connection over to the new protocol).
+        const after = "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 2\r\n\r\nhi";
+        site.addPage("/", ["/101", "/101-upgrade"]);
+        site.addFault("/101", { kind: "raw", bytes: `HTTP/1.1 101 Switching Protocols\r\n\r\n${after}` });
+        site.addFault("/101-upgrade", {
+          kind: "raw",
+          bytes: `HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n${after}`,
+        });
+        const result = await crawl(site.url, { maxTasks: 1 });
+        expect(result.records.slice(1)).toEqual([errorRecordOf(u("/101"), "BadResponse"), errorRecordOf(u("/101-upgrade"), "BadResponse")]);
+      });
+
+      it("opens one connection per attempt when every attempt times out", async () => {
+        const silent = createServer();
+        let connections = 0;
+        silent.on("connection", function countConnection(socket: Socket) {
+          connections += 1;
+          socket.resume(); // reads the request (and so sees the client's FIN), never answers
+          socket.on("error", function ignoreReset() {});
+        });
+        await new Promise<void>(function listen(resolve) {
+          silent.listen(0, "127.0.0.1", resolve);
+        });
+        const url = `http://127.0.0.1:${(silent.address() as AddressInfo).port}/`; // listening on TCP
+        try {
+          const result = await crawl(url, { timeoutMs: 150, maxTries: 3 });
+          expect(result.records).toEqual([errorRecordOf(url, "Timeout")]);
+          // A connection opened late, for no request, would reach the server a moment after the crawl.
+          await new Promise((resolve) => setTimeout(resolve, 200));
+          expect(connections).toBe(3);
+        } finally {
+          await new Promise<void>(function close(resolve) {
+            silent.close(function closed() {
+              resolve();
+            });
+          });
+        }
       });
 
       it("goes on crawling after every kind of failure", async () => {

@@ -6,7 +6,8 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import type { CrawlResult, FetchStatistic } from "../../src/crawl/records.js";
+import type { CrawlResult, FetchError, FetchStatistic } from "../../src/crawl/records.js";
+import { FixtureSite } from "../../src/site/fixture-site.js";
 import type { ExpectedCrawl } from "../../src/site/expected-crawl.js";
 import { pagePath, type SyntheticRoute, type SyntheticSiteDefinition } from "../../src/site/synthetic.js";
 import { SyntheticSite } from "../../src/site/synthetic-site.js";
@@ -100,6 +101,31 @@ describe("identical crawls", () => {
     });
   });
 
+  it("gives every stage the same record for each hostile response", async () => {
+    const site = await FixtureSite.start();
+    try {
+      for (const { path, bytes, hold } of HOSTILE) {
+        if (hold === true) {
+          site.addHandler(path, function writeAndHold(request) {
+            request.socket.write(Buffer.from(bytes, "latin1"));
+          });
+        } else {
+          site.addFault(path, { kind: "raw", bytes });
+        }
+      }
+      const roots = HOSTILE.map(({ path }) => site.urlFor(path));
+      const expected = HOSTILE.map(({ path, error }) => ({ url: site.urlFor(path), error }));
+      for (const stage of stages) {
+        const result = await stage.crawl(roots, { maxTasks: 1, maxTries: 1, maxBodyBytes: 1000, timeoutMs: 2_000 });
+        const records = result.records.map(({ url, error }) => ({ url, error }));
+        expect({ stage: stage.name, records }).toEqual({ stage: stage.name, records: expected });
+      }
+      await site.connectionsClosed();
+    } finally {
+      await site.close();
+    }
+  });
+
   it("gives every stage the same records on random small sites", async () => {
     await fc.assert(
       fc.asyncProperty(randomSite(), fc.integer({ min: 0, max: 3 }), async (definition, maxRedirect) => {
@@ -123,6 +149,37 @@ describe("identical crawls", () => {
   });
 });
 
+
+const CHUNKED = "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nTransfer-Encoding: chunked\r\n\r\n";
+
+/**
+ * Responses the stages once gave different records (issue 17, "Hostile pages
+ * and real servers"), with the record each now gets everywhere under
+ * `maxBodyBytes: 1000`. Each is written raw; with `hold`, the connection then
+ * stays open, so a stage that waited for more bytes would end in `Timeout`.
+ */
+const HOSTILE: ReadonlyArray<{ path: string; bytes: string; hold?: boolean; error: FetchError }> = [
+  { path: "/chunk-over-the-limit", bytes: `${CHUNKED}3e9\r\nabc`, hold: true, error: "BodyTooLarge" },
+  { path: "/chunk-of-2-64-minus-1", bytes: `${CHUNKED}ffffffffffffffff\r\nabc`, hold: true, error: "BodyTooLarge" },
+  { path: "/chunk-of-2-64-minus-1-closed", bytes: `${CHUNKED}ffffffffffffffff\r\nabc`, error: "BodyTooLarge" },
+  { path: "/chunk-of-2-64", bytes: `${CHUNKED}10000000000000000\r\nabc`, error: "BadResponse" },
+  { path: "/chunks-adding-up-over-the-limit", bytes: `${CHUNKED}3e8\r\n${"a".repeat(1000)}\r\n1\r\n`, hold: true, error: "BodyTooLarge" },
+  { path: "/12000-header-lines", bytes: `HTTP/1.1 200 OK\r\n${"a: b\r\n".repeat(12_000)}Content-Length: 2\r\n\r\nhi`, error: "BadResponse" },
+  { path: "/100-kb-chunk-extension", bytes: `${CHUNKED}2;${"x".repeat(100_000)}\r\nhi\r\n0\r\n\r\n`, error: "BadResponse" },
+  { path: "/70-kb-reason-phrase", bytes: `HTTP/1.1 200 ${"O".repeat(70_000)}\r\nContent-Length: 2\r\n\r\nhi`, error: "BadResponse" },
+  {
+    path: "/unsolicited-101",
+    bytes: "HTTP/1.1 101 Switching Protocols\r\n\r\nHTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 2\r\n\r\nhi",
+    error: "BadResponse",
+  },
+  {
+    path: "/101-with-upgrade",
+    bytes: "HTTP/1.1 101 Switching Protocols\r\nUpgrade: h2c\r\nConnection: Upgrade\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi",
+    error: "BadResponse",
+  },
+  { path: "/content-length-over-the-limit", bytes: "HTTP/1.1 200 OK\r\nContent-Length: 1001\r\n\r\nabc", hold: true, error: "BodyTooLarge" },
+  { path: "/close-delimited-over-the-limit", bytes: `HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n${"a".repeat(1001)}`, hold: true, error: "BodyTooLarge" },
+];
 
 /**
  * A small random site: up to 8 pages, 3 redirects (which may point at a page,

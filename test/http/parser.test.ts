@@ -220,6 +220,24 @@ describe("parseResponse", () => {
       expect(failureOf(() => parse(text))).toBe("BodyTooLarge");
     });
 
+    it("reports BodyTooLarge for a body longer than a Buffer can be, whatever maxBodyBytes allows", () => {
+      // buffer.constants.MAX_LENGTH is 2^32 on Node 20: no Buffer, hence no body, can be longer.
+      const raised = { maxBodyBytes: 2 ** 40 };
+      const declared = "HTTP/1.1 200 OK\r\nContent-Length: 5000000000\r\n\r\n";
+      expect(failureOf(() => new ResponseParser(raised).feed(bytes(declared)))).toBe("BodyTooLarge");
+      const chunked = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n12a05f200\r\n";
+      expect(failureOf(() => new ResponseParser(raised).feed(bytes(chunked)))).toBe("BodyTooLarge");
+    });
+
+    it("counts the body without keeping it when keepBody is false", () => {
+      const parser = new ResponseParser({ maxBodyBytes: 10, keepBody: false });
+      parser.feed(bytes("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n6\r\nabcdef\r\n0\r\n\r\n"));
+      expect(parser.response().body).toHaveLength(0);
+      const counting = new ResponseParser({ maxBodyBytes: 10, keepBody: false });
+      counting.feed(bytes("HTTP/1.0 200 OK\r\n\r\n0123456789"));
+      expect(failureOf(() => counting.feed(bytes("!")))).toBe("BodyTooLarge");
+    });
+
     it("reports BodyTooLarge for a close-delimited body as soon as it passes the limit", () => {
       const parser = new ResponseParser({ maxBodyBytes: 10 });
       parser.feed(bytes("HTTP/1.0 200 OK\r\n\r\n0123456789"));
@@ -294,6 +312,17 @@ describe("parseResponse", () => {
       const response = parse(text);
       expect(response.status).toBe(200);
       expect(response.headers).toEqual({ "content-length": "2" });
+    });
+
+    it("reports BadResponse for a 101 Switching Protocols to a request that asked for no upgrade, as undici does", () => {
+      // RFC 9110 §15.2.2: a server switches only to a protocol the request's Upgrade named.
+      const upgrade = "Upgrade: websocket\r\nConnection: Upgrade\r\n";
+      expect(failureOf(() => parse(`HTTP/1.1 101 Switching Protocols\r\n${upgrade}\r\nHTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n`))).toBe(
+        "BadResponse",
+      );
+      expect(failureOf(() => parse("HTTP/1.1 101 Switching Protocols\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"))).toBe(
+        "BadResponse",
+      );
     });
 
     it("skips empty lines before the status line, as llhttp does", () => {

@@ -1,0 +1,155 @@
+/**
+ * What stage 3 adds to undici so that it keeps the contract stages 1 and 2
+ * keep with the shared parser: connections that apply the shared limits to
+ * their raw bytes and let a request close its own socket, undici's headers in
+ * the shared {@link HttpResponse} shape, and undici's errors under the
+ * contract's names. Nothing here waits; stage 3's `HttpClient` builds on it.
+ *
+ * @module
+ */
+import type { Socket } from "node:net";
+import { buildConnector, Client, Pool, type Dispatcher } from "undici";
+import { errorName, FetchFailure } from "../kernel/errors.js";
+import { FIRST_ONLY_HEADERS, type HttpResponse } from "./parser.js";
+import { ResponseLimits } from "./response-limits.js";
+
+/** The socket each dispatched request's connection has open, by the request's dispatch options. */
+const sockets = new WeakMap<Dispatcher.DispatchOptions, { socket: Socket | null }>();
+
+/**
+ * The `factory` for an undici `Agent` whose pools are made of
+ * {@link Connection}s: each origin gets a `Pool` of up to the Agent's
+ * `connections` Connections, each opening its socket with `connect`
+ * (`buildConnector(...)`, where the connect timeout and TLS options go).
+ */
+export function watchedPools(
+  connect: buildConnector.connector,
+  maxBodyBytes: number,
+): (origin: string | URL, options: object) => Dispatcher {
+  return function poolFor(origin, options) {
+    return new Pool(origin, {
+      ...options,
+      factory: function connectionFor(url: URL, clientOptions: object): Dispatcher {
+        return new Connection(url, clientOptions, connect, maxBodyBytes);
+      },
+    });
+  };
+}
+
+/**
+ * The socket a request dispatched on a {@link watchedPools} Agent was
+ * written to, once it was; null before, or on another Agent. undici's handler
+ * API gives a request no handle on its socket.
+ */
+export function socketOf(request: Dispatcher.DispatchOptions): Socket | null {
+  return sockets.get(request)?.socket ?? null;
+}
+
+/**
+ * One keep-alive connection of a pool: an undici `Client`, made by us so as
+ * to keep its socket in view.
+ *
+ * Two things need that socket. A {@link ResponseLimits} reads every byte it
+ * brings, for the limits llhttp cannot tell the handler about, and closes it
+ * with the limit broken: undici then fails the request on it with that
+ * failure. And a request that fails on the client's side (timed out, too
+ * large, abandoned) must close its socket itself ({@link socketOf}): undici's
+ * own abort closes it with an "informational" error, after which the Client
+ * puts the aborted request back in its queue and connects again for it, a
+ * connection that carries no request (nodejs/undici#5845, in undici 7.30.2
+ * too). With pipelining 1, the request on a Connection's socket is the one
+ * dispatched to it and started last.
+ */
+class Connection extends Client {
+  private readonly opened: { socket: Socket | null };
+
+  constructor(origin: URL, options: object, connect: buildConnector.connector, maxBodyBytes: number) {
+    const opened: { socket: Socket | null } = { socket: null };
+    super(origin, {
+      ...options,
+      connect: function connectAndWatch(where: buildConnector.Options, connected: buildConnector.Callback): void {
+        connect(where, function socketOpened(...result: Parameters<buildConnector.Callback>): void {
+          const socket = result[1] ?? null; // undici's connector leaves it out on failure
+          if (socket !== null) watchLimits(socket, new ResponseLimits(maxBodyBytes));
+          opened.socket = socket;
+          connected(...result);
+        });
+      },
+    });
+    this.opened = opened;
+  }
+
+  /** Remembers that `options`' request is on this connection (the Pool hands it our options, not our handler). */
+  override dispatch(options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): boolean {
+    sockets.set(options, this.opened);
+    return super.dispatch(options, handler);
+  }
+}
+
+/** Reads each chunk of `socket` as undici reads it, and closes the socket with the limit a chunk breaks. */
+function watchLimits(socket: Socket, limits: ResponseLimits): void {
+  // Paused first, as a 'data' listener alone would set the socket flowing; undici reads
+  // it with read(), which emits each chunk it returns as 'data', before undici parses it.
+  socket.pause().on("data", function readLimits(chunk: Buffer) {
+    const broken = limits.read(chunk);
+    if (broken !== null) socket.destroy(broken);
+  });
+}
+
+/**
+ * undici's parsed headers in the shared {@link HttpResponse} shape: a field
+ * sent more than once is joined with `", "` (`cookie` with `"; "`), except the
+ * ones node:http keeps only the first of, so every stage sees the same object.
+ */
+export function joinHeaders(headers: Record<string, string | string[] | undefined>): HttpResponse["headers"] {
+  const joined: Record<string, string> = {};
+  for (const name of Object.keys(headers)) {
+    const value = headers[name];
+    if (value === undefined) continue;
+    if (typeof value === "string") joined[name] = value;
+    else if (FIRST_ONLY_HEADERS.has(name)) joined[name] = value[0] ?? "";
+    else joined[name] = value.join(name === "cookie" ? "; " : ", ");
+  }
+  return joined;
+}
+
+/** undici error codes and the contract's name for each. */
+const undiciCodes: Readonly<Record<string, "BadResponse" | "Timeout" | "BodyTooLarge">> = {
+  UND_ERR_RES_CONTENT_LENGTH_MISMATCH: "BadResponse",
+  UND_ERR_HEADERS_OVERFLOW: "BadResponse",
+  UND_ERR_CONNECT_TIMEOUT: "Timeout",
+  UND_ERR_HEADERS_TIMEOUT: "Timeout",
+  UND_ERR_BODY_TIMEOUT: "Timeout",
+  UND_ERR_RES_EXCEEDED_MAX_SIZE: "BodyTooLarge",
+};
+
+/**
+ * The {@link FetchFailure} for an error undici reported. A `FetchFailure`
+ * (one a {@link ResponseLimits} closed the socket with) stays as it is;
+ * llhttp's parse errors (`HPE_…`) and any failure after the first response
+ * byte are `BadResponse`; a closed socket before it is `ConnectionReset`; the
+ * rest is named by the shared `errorName` (`ECONNREFUSED` →
+ * `ConnectionRefused`, …).
+ *
+ * @param started - whether a byte of the response had come
+ */
+export function failureFor(error: Error, started: boolean): FetchFailure {
+  if (error instanceof FetchFailure) return error;
+  const code = codeOf(error);
+  const name = code !== null ? codeName(code, started) : null;
+  return new FetchFailure(name ?? (started ? "BadResponse" : errorName(error)), error.message, { cause: error });
+}
+
+/** A Node or undici error's string `code`, or null. */
+export function codeOf(error: Error): string | null {
+  return "code" in error && typeof error.code === "string" ? error.code : null;
+}
+
+function codeName(code: string, started: boolean): FetchFailure["kind"] | null {
+  if (code.startsWith("HPE_")) return "BadResponse";
+  const known = undiciCodes[code];
+  if (known !== undefined) return known;
+  if (started) return "BadResponse";
+  if (code === "UND_ERR_SOCKET") return "ConnectionReset"; // "other side closed" before a byte came
+  return null;
+}
