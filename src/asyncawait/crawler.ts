@@ -145,7 +145,7 @@ export class Crawler {
           // A bug while handling this URL, thrown before fetch() recorded it: the
           // URL gets a NetworkError record, and the worker goes on. Rethrowing
           // would end the worker, and join() could wait forever.
-          this.record(errorRecord(item.url, "NetworkError"));
+          this.record(errorRecord(item.url, "NetworkError", item.referrer ?? null));
         } finally {
           this.q.taskDone();
           if (crawlChannel.hasSubscribers) crawlChannel.publish({ type: "done", crawl: this.id, url: item.url });

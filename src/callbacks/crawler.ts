@@ -153,7 +153,7 @@ export class Crawler implements VisitContext {
     try {
       v = visit(item, outcome, this);
     } catch {
-      v = { record: errorRecord(item.url, "NetworkError"), next: [] }; // A bug: the URL still gets its one record.
+      v = { record: errorRecord(item.url, "NetworkError", item.referrer ?? null), next: [] }; // A bug: the URL still gets its one record.
     }
     // Record first, then queue; no other callback runs between visit() reading seenUrls and addUrl().
     appendRecord(this.records, v.record, this.options.onRecord);

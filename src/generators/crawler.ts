@@ -117,7 +117,7 @@ export class Crawler implements VisitContext {
       } catch (error) {
         if (error instanceof CancelledError) throw error;
         // A bug while handling this URL: fetch() records last, so the URL has no record yet.
-        appendRecord(this.records, errorRecord(item.url, "NetworkError"), this.options.onRecord);
+        appendRecord(this.records, errorRecord(item.url, "NetworkError", item.referrer ?? null), this.options.onRecord);
       } finally {
         this.q.taskDone();
       }
