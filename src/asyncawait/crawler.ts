@@ -5,9 +5,11 @@
  *
  * @module
  */
-import { errorName, InvalidStateError, isRetryable, type FetchError } from "../kernel/errors.js";
+import { setMaxListeners } from "node:events";
+import { setTimeout as sleep } from "node:timers/promises";
+import { errorDetail, errorName, InvalidStateError, isRetryable, type FetchError } from "../kernel/errors.js";
 import type { HttpResponse } from "../http/parser.js";
-import { resolveOptions, type CrawlOptions, type ResolvedCrawlOptions } from "../crawl/options.js";
+import { resolveOptions, retryDelay, type CrawlOptions, type ResolvedCrawlOptions } from "../crawl/options.js";
 import { appendRecord, crawlResult, errorRecord, type CrawlResult, type FetchStatistic } from "../crawl/records.js";
 import { CrawlRun } from "../crawl/run.js";
 import { UrlPolicy } from "../crawl/urls.js";
@@ -68,6 +70,8 @@ export class Crawler {
   private taken = 0;
   /** Fetch attempts in flight, for the fetch messages. */
   private inFlight = 0;
+  /** Aborted with the caller's signal: it ends the pauses before retries, each of which listens to it. */
+  private readonly aborting = new AbortController();
 
   /**
    * @throws TypeError for a bad option or an unusable root, naming it.
@@ -76,9 +80,10 @@ export class Crawler {
     this.options = resolveOptions(options);
     this.policy = new UrlPolicy(typeof roots === "string" ? [roots] : roots, this.options);
     this.roots = this.policy.roots;
-    const { maxTasks, timeoutMs, maxBodyBytes, userAgent, maxRedirect } = this.options;
+    const { maxTasks, timeoutMs, idleTimeoutMs, maxBodyBytes, userAgent, ca, rejectUnauthorized, maxRedirect } = this.options;
     this.context = { policy: this.policy, seenUrls: this.seenUrls, maxRedirect, maxBodyBytes };
-    this.client = new HttpClient({ connections: maxTasks, timeoutMs, maxBodyBytes, userAgent });
+    this.client = new HttpClient({ connections: maxTasks, timeoutMs, idleTimeoutMs, maxBodyBytes, userAgent, ca, rejectUnauthorized });
+    setMaxListeners(0, this.aborting.signal); // As many pauses as workers may listen at once; each stops listening when it ends.
   }
 
   /** Whether `url` may be crawled: http(s), an allowed host, not excluded (the chapter's `url_allowed`). */
@@ -106,7 +111,8 @@ export class Crawler {
     // Node warns past 10 listeners on one signal, and thousands of requests are in flight.
     function crawlAborted(): void {
       crawler.stop(); // Take no more URLs,
-      void crawler.client.close(); // and abandon the requests in flight.
+      void crawler.client.close(); // abandon the requests in flight,
+      crawler.aborting.abort(); // and end the pauses before retries.
     }
     signal?.addEventListener("abort", crawlAborted, { once: true });
     try {
@@ -157,13 +163,15 @@ export class Crawler {
   }
 
   /**
-   * Fetches one URL, retrying network errors up to `maxTries` attempts, then
-   * records its outcome and queues the URLs `visit()` names. A fetch the
-   * caller's signal cut short makes no record.
+   * Fetches one URL, retrying network errors up to `maxTries` attempts after
+   * a pause (`retryDelay`, an awaited timer that the caller's signal also
+   * ends), then records its outcome and queues the URLs `visit()` names. A
+   * fetch the caller's signal cut short makes no record.
    */
   private async fetch(item: QueueItem): Promise<void> {
     const { url } = item;
     let outcome: HttpResponse | FetchError;
+    let detail: string | null = null; // Why, in Node's words, when the last attempt's error is a TlsError.
     for (let attempt = 1; ; attempt++) {
       this.inFlight += 1;
       if (crawlChannel.hasSubscribers) crawlChannel.publish({ type: "fetch-start", crawl: this.id, url, attempt, ...this.counters() });
@@ -172,16 +180,24 @@ export class Crawler {
         outcome = await this.client.get(url);
       } catch (error) {
         outcome = errorName(error);
+        detail = errorDetail(error);
       }
       if (crawlChannel.hasSubscribers) crawlChannel.publish({ type: "resume", crawl: this.id, url });
-      if (crawlChannel.hasSubscribers) crawlChannel.publish({ type: "fetch-end", crawl: this.id, url, attempt, ...ended(outcome), ...this.counters() });
+      if (crawlChannel.hasSubscribers) crawlChannel.publish({ type: "fetch-end", crawl: this.id, url, attempt, ...ended(outcome, detail), ...this.counters() });
       this.inFlight -= 1; // After fetch-end: its counters include the fetch that ended, as in stages 1 and 2.
       if (this.options.signal?.aborted === true) return; // Cut short by the caller: no record.
       if (typeof outcome !== "string" || !isRetryable(outcome) || attempt >= this.options.maxTries) break;
+      if (crawlChannel.hasSubscribers) crawlChannel.publish({ type: "await", crawl: this.id, url, what: "sleep" });
+      try {
+        await sleep(retryDelay(this.options.retryDelayMs, attempt), undefined, { signal: this.aborting.signal });
+      } catch {
+        return; // The caller's signal ended the pause: no record.
+      }
+      if (crawlChannel.hasSubscribers) crawlChannel.publish({ type: "resume", crawl: this.id, url });
     }
     // No await from here to the end: no other worker runs while this URL is
     // recorded and its new links are checked against seenUrls and queued.
-    const v = visit(item, outcome, this.context);
+    const v = visit(item, outcome, this.context, detail);
     this.record(v.record);
     for (const next of v.next) this.addUrl(next);
   }
@@ -209,6 +225,6 @@ export class Crawler {
 }
 
 /** An attempt's outcome as the fetch-end message has it. */
-function ended(outcome: HttpResponse | FetchError): { status: number | null; error: FetchError | null } {
-  return typeof outcome === "string" ? { status: null, error: outcome } : { status: outcome.status, error: null };
+function ended(outcome: HttpResponse | FetchError, detail: string | null): { status: number | null; error: FetchError | null; detail: string | null } {
+  return typeof outcome === "string" ? { status: null, error: outcome, detail } : { status: outcome.status, error: null, detail: null };
 }

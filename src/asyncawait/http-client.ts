@@ -5,6 +5,7 @@
  * @module
  */
 import { constants as bufferConstants } from "node:buffer";
+import type { Socket } from "node:net";
 import { Agent, buildConnector, type Dispatcher } from "undici";
 import { CancelledError, FetchFailure } from "../kernel/errors.js";
 import { MAX_HEADER_BYTES, type HttpResponse } from "../http/parser.js";
@@ -17,10 +18,19 @@ export interface HttpClientOptions {
   connections: number;
   /** Time allowed for one `get()`: waiting for a connection, connecting, and the whole response. */
   timeoutMs: number;
+  /**
+   * Time a `get()` may wait for its connection to open, or for the next
+   * bytes of the response: each socket's own idle clock, as in stages 1 and 2.
+   */
+  idleTimeoutMs: number;
   /** A body longer than this fails with `BodyTooLarge`, as soon as that is known. */
   maxBodyBytes: number;
   /** The `User-Agent` header, sent with the rest of {@link requestHeaders}. */
   userAgent: string;
+  /** PEM certificates `https:` trusts instead of Node's default CAs; null: the defaults. */
+  ca: string | Buffer | null;
+  /** False: take any certificate, unchecked. */
+  rejectUnauthorized: boolean;
 }
 
 /**
@@ -31,7 +41,8 @@ export interface HttpClientOptions {
  * to `connections` sockets per host open between requests. A small handler
  * object (`ResponseCollector`, below) collects the response as undici parses
  * it: it fails the request as soon as the body passes `maxBodyBytes`, gives up
- * when `timeoutMs` runs out, and turns every failure into a
+ * when `timeoutMs` runs out (each socket gives up by itself when no byte
+ * comes for `idleTimeoutMs`), and turns every failure into a
  * {@link FetchFailure} whose `kind` is the name stages 1 and 2 give the same
  * fault. Each connection also reads its raw bytes for the shared parser's
  * limits, which llhttp does not report on (a body announced too large by
@@ -71,11 +82,11 @@ export class HttpClient {
     this.agent = new Agent({
       connections: options.connections,
       maxHeaderSize: MAX_HEADER_BYTES,
-      // Our own timer covers the whole attempt; undici's timeouts must not fire first.
+      // Our own timer covers the whole attempt, and each socket's idle clock the waits within it.
       headersTimeout: 0,
       bodyTimeout: 0,
       // Connections that apply the shared parser's limits to their bytes, and that a request can close.
-      factory: watchedPools(buildConnector({ timeout: options.timeoutMs }), this.options.maxBodyBytes),
+      factory: watchedPools(idleClockConnector(options), this.options.maxBodyBytes),
     });
   }
 
@@ -108,6 +119,34 @@ export class HttpClient {
     this.closing ??= this.agent.destroy(new CancelledError("the HTTP client was closed"));
     return this.closing;
   }
+}
+
+/**
+ * undici's connector, checking TLS certificates with `ca` and
+ * `rejectUnauthorized`, that gives each socket it opens the idle clock
+ * kernel/socket.ts gives stages 1 and 2's: when no byte moves for
+ * `idleTimeoutMs`, the socket is closed with a `Timeout` failure, which
+ * undici fails the request on it with. Connecting is bounded by undici's
+ * connect timeout, set to the same.
+ *
+ * @remarks Not undici's `headersTimeout` and `bodyTimeout`: they tick on its
+ * one-second clock (fast timers), up to a second late, and the first counts
+ * a whole head as one wait, so a head dripped in slowly would fail here and
+ * not in stages 1 and 2.
+ */
+function idleClockConnector({ idleTimeoutMs, ca, rejectUnauthorized }: HttpClientOptions): buildConnector.connector {
+  const connect = buildConnector({ timeout: idleTimeoutMs, rejectUnauthorized, ...(ca === null ? {} : { ca }) });
+  return function connectWithIdleClock(where, connected) {
+    connect(where, function opened(...result: Parameters<buildConnector.Callback>): void {
+      result[1]?.setTimeout(idleTimeoutMs, idledOut); // undici's connector leaves the socket out on failure
+      connected(...result);
+    });
+  };
+}
+
+/** No byte came on this socket for its idle timeout: it closes with a `Timeout` failure. */
+function idledOut(this: Socket): void {
+  this.destroy(new FetchFailure("Timeout", `No byte sent or received for ${this.timeout ?? 0} ms`));
 }
 
 /**

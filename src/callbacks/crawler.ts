@@ -5,7 +5,7 @@
  * @module
  */
 import { InvalidStateError, isRetryable } from "../kernel/errors.js";
-import { resolveOptions, type CrawlOptions, type ResolvedCrawlOptions } from "../crawl/options.js";
+import { resolveOptions, retryDelay, type CrawlOptions, type ResolvedCrawlOptions } from "../crawl/options.js";
 import { appendRecord, crawlResult, errorRecord, type CrawlResult, type FetchStatistic } from "../crawl/records.js";
 import { CrawlRun } from "../crawl/run.js";
 import { UrlPolicy } from "../crawl/urls.js";
@@ -74,9 +74,7 @@ export class Crawler implements VisitContext {
   }
 
   /** The chapter's `url_allowed`: http(s), an allowed host, and not excluded. */
-  urlAllowed(url: string): boolean {
-    return this.policy.urlAllowed(url);
-  }
+  urlAllowed(url: string): boolean { return this.policy.urlAllowed(url); }
 
   /** `visit()` reads this option: redirects a new URL may follow. */
   get maxRedirect(): number { return this.options.maxRedirect; }
@@ -120,11 +118,11 @@ export class Crawler implements VisitContext {
     }
   }
 
-  /** Starts the Fetcher's next attempt. */
-  private attempt(fetcher: Fetcher): void {
+  /** Starts the Fetcher's next attempt: at once, or when the pause before a retry is over. */
+  private readonly attempt = (fetcher: Fetcher): void => {
     if (crawlChannel.hasSubscribers) crawlChannel.publish({ type: "fetch-start", crawl: fetcher.crawl, url: fetcher.url, attempt: fetcher.tries + 1, ...this.counters() });
     fetcher.fetch();
-  }
+  };
 
   /**
    * Takes the oldest waiting URL. The ones taken are dropped once they are
@@ -140,18 +138,21 @@ export class Crawler implements VisitContext {
     return item;
   }
 
-  /** A Fetcher's attempt ended: try again after a network error while tries are left, else record and queue. */
+  /**
+   * A Fetcher's attempt ended: after a network error, while tries are left,
+   * try again once a pause (`retryDelay`) is over; else record and queue.
+   */
   private readonly fetched = (fetcher: Fetcher, outcome: FetchOutcome): void => {
     const item = this.running.get(fetcher);
     if (item === undefined) return;
     const [status, error] = typeof outcome === "string" ? [null, outcome] : [outcome.status, null];
-    if (crawlChannel.hasSubscribers) crawlChannel.publish({ type: "fetch-end", crawl: fetcher.crawl, url: item.url, attempt: fetcher.tries, status, error, ...this.counters() });
+    if (crawlChannel.hasSubscribers) crawlChannel.publish({ type: "fetch-end", crawl: fetcher.crawl, url: item.url, attempt: fetcher.tries, status, error, detail: error === null ? null : fetcher.detail, ...this.counters() });
     if (this.stopped) return; // Stopping: no more attempts and no record; the loop's end closes the Fetchers left.
-    if (error !== null && isRetryable(error) && fetcher.tries < this.options.maxTries) return this.attempt(fetcher);
+    if (error !== null && isRetryable(error) && fetcher.tries < this.options.maxTries) return fetcher.later(retryDelay(this.options.retryDelayMs, fetcher.tries), this.attempt);
     this.running.delete(fetcher);
     let v: Visit;
     try {
-      v = visit(item, outcome, this);
+      v = visit(item, outcome, this, fetcher.detail);
     } catch {
       v = { record: errorRecord(item.url, "NetworkError", item.referrer ?? null), next: [] }; // A bug: the URL still gets its one record.
     }

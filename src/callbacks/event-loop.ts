@@ -81,14 +81,10 @@ export class EventLoop {
   }
 
   /** Timers set and neither cancelled nor run yet. */
-  get pendingTimers(): number {
-    return this.timers.size;
-  }
+  get pendingTimers(): number { return this.timers.size; }
 
   /** Whether the loop is running (between `runForever` and the moment it stops). */
-  isRunning(): boolean {
-    return this.running;
-  }
+  isRunning(): boolean { return this.running; }
 
   /**
    * Calls `callback` after `delayMs` milliseconds, from the loop. Timers due

@@ -4,7 +4,7 @@
  * @module
  */
 import type { Socket } from "node:net";
-import { errorName, FetchFailure, type FetchError } from "../kernel/errors.js";
+import { cutShort, errorDetail, errorName, FetchFailure, type FetchError } from "../kernel/errors.js";
 import type { ResolvedCrawlOptions } from "../crawl/options.js";
 import { ResponseParser, type HttpResponse } from "../http/parser.js";
 import { formatGetRequest } from "../http/request.js";
@@ -14,8 +14,12 @@ import type { TimerHandle } from "../kernel/timers.js";
 import { crawlChannel } from "../observe/channels.js";
 import type { EventLoop, ExceptionSource, IoCallback } from "./event-loop.js";
 
-/** The options a Fetcher needs (`timeoutMs` bounds one attempt), as `resolveOptions` fills them in. */
-export type FetcherOptions = Pick<ResolvedCrawlOptions, "timeoutMs" | "maxBodyBytes" | "userAgent">;
+/**
+ * The options a Fetcher needs, as `resolveOptions` fills them in: `timeoutMs`
+ * bounds one attempt; the socket itself keeps `idleTimeoutMs` and checks
+ * certificates with `ca` and `rejectUnauthorized`.
+ */
+export type FetcherOptions = Pick<ResolvedCrawlOptions, "timeoutMs" | "idleTimeoutMs" | "maxBodyBytes" | "userAgent" | "ca" | "rejectUnauthorized">;
 
 /** How an attempt ended: the complete response, or the name of its error. */
 export type FetchOutcome = HttpResponse | FetchError;
@@ -35,10 +39,11 @@ export type FetchOutcome = HttpResponse | FetchError;
  * The repetition of `try`/`catch` in every callback is the price, kept in
  * view on purpose.
  *
- * A timer set with `callLater` bounds the attempt. Calling `fetch()` again
- * starts a new attempt with a new socket: the Crawler does, for a network
- * error, up to `maxTries`. Each step is published on `crawlChannel`, with
- * the id of the crawl the Fetcher works for.
+ * A timer set with `callLater` bounds the attempt; the socket fails itself
+ * with `ETIMEDOUT` when no byte moves for `idleTimeoutMs`. Calling `fetch()`
+ * again starts a new attempt with a new socket: the Crawler does, for a
+ * network error, up to `maxTries`, after a pause set with `later()`. Each step
+ * is published on `crawlChannel`, with the id of the crawl the Fetcher works for.
  *
  * @remarks The chapter's Fetcher reads until the server closes and then
  * parses links and starts new Fetchers itself; this one stops as soon as the
@@ -66,6 +71,12 @@ export class Fetcher {
   timer: TimerHandle | null = null;
   /** Bytes received in the current attempt. */
   received = 0;
+  /**
+   * Why the last failed attempt failed, in Node's words, when its error was a
+   * `TlsError` (see `errorDetail`); else null. Never stale: a `TlsError` is
+   * not retried, so no later attempt follows one.
+   */
+  detail: string | null = null;
 
   constructor(
     /** The URL to fetch (absolute, no fragment). */
@@ -86,7 +97,7 @@ export class Fetcher {
     this.parser = new ResponseParser(this.options);
     this.timer = this.loop.callLater(this.options.timeoutMs, this.timedOut);
     try {
-      this.socket = connect(new URL(this.url));
+      this.socket = connect(new URL(this.url), this.options);
       this.loop.selector.register(this.socket, EVENT_WRITE, this.connected);
     } catch (error) {
       this.failed(error);
@@ -125,6 +136,15 @@ export class Fetcher {
     this.onFetched(this, this.parser.response());
   };
 
+  /**
+   * Calls `then` with this Fetcher after `delayMs`: the pause before the next
+   * attempt. It is the Fetcher's timer, so `close()` cancels it.
+   */
+  later(delayMs: number, then: (fetcher: Fetcher) => void): void {
+    const fetcher = this;
+    this.timer = this.loop.callLater(delayMs, function pauseOver() { then(fetcher); });
+  }
+
   /** The attempt's time is up. */
   readonly timedOut = (): void => {
     this.failed(new FetchFailure("Timeout", `No complete response within ${this.options.timeoutMs} ms`));
@@ -152,9 +172,10 @@ export class Fetcher {
     this.timer = null;
   }
 
-  /** The attempt failed: closes it and hands over the error's name. */
+  /** The attempt failed: closes it and hands over the error's name (a response cut short after its first byte is `BadResponse`). */
   private failed(error: unknown): void {
     this.close();
-    this.onFetched(this, errorName(error));
+    this.detail = errorDetail(error);
+    this.onFetched(this, errorName(cutShort(error, this.received)));
   }
 }

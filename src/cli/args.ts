@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { DEFAULT_OPTIONS, resolveOptions, VERSION } from "../crawl/options.js";
 import type { CrawlOptions } from "../crawl/options.js";
@@ -115,6 +116,26 @@ that linked it: "404 URL (from PAGE)" (-vv: also a line per fetch attempt)`,
     help: `time allowed for one attempt, connect to last byte
 (default ${DEFAULT_OPTIONS.timeoutMs / 1000}; fractions allowed: 0.5)`,
   },
+  "idle-timeout": {
+    type: "string", value: "SECONDS", group: "more",
+    help: `longest wait for the connection, or for the next bytes
+of a response, before the attempt is a Timeout (default ${DEFAULT_OPTIONS.idleTimeoutMs / 1000})`,
+  },
+  "retry-delay": {
+    type: "string", value: "SECONDS", group: "more",
+    help: `pause before the first retry, doubled before each next
+one, at most 30 (default ${DEFAULT_OPTIONS.retryDelayMs / 1000}; 0: retry at once)`,
+  },
+  ca: {
+    type: "string", value: "FILE", group: "more",
+    help: `trust the PEM certificates in FILE for https (a private
+CA, a self-signed server) instead of Node's default CAs`,
+  },
+  insecure: {
+    type: "boolean", group: "more",
+    help: `accept any TLS certificate, unchecked (expired,
+self-signed, another host's): no protection at all`,
+  },
   "max-pages": { type: "string", value: "N", group: "more", help: "take no more URLs from the queue after N" },
   stage: { type: "string", value: "NAME", default: "asyncawait", group: "more", help: "callbacks, generators or asyncawait" },
   demo: { type: "boolean", group: "more", help: "start the built-in demo site and crawl it: no network needed" },
@@ -168,7 +189,7 @@ got a response), 130 when interrupted by Ctrl-C.
 /** The hint printed under every usage error. */
 export const USAGE_HINT = "Try 'crawl --help'.";
 
-/** One group's options as `--help` lists them: the flag in a column, then the text. */
+/** One group's options as `--help` lists them: the flag in a column, then the text (below a flag too wide for the column). */
 function optionLines(group: OptionSpec["group"]): string {
   let text = "";
   for (const [name, spec] of SPECS) {
@@ -176,8 +197,10 @@ function optionLines(group: OptionSpec["group"]): string {
     const value = spec.value === undefined ? "" : spec.bare === undefined ? ` ${spec.value}` : ` [${spec.value}]`;
     const flag = `${spec.short === undefined ? "" : `-${spec.short}, `}--${name}${value}`;
     const help = spec.default === undefined ? spec.help : `${spec.help} (default ${spec.default})`;
-    const [first, ...more] = help.split("\n");
-    text += `  ${flag.padEnd(19)}${first}\n`;
+    // A flag too wide for its column gets its text on the lines below, as argparse does.
+    const lines = flag.length < 19 ? help.split("\n") : ["", ...help.split("\n")];
+    const [first, ...more] = lines;
+    text += `  ${flag.padEnd(19)}${first}`.trimEnd() + "\n";
     for (const line of more) text += `${" ".repeat(21)}${line}\n`;
   }
   return text;
@@ -207,6 +230,10 @@ export function parseCommandLine(argv: readonly string[]): Invocation {
   if (values["max-tries"] !== undefined) crawlOptions.maxTries = wholeNumber("max-tries", values["max-tries"]);
   if (values["max-pages"] !== undefined) crawlOptions.maxPages = wholeNumber("max-pages", values["max-pages"]);
   if (values.timeout !== undefined) crawlOptions.timeoutMs = seconds("timeout", values.timeout) * 1000;
+  if (values["idle-timeout"] !== undefined) crawlOptions.idleTimeoutMs = seconds("idle-timeout", values["idle-timeout"]) * 1000;
+  if (values["retry-delay"] !== undefined) crawlOptions.retryDelayMs = seconds("retry-delay", values["retry-delay"]) * 1000;
+  if (values.ca !== undefined) crawlOptions.ca = certificatesIn(values.ca);
+  if (values.insecure === true) crawlOptions.rejectUnauthorized = false;
   if (values.exclude !== undefined) crawlOptions.exclude = values.exclude;
   for (const token of tokens) {
     if (token.kind === "option" && (token.name === "strict" || token.name === "lenient")) {
@@ -321,6 +348,16 @@ function seconds(name: string, value: string): number {
   return Number(value);
 }
 
+/** The bytes of `--ca FILE`; whether they are PEM certificates is the library's check. */
+function certificatesIn(file: string): Buffer {
+  try {
+    return readFileSync(file);
+  } catch (error) {
+    const reason = error instanceof Error && "code" in error ? String(error.code) : String(error);
+    throw new UsageError(`cannot read --ca FILE '${file}': ${reason}`);
+  }
+}
+
 /** A root the crawl would refuse (not http(s), not a URL) is a usage error too. */
 function checkRoot(root: string): void {
   try {
@@ -338,7 +375,10 @@ const FLAG_FOR: Partial<Record<keyof CrawlOptions, string>> = {
   maxTasks: "--max-tasks",
   exclude: "--exclude",
   timeoutMs: "--timeout",
+  idleTimeoutMs: "--idle-timeout",
+  retryDelayMs: "--retry-delay",
   maxPages: "--max-pages",
+  ca: "--ca",
 };
 
 /**

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { X509Certificate } from "node:crypto";
 import pkg from "../../package.json" with { type: "json" };
 import type { FetchStatistic } from "./records.js";
 import type { TraceEvent } from "../observe/events.js";
@@ -23,14 +24,39 @@ export interface CrawlOptions {
    * "www.". False (lenient): compare the last two labels of the host.
    */
   strict?: boolean;
-  /** Time allowed for one attempt: connect and the whole response. Default 10,000 ms; at most 2³¹−1 (a timer's limit). */
+  /**
+   * Time allowed for one attempt: connect and the whole response. Default
+   * 120,000 ms (the 10 MiB `maxBodyBytes` allows, at 100 KB/s, takes 105 s);
+   * at most 2³¹−1 (a timer's limit).
+   */
   timeoutMs?: number;
+  /**
+   * Time an attempt may wait for the connection to open, or for the next
+   * bytes of the response, before it ends as a `Timeout`. Default 30,000 ms;
+   * at most 2³¹−1. A slow server that keeps sending is given up on only by
+   * `timeoutMs`; a stalled one, by this.
+   */
+  idleTimeoutMs?: number;
+  /**
+   * The pause before the first retry, in milliseconds; it doubles before
+   * each next one, up to 30 s (or `retryDelayMs`, if larger). Default 500;
+   * 0: retry at once.
+   */
+  retryDelayMs?: number;
   /** Start no more fetches once this many URLs were taken. Default: no limit. */
   maxPages?: number;
   /** A larger body (on the wire or once decoded) is a `BodyTooLarge` record. Default 10 MiB. */
   maxBodyBytes?: number;
   /** The User-Agent header, printable ASCII. Default `coroutine-crawler/<version>`. */
   userAgent?: string;
+  /**
+   * PEM certificates (a string or a Buffer) to trust for `https:`, instead of
+   * Node's default CAs: a private CA, or a server's self-signed certificate.
+   * Default: Node's CAs (plus any in `NODE_EXTRA_CA_CERTS`).
+   */
+  ca?: string | Buffer;
+  /** False: accept any certificate, unchecked (expired, self-signed, another host's). Default true. */
+  rejectUnauthorized?: boolean;
   /** Called with each record as soon as it is made. */
   onRecord?: (record: FetchStatistic) => void;
   /** Aborting it stops the crawl: no new URLs, fetches in flight cancelled, partial result. */
@@ -53,12 +79,20 @@ export interface ResolvedCrawlOptions {
   strict: boolean;
   /** Milliseconds one attempt may take: connecting and the whole response. */
   timeoutMs: number;
+  /** Milliseconds an attempt may wait for the connection, or for the next bytes of the response. */
+  idleTimeoutMs: number;
+  /** Milliseconds before the first retry, doubling for each next one (see {@link retryDelay}); 0: at once. */
+  retryDelayMs: number;
   /** URLs taken from the queue at most; `Infinity` when there is no limit (JSON shows it as null). */
   maxPages: number;
   /** The longest body accepted, on the wire and decoded. */
   maxBodyBytes: number;
   /** Sent as the `User-Agent` header. */
   userAgent: string;
+  /** The certificates `https:` trusts; null: Node's default CAs. */
+  ca: string | Buffer | null;
+  /** Whether a TLS server's certificate is checked. */
+  rejectUnauthorized: boolean;
   /** Called with each record as it is made; null: nobody listens. */
   onRecord: ((record: FetchStatistic) => void) | null;
   /** Aborting it stops the crawl early; null: the crawl runs to its end. */
@@ -81,10 +115,14 @@ export const DEFAULT_OPTIONS: Readonly<ResolvedCrawlOptions> = Object.freeze({
   maxTasks: 10,
   exclude: null,
   strict: true,
-  timeoutMs: 10_000,
+  timeoutMs: 120_000,
+  idleTimeoutMs: 30_000,
+  retryDelayMs: 500,
   maxPages: Infinity,
   maxBodyBytes: 10 * 1024 * 1024,
   userAgent: `coroutine-crawler/${VERSION}`,
+  ca: null,
+  rejectUnauthorized: true,
   onRecord: null,
   signal: null,
   trace: null,
@@ -112,9 +150,13 @@ export function resolveOptions(options: CrawlOptions = {}): ResolvedCrawlOptions
     exclude: regExp(options.exclude),
     strict: boolean("strict", options.strict, DEFAULT_OPTIONS.strict),
     timeoutMs: positiveNumber("timeoutMs", options.timeoutMs, DEFAULT_OPTIONS.timeoutMs),
+    idleTimeoutMs: positiveNumber("idleTimeoutMs", options.idleTimeoutMs, DEFAULT_OPTIONS.idleTimeoutMs),
+    retryDelayMs: delay("retryDelayMs", options.retryDelayMs, DEFAULT_OPTIONS.retryDelayMs),
     maxPages: integer("maxPages", options.maxPages, 1, DEFAULT_OPTIONS.maxPages, true),
     maxBodyBytes: integer("maxBodyBytes", options.maxBodyBytes, 1, DEFAULT_OPTIONS.maxBodyBytes),
     userAgent: userAgent(options.userAgent),
+    ca: certificates(options.ca),
+    rejectUnauthorized: boolean("rejectUnauthorized", options.rejectUnauthorized, DEFAULT_OPTIONS.rejectUnauthorized),
     onRecord: callback("onRecord", options.onRecord),
     trace: callback("trace", options.trace),
     signal: abortSignal(options.signal),
@@ -122,7 +164,8 @@ export function resolveOptions(options: CrawlOptions = {}): ResolvedCrawlOptions
 }
 
 function show(value: unknown): string {
-  if (typeof value === "string") return JSON.stringify(value);
+  if (typeof value === "string") return JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}…` : value);
+  if (Buffer.isBuffer(value)) return `a Buffer of ${value.length} bytes`;
   if (typeof value === "function") return "a function";
   if (value instanceof RegExp) return String(value);
   try {
@@ -155,6 +198,30 @@ function positiveNumber(name: string, value: unknown, fallback: number): number 
   return value;
 }
 
+function delay(name: string, value: unknown, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== "number" || !(value >= 0 && value <= MAX_TIMER_MS)) {
+    throw new TypeError(`Expected \`${name}\` to be a number from 0 to ${MAX_TIMER_MS}, got ${show(value)}`);
+  }
+  return value;
+}
+
+/** The longest pause between two attempts, unless `retryDelayMs` itself is longer. */
+const MAX_RETRY_DELAY_MS = 30_000;
+
+/**
+ * The pause before the next attempt, after `failedAttempts` attempts failed:
+ * `retryDelayMs`, doubled for each failure after the first, at most 30 s (or
+ * `retryDelayMs` itself, if larger). No jitter, so a crawl's pauses can be
+ * counted on.
+ *
+ * @example retryDelay(500, 1) === 500; retryDelay(500, 3) === 2000; retryDelay(500, 10) === 30_000
+ */
+export function retryDelay(retryDelayMs: number, failedAttempts: number): number {
+  // The exponent stops growing long after the cap is reached: 0 × 2^2000 would be 0 × Infinity, NaN.
+  return Math.min(retryDelayMs * 2 ** Math.min(failedAttempts - 1, 31), Math.max(retryDelayMs, MAX_RETRY_DELAY_MS));
+}
+
 function boolean(name: string, value: unknown, fallback: boolean): boolean {
   if (value === undefined) return fallback;
   if (typeof value !== "boolean") throw new TypeError(`Expected \`${name}\` to be a boolean, got ${show(value)}`);
@@ -184,6 +251,23 @@ function userAgent(value: unknown): string {
     throw new TypeError(`Expected \`userAgent\` to be a non-empty line of printable ASCII, got ${show(value)}`);
   }
   return value;
+}
+
+function certificates(value: unknown): string | Buffer | null {
+  if (value === undefined) return null;
+  if ((typeof value === "string" || Buffer.isBuffer(value)) && isPemCertificate(value)) return value;
+  throw new TypeError(`Expected \`ca\` to be PEM certificates, as a string or a Buffer, got ${show(value)}`);
+}
+
+/** Whether `pem` holds at least one certificate in PEM form, the first of which parses. */
+function isPemCertificate(pem: string | Buffer): boolean {
+  if (!pem.includes("-----BEGIN CERTIFICATE-----")) return false;
+  try {
+    new X509Certificate(pem); // Reads the first certificate only; enough to catch a wrong file.
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function callback<F>(name: string, value: F | undefined): F | null {

@@ -43,6 +43,12 @@ export interface FetchStatistic {
    * both link here, it is whichever of them finished first.
    */
   referrer: string | null;
+  /**
+   * Why the last try failed, in Node's words, when `error` is `TlsError`:
+   * the code and message of the certificate or handshake failure, e.g.
+   * `CERT_HAS_EXPIRED: certificate has expired`. Null otherwise.
+   */
+  detail: string | null;
 }
 
 /** What `crawl()` resolves to, in every stage. */
@@ -61,8 +67,8 @@ export interface CrawlResult {
   options: ResolvedCrawlOptions;
 }
 
-/** The record for a URL whose every attempt failed. */
-export function errorRecord(url: string, error: FetchError, referrer: string | null = null): FetchStatistic {
+/** The record for a URL whose every attempt failed; `detail` says why, for a `TlsError`. */
+export function errorRecord(url: string, error: FetchError, referrer: string | null = null, detail: string | null = null): FetchStatistic {
   return {
     url,
     nextUrl: null,
@@ -74,6 +80,7 @@ export function errorRecord(url: string, error: FetchError, referrer: string | n
     numUrls: 0,
     numNewUrls: 0,
     referrer,
+    detail,
   };
 }
 
@@ -90,6 +97,7 @@ export function redirectRecord(url: string, status: number, nextUrl: string, ref
     numUrls: 0,
     numNewUrls: 0,
     referrer,
+    detail: null,
   };
 }
 
@@ -112,6 +120,7 @@ export function pageRecord(
     numUrls,
     numNewUrls,
     referrer,
+    detail: null,
   };
 }
 

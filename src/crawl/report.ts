@@ -105,7 +105,10 @@ function byUrl(a: FetchStatistic, b: FetchStatistic): number {
  */
 export function urlLine(record: FetchStatistic, options: UrlLineOptions = {}): string {
   const from = options.referrer === true && record.referrer !== null ? ` (from ${record.referrer})` : "";
-  if (record.error !== null) return `${record.url} error ${record.error}${from}`;
+  if (record.error !== null) {
+    const why = record.detail ? ` (${record.detail}; to trust a private CA use --ca FILE, or --insecure)` : "";
+    return `${record.url} error ${record.error}${why}${from}`;
+  }
   if (record.nextUrl !== null) return `${record.url} ${shown(record.status)} -> ${record.nextUrl}${from}`;
   const line = [
     record.url,

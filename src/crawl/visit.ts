@@ -41,7 +41,8 @@ export interface VisitContext {
 
 /**
  * Turns the outcome of fetching `item` (a response, or the error name of its
- * last failed attempt) into the URL's record and the URLs to queue next.
+ * last failed attempt, with `detail`, Node's reason for a `TlsError`) into
+ * the URL's record and the URLs to queue next.
  *
  * A redirect's target is queued with one redirect less, unless it was seen,
  * is not allowed, or no redirect is left; a page's links are filtered by the
@@ -61,10 +62,10 @@ export interface VisitContext {
  * decide differently.
  * @see Chapter, "Coordinating Coroutines" (`Crawler.fetch`); docs/behaviour.md
  */
-export function visit(item: QueueItem, outcome: HttpResponse | FetchError, context: VisitContext): Visit {
+export function visit(item: QueueItem, outcome: HttpResponse | FetchError, context: VisitContext, detail: string | null = null): Visit {
   const { url, maxRedirect } = item;
   const referrer = item.referrer ?? null;
-  if (typeof outcome === "string") return { record: errorRecord(url, outcome, referrer), next: [] };
+  if (typeof outcome === "string") return { record: errorRecord(url, outcome, referrer, detail), next: [] };
   let page;
   try {
     page = readPage(url, outcome, context.maxBodyBytes);

@@ -4,8 +4,8 @@
  * @module
  */
 import type { HttpResponse } from "../http/parser.js";
-import { CancelledError, InvalidStateError, errorName, isRetryable, type FetchError } from "../kernel/errors.js";
-import { resolveOptions, type CrawlOptions, type ResolvedCrawlOptions } from "../crawl/options.js";
+import { CancelledError, InvalidStateError, errorDetail, errorName, isRetryable, type FetchError } from "../kernel/errors.js";
+import { resolveOptions, retryDelay, type CrawlOptions, type ResolvedCrawlOptions } from "../crawl/options.js";
 import { appendRecord, crawlResult, errorRecord, type CrawlResult, type FetchStatistic } from "../crawl/records.js";
 import { CrawlRun } from "../crawl/run.js";
 import { UrlPolicy } from "../crawl/urls.js";
@@ -15,7 +15,7 @@ import { getRunningLoop } from "./events.js";
 import type { Coroutine } from "./futures.js";
 import { JoinableQueue } from "./queues.js";
 import { request } from "./sockets.js";
-import { Task, cancelAndWait, waitFor } from "./tasks.js";
+import { Task, cancelAndWait, sleep, waitFor } from "./tasks.js";
 
 /**
  * Crawls from the roots with `maxTasks` worker coroutines. `crawl()` starts
@@ -87,15 +87,14 @@ export class Crawler implements VisitContext {
     const startedAt = Date.now();
     const loop = getRunningLoop();
     this.run = new CrawlRun("generators", this.options.trace, loop.id);
-    const signal = this.options.signal;
-    if (signal?.aborted === true) this.stopped = true;
+    this.stopped = this.options.signal?.aborted === true;
     for (const url of this.policy.roots) this.addUrl({ url, maxRedirect: this.options.maxRedirect });
-    signal?.addEventListener("abort", this.aborted, { once: true });
+    this.options.signal?.addEventListener("abort", this.aborted, { once: true });
     try {
       for (let i = 0; i < this.options.maxTasks && !this.stopped; i++) this.workers.push(new Task(this.work(), loop, "work"));
       yield* this.q.join(); // When all work is done, exit.
     } finally {
-      signal?.removeEventListener("abort", this.aborted);
+      this.options.signal?.removeEventListener("abort", this.aborted);
       try {
         // Waits for every worker even if we are cancelled again meanwhile; their `finally` blocks close every socket.
         yield* cancelAndWait(this.workers);
@@ -110,8 +109,7 @@ export class Crawler implements VisitContext {
   private *work(): Coroutine<void> {
     for (;;) {
       const item = yield* this.q.get(); // Idle workers wait here, and are cancelled here.
-      this.taken += 1;
-      if (this.taken >= this.options.maxPages) this.drain();
+      if (++this.taken >= this.options.maxPages) this.drain(); // The last URL maxPages lets us take: queue no more.
       try {
         yield* this.fetch(item);
       } catch (error) {
@@ -124,24 +122,28 @@ export class Crawler implements VisitContext {
     }
   }
 
-  /** Fetches one URL: up to `maxTries` attempts, each within `timeoutMs`; then its record and the URLs to queue. */
+  /**
+   * Fetches one URL: up to `maxTries` attempts, each within `timeoutMs`, with
+   * a pause before each retry (`retryDelay`); then its record and the URLs to queue.
+   */
   private *fetch(item: QueueItem): Coroutine<void> {
-    let outcome: HttpResponse | FetchError = "NetworkError"; // The response, or why the last attempt failed.
+    // The response, or why the last attempt failed (and, for a TlsError, why in Node's words).
+    let [outcome, detail]: [HttpResponse | FetchError, string | null] = ["NetworkError", null];
     for (let attempt = 1; attempt <= this.options.maxTries; attempt++) {
+      if (attempt > 1) yield* sleep(retryDelay(this.options.retryDelayMs, attempt - 1) / 1000); // Other workers run meanwhile.
       if (crawlChannel.hasSubscribers) crawlChannel.publish({ type: "fetch-start", crawl: this.run.id, url: item.url, attempt, ...this.counters() });
       try {
         outcome = yield* waitFor(request(new URL(item.url), this.options, this.run.id), this.options.timeoutMs);
       } catch (caught) {
         if (caught instanceof CancelledError) throw caught; // We are cancelled, not the attempt.
-        outcome = errorName(caught);
+        [outcome, detail] = [errorName(caught), errorDetail(caught)];
       }
-      const [status, error] = typeof outcome === "string" ? [null, outcome] : [outcome.status, null];
-      if (crawlChannel.hasSubscribers) crawlChannel.publish({ type: "fetch-end", crawl: this.run.id, url: item.url, attempt, status, error, ...this.counters() });
+      if (crawlChannel.hasSubscribers) crawlChannel.publish({ type: "fetch-end", crawl: this.run.id, url: item.url, attempt, ...(typeof outcome === "string" ? { status: null, error: outcome, detail } : { status: outcome.status, error: null, detail: null }), ...this.counters() });
       if (this.stopped) return; // Aborted meanwhile: no more attempts, and, as for any fetch cut short, no record.
       if (typeof outcome !== "string" || !isRetryable(outcome)) break;
     }
     // No yield* from here on: no other worker runs between visit() reading seenUrls and addUrl().
-    const v = visit(item, outcome, this);
+    const v = visit(item, outcome, this, detail);
     appendRecord(this.records, v.record, this.options.onRecord); // Record first, then queue.
     for (const next of v.next) this.addUrl(next);
   }

@@ -7,7 +7,8 @@ import type { Socket } from "node:net";
 import { ResponseParser, type HttpResponse } from "../http/parser.js";
 import { formatGetRequest } from "../http/request.js";
 import { EVENT_READ, EVENT_WRITE } from "../kernel/selector.js";
-import { connect as startConnect, fileno, recv, send } from "../kernel/socket.js";
+import { cutShort } from "../kernel/errors.js";
+import { connect as startConnect, fileno, recv, send, type ConnectOptions } from "../kernel/socket.js";
 import { crawlChannel } from "../observe/channels.js";
 import { getRunningLoop } from "./events.js";
 import { Future, type Coroutine } from "./futures.js";
@@ -37,16 +38,18 @@ function* writable(socket: Socket): Coroutine<void> {
 }
 
 /**
- * Opens a connection to the URL's host and port (TLS for `https:`), and
- * returns the socket once it is connected.
+ * Opens a connection to the URL's host and port (TLS for `https:`, checked
+ * with `options.ca` and `options.rejectUnauthorized`), and returns the socket
+ * once it is connected. With `options.idleTimeoutMs`, the socket fails with
+ * `ETIMEDOUT` whenever no byte moves for that long (kernel/socket.ts).
  *
  * @throws the connection's error (a Node system error: `ECONNREFUSED`,
  * `ENOTFOUND`, …; the crawler names it with `errorName`). On any error or
  * cancellation the socket is destroyed here, since the caller never got it.
  * @see Chapter, "Building Coroutines With Generators" (`fetch` waiting for `on_connected`)
  */
-export function* connect(url: URL): Coroutine<Socket> {
-  const socket = startConnect(url);
+export function* connect(url: URL, options: ConnectOptions = {}): Coroutine<Socket> {
+  const socket = startConnect(url, options);
   try {
     yield* writable(socket);
     if (socket.errored !== null) throw socket.errored; // Readiness said "failed", not "connected".
@@ -124,22 +127,24 @@ export function* readAll(socket: Socket): Coroutine<Uint8Array> {
  * until done), but as one function, top to bottom, with its state in locals.
  *
  * @param crawl - The id of the crawl it fetches for, which its messages on the crawl channel carry (0: none).
- * @throws the connection's error (`ECONNREFUSED`, `ECONNRESET`, …), or a
- * FetchFailure (`BadResponse`, `BodyTooLarge`, `ConnectionReset`) from the parser.
+ * @throws the connection's error (`ECONNREFUSED`, `ETIMEDOUT` when idle, …),
+ * or a FetchFailure (`BadResponse`, `BodyTooLarge`, `ConnectionReset`) from
+ * the parser; a connection that breaks after the first response byte has cut
+ * the response short: `BadResponse` (`cutShort`).
  * @remarks The chapter's final crawler calls aiohttp's `session.get` here;
  * its generator version reads with `read_all` until the server closes. We
  * stop as soon as the parser has the whole response, and keep the body
  * within `maxBodyBytes` while it arrives.
  * @see Chapter, "Factoring Coroutines With yield from" (`Fetcher.fetch` with `read_all`)
  */
-export function* request(url: URL, options: { userAgent: string; maxBodyBytes: number }, crawl = 0): Coroutine<HttpResponse> {
-  const socket = yield* connect(url);
+export function* request(url: URL, options: ConnectOptions & { userAgent: string; maxBodyBytes: number }, crawl = 0): Coroutine<HttpResponse> {
+  const socket = yield* connect(url, options);
+  let received = 0;
   try {
     if (crawlChannel.hasSubscribers) crawlChannel.publish({ type: "connect", crawl, url: url.href, fd: fileno(socket) });
     yield* sendAll(socket, formatGetRequest(url, options.userAgent));
     if (crawlChannel.hasSubscribers) crawlChannel.publish({ type: "send", crawl, url: url.href });
     const parser = new ResponseParser({ maxBodyBytes: options.maxBodyBytes });
-    let received = 0;
     while (!parser.done) {
       const chunk = yield* read(socket);
       if (crawlChannel.hasSubscribers && received === 0 && chunk.length > 0) crawlChannel.publish({ type: "first-byte", crawl, url: url.href });
@@ -149,6 +154,8 @@ export function* request(url: URL, options: { userAgent: string; maxBodyBytes: n
       else parser.end(); // The server closed: a close-delimited body ends, anything else was cut short.
     }
     return parser.response();
+  } catch (error) {
+    throw cutShort(error, received);
   } finally {
     socket.destroy(); // `Connection: close`: one request per connection, as in stage 1.
   }

@@ -12,10 +12,10 @@
  * - `ConnectionRefused`: nothing listens on the port.
  * - `ConnectionReset`: the peer closed or reset the connection before sending any response byte.
  * - `HostNotFound`: the host name does not resolve.
- * - `Timeout`: the attempt (connect and whole response) took longer than `timeoutMs`.
- * - `BadResponse`: the bytes are not valid HTTP/1.x, the response was cut short, or the body cannot be decoded.
+ * - `Timeout`: the attempt (connect and whole response) took longer than `timeoutMs`, or no byte came for `idleTimeoutMs`.
+ * - `BadResponse`: the bytes are not valid HTTP/1.x, the response was cut short (closed or reset after its first byte), or the body cannot be decoded.
  * - `BodyTooLarge`: the body is longer than `maxBodyBytes` (on the wire or once decoded).
- * - `TlsError`: the TLS handshake or certificate check failed.
+ * - `TlsError`: the TLS handshake or certificate check failed (the record's `detail` says why: {@link errorDetail}).
  * - `NetworkError`: any other failure.
  */
 export type FetchError =
@@ -107,6 +107,40 @@ export function errorName(error: unknown): FetchError {
 
 function isCertificateCode(code: string): boolean {
   return /CERT|SELF_SIGNED|UNABLE_TO_VERIFY|UNABLE_TO_GET_ISSUER/.test(code);
+}
+
+/**
+ * Why a `TlsError` happened, in Node's words: the code and message of the
+ * error underneath (a {@link FetchFailure}'s `cause`, if it wraps one), such
+ * as `CERT_HAS_EXPIRED: certificate has expired`,
+ * `DEPTH_ZERO_SELF_SIGNED_CERT: self-signed certificate` or
+ * `ERR_TLS_CERT_ALTNAME_INVALID: Hostname/IP does not match certificate's altnames: …`.
+ * Null for every other error: their names say enough, and their messages
+ * differ from stage to stage, where these come from Node's TLS in all three.
+ */
+export function errorDetail(error: unknown): string | null {
+  if (errorName(error) !== "TlsError") return null;
+  let inner = error;
+  while (inner instanceof FetchFailure && inner.cause instanceof Error) inner = inner.cause;
+  if (!(inner instanceof Error)) return null;
+  const code = (inner as { code?: unknown }).code;
+  return typeof code === "string" && !inner.message.startsWith(code) ? `${code}: ${inner.message}` : inner.message;
+}
+
+/**
+ * The failure to record for `error`, thrown while reading a response of which
+ * `received` bytes had come: once a response has begun, a connection that
+ * breaks (reset, closed by TLS, …) has cut it short, which is `BadResponse`,
+ * as when the server closes too soon; before its first byte, `error` stays
+ * what it is (`ConnectionReset`, …). A {@link FetchFailure} (a bad or too
+ * large response), a `Timeout` and a {@link CancelledError} stay what they are.
+ * Stages 1 and 2 call it where their reads fail; stage 3's client draws the
+ * same line with undici's `onResponseStarted`.
+ */
+export function cutShort(error: unknown, received: number): unknown {
+  if (received === 0 || error instanceof FetchFailure || error instanceof CancelledError || errorName(error) === "Timeout") return error;
+  const message = error instanceof Error ? error.message : String(error);
+  return new FetchFailure("BadResponse", `The connection failed after ${received} response bytes: ${message}`, { cause: error });
 }
 
 /**

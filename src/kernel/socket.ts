@@ -10,6 +10,19 @@ import net from "node:net";
 import type { Socket } from "node:net";
 import tls from "node:tls";
 
+/** How {@link connect} sets up a connection. */
+export interface ConnectOptions {
+  /**
+   * Milliseconds a connection may go without a byte moving, while connecting
+   * or between two chunks, before it fails with `ETIMEDOUT`; 0 or absent: no limit.
+   */
+  idleTimeoutMs?: number;
+  /** PEM certificates `https:` trusts instead of Node's default CAs (`tls.connect`'s `ca`); null or absent: the defaults. */
+  ca?: string | Buffer | null;
+  /** False: a TLS connection takes any certificate, unchecked. Default true. */
+  rejectUnauthorized?: boolean;
+}
+
 /** TLS sockets whose handshake has not finished: not writable yet. */
 const handshaking = new WeakSet<Socket>();
 
@@ -52,19 +65,29 @@ export function isHandshaking(socket: Socket): boolean {
  * owner closes it with `destroy()`. (`tls.connect` has no `allowHalfOpen`, so a
  * TLS socket closes itself once its end of stream has been read.)
  *
+ * With `idleTimeoutMs`, a socket on which no byte moves for that long (while
+ * connecting, or between two chunks received) fails with `ETIMEDOUT`, as a
+ * kernel fails a connection whose `TCP_USER_TIMEOUT` ran out: the error is
+ * kept like any other. `ca` and `rejectUnauthorized` are handed to
+ * `tls.connect`, which checks the server's certificate with them.
+ *
  * @remarks Python's non-blocking `sock.connect()` raises `BlockingIOError`,
  * which the chapter catches and ignores; Node's connect simply returns.
+ * Python's `sock.settimeout()` bounds each blocking call instead; a
+ * non-blocking socket never blocks, so here the socket itself keeps the clock.
  * @see Chapter, "The Traditional Approach: Callbacks"
  */
-export function connect(url: URL): Socket {
+export function connect(url: URL, options: ConnectOptions = {}): Socket {
   const host = url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname;
   const secure = url.protocol === "https:";
   const port = url.port === "" ? (secure ? 443 : 80) : Number(url.port);
+  const { ca = null, rejectUnauthorized = true, idleTimeoutMs = 0 } = options;
   const socket = secure
-    ? tls.connect({ host, port, ...(net.isIP(host) === 0 ? { servername: host } : {}) })
+    ? tls.connect({ host, port, ...(net.isIP(host) === 0 ? { servername: host } : {}), ...(ca === null ? {} : { ca }), rejectUnauthorized })
     : net.connect({ host, port, allowHalfOpen: true });
   socket.on("error", keepErrorOnSocket);
   socket.setNoDelay(true);
+  if (idleTimeoutMs > 0) socket.setTimeout(idleTimeoutMs, idledOut);
   if (secure) {
     handshaking.add(socket);
     socket.once("secureConnect", handshakeDone);
@@ -75,6 +98,11 @@ export function connect(url: URL): Socket {
 /** The error stays on the socket (`socket.errored`), for {@link recv} and {@link send} to throw. */
 function keepErrorOnSocket(): void {}
 
+/** No byte moved for `idleTimeoutMs`: the connection fails with `ETIMEDOUT`, kept on the socket like any error. */
+function idledOut(this: Socket): void {
+  this.destroy(systemError("ETIMEDOUT", `no byte sent or received for ${this.timeout ?? 0} ms`));
+}
+
 function handshakeDone(this: Socket): void {
   handshaking.delete(this);
 }
@@ -83,17 +111,22 @@ function handshakeDone(this: Socket): void {
  * Takes at most `bufsize` bytes the socket has received, like Python's
  * `sock.recv(4096)`: an empty buffer means the peer ended the stream.
  *
+ * Bytes that arrived before the connection failed come first, as a kernel
+ * hands them out before it reports a reset: the error is thrown only once
+ * nothing is left to take.
+ *
  * @throws the socket's error (a Node system error with its `code`, e.g.
- * `ECONNREFUSED`) if it failed; an `EAGAIN` error if nothing is ready yet
- * (Python's `BlockingIOError`); an `EBADF` error if it was closed.
+ * `ECONNREFUSED`) if it failed and no byte is left; an `EAGAIN` error if
+ * nothing is ready yet (Python's `BlockingIOError`); an `EBADF` error if it
+ * was closed.
  */
 export function recv(socket: Socket, bufsize = 4096): Buffer {
-  if (socket.errored !== null) throw socket.errored;
   if (socket.readableLength > 0) {
     // read(n) returns null when n is larger than what is buffered: ask for what is there.
     const chunk: unknown = socket.read(Math.min(bufsize, socket.readableLength));
     if (Buffer.isBuffer(chunk)) return chunk;
   }
+  if (socket.errored !== null) throw socket.errored;
   if (socket.readableEnded) return Buffer.alloc(0);
   if (socket.destroyed) throw systemError("EBADF", "recv on a closed socket");
   throw systemError("EAGAIN", "recv would block: no bytes received yet");

@@ -53,7 +53,7 @@ export type CrawlMessage =
   | { type: "crawl-start"; crawl: number; stage: StageName; loop: number | null }
   | { type: "crawl-end"; crawl: number }
   | ({ type: "fetch-start"; crawl: number; url: string; attempt: number } & QueueCounters)
-  | ({ type: "fetch-end"; crawl: number; url: string; attempt: number; status: number | null; error: string | null } & QueueCounters)
+  | ({ type: "fetch-end"; crawl: number; url: string; attempt: number; status: number | null; error: string | null; detail?: string | null } & QueueCounters)
   | { type: "connect"; crawl: number; url: string; fd: number | null }
   | { type: "send" | "first-byte"; crawl: number; url: string }
   | { type: "read"; crawl: number; url: string; bytes: number }

@@ -89,6 +89,8 @@ export interface FetchEndEvent extends TraceBase, QueueCounters {
   attempt: number;
   status: number | null;
   error: string | null;
+  /** Why, in Node's words (`CODE: message`), when `error` is `TlsError`; else null or absent. */
+  detail?: string | null;
 }
 
 /** Stage 1: the selector reported `ready` keys. */

@@ -29,7 +29,7 @@ function details(event: TraceEvent): string {
     case "fetch-start":
       return `${event.url} slot ${event.slot} try ${event.attempt} ${counters(event)}`;
     case "fetch-end": {
-      const outcome = event.error ?? String(event.status);
+      const outcome = event.error === null ? String(event.status) : event.detail ? `${event.error} (${event.detail})` : event.error;
       return `${event.url} slot ${event.slot} try ${event.attempt} ${outcome} ${counters(event)}`;
     }
     case "connect":

@@ -119,9 +119,10 @@ class CrawlTracer {
         const slot = this.slotOf.get(m.url);
         if (slot === undefined) return;
         const { url, attempt, status, error, queued, unfinished, inFlight } = m;
+        const detail = m.detail ?? null;
         this.undici?.attemptEnded(url);
         if (stage !== "asyncawait") this.giveSlotBack(url, slot);
-        this.emit({ t, stage, type: "fetch-end", url, slot, attempt, status, error, queued, unfinished, inFlight });
+        this.emit({ t, stage, type: "fetch-end", url, slot, attempt, status, error, detail, queued, unfinished, inFlight });
         return;
       }
       case "connect":

@@ -20,12 +20,15 @@ export type RouteHandler = (request: IncomingMessage, response: ServerResponse) 
  * - `raw`: writes `bytes` straight onto the socket, bypassing Node's response
  *   writer, then closes it: for malformed responses. A string is sent as
  *   Latin-1, one byte per character, so any byte can be written.
+ * - `reset`: writes `bytes` like `raw`, then, `afterMs` later (default 0),
+ *   resets the connection (a TCP RST, `socket.resetAndDestroy()`) instead of
+ *   closing it: a response cut short by a reset, not by an end of stream.
  * - `huge`: a 200 whose body is `bytes` long, streamed in 16 KiB writes as
  *   the client reads; with `declared` (the default) the length is announced
  *   in Content-Length, otherwise the body is chunked.
  *
- * Each works on a keep-alive connection too: `drop` and `raw` close the
- * connection they arrived on, `silent` holds it.
+ * Each works on a keep-alive connection too: `drop`, `raw` and `reset` close
+ * the connection they arrived on, `silent` holds it.
  */
 export type Fault =
   | { readonly kind: "drop" }
@@ -38,6 +41,7 @@ export type Fault =
       readonly contentType?: string;
     }
   | { readonly kind: "raw"; readonly bytes: string | Uint8Array }
+  | { readonly kind: "reset"; readonly bytes: string | Uint8Array; readonly afterMs?: number }
   | { readonly kind: "huge"; readonly bytes: number; readonly declared?: boolean; readonly contentType?: string };
 
 const HUGE_CHUNK = Buffer.alloc(16 * 1024, "x");
@@ -61,6 +65,8 @@ export function faultHandler(fault: Fault): RouteHandler {
         request.socket.end(bytes);
       };
     }
+    case "reset":
+      return resetHandler(typeof fault.bytes === "string" ? Buffer.from(fault.bytes, "latin1") : fault.bytes, fault.afterMs ?? 0);
     case "huge":
       return hugeHandler(fault.bytes, fault.declared ?? true, fault.contentType ?? "text/html; charset=utf-8");
   }
@@ -86,6 +92,19 @@ function dripHandler(fault: Extract<Fault, { kind: "drip" }>): RouteHandler {
     }, intervalMs);
     response.once("close", function stopDripping() {
       clearInterval(timer);
+    });
+  };
+}
+
+function resetHandler(bytes: Uint8Array, afterMs: number): RouteHandler {
+  return function writeThenReset(request) {
+    const socket = request.socket;
+    socket.write(bytes);
+    const timer = setTimeout(function resetConnection() {
+      if (!socket.destroyed) socket.resetAndDestroy();
+    }, afterMs);
+    socket.once("close", function stopWaiting() {
+      clearTimeout(timer);
     });
   };
 }

@@ -78,7 +78,7 @@ describe("Crawler", () => {
   it("retries a dropped connection maxTries times, then records ConnectionReset", async () => {
     const site = await startSite();
     site.addPage("/", ["/drop", "/ok"]).addPage("/ok", []).addFault("/drop", { kind: "drop" });
-    const result = await crawl(site.url, { maxTries: 3, maxTasks: 3 });
+    const result = await crawl(site.url, { maxTries: 3, maxTasks: 3, retryDelayMs: 0 });
     const dropped = result.records.find((record) => record.url === site.urlFor("/drop"));
     expect(dropped).toMatchObject({ status: null, error: "ConnectionReset", size: 0 });
     expect(site.requestsFor("/drop")).toBe(3);
@@ -230,14 +230,16 @@ describe("Crawler", () => {
     const site = await startSite();
     site.addPage("/", ["/a", "/drop"]).addPage("/a", []).addFault("/drop", { kind: "drop" });
     const events: TraceEvent[] = [];
-    await crawl(site.url, { maxTasks: 2, maxTries: 2, trace: (event) => events.push(event) });
+    await crawl(site.url, { maxTasks: 2, maxTries: 2, retryDelayMs: 1, trace: (event) => events.push(event) });
     const count = (type: TraceEvent["type"]) => events.filter((event) => event.type === type).length;
     expect(count("take")).toBe(3);
     expect(count("done")).toBe(3);
     expect(count("fetch-start")).toBe(4); // /drop is tried twice
     expect(count("fetch-end")).toBe(4);
-    expect(count("await")).toBe(4);
-    expect(count("resume")).toBe(4);
+    expect(count("await")).toBe(5); // client.get per attempt, and the sleep before /drop's retry
+    expect(count("resume")).toBe(5);
+    const sleeps = events.flatMap((event) => (event.type === "await" && event.what === "sleep" ? [event.url] : []));
+    expect(sleeps).toEqual([site.urlFor("/drop")]);
     expect(count("first-byte")).toBe(2);
     expect(events.every((event) => event.stage === "asyncawait")).toBe(true);
     const ends = events.filter((event) => event.type === "fetch-end" && event.url === site.urlFor("/drop"));

@@ -8,7 +8,15 @@ import { parseResponse } from "../../src/http/parser.js";
 import { requestHeaders } from "../../src/http/request.js";
 import { FixtureSite } from "../../src/site/fixture-site.js";
 
-const OPTIONS: HttpClientOptions = { connections: 4, timeoutMs: 5_000, maxBodyBytes: 1_000_000, userAgent: "test-agent/1" };
+const OPTIONS: HttpClientOptions = {
+  connections: 4,
+  timeoutMs: 5_000,
+  idleTimeoutMs: 5_000,
+  maxBodyBytes: 1_000_000,
+  userAgent: "test-agent/1",
+  ca: null,
+  rejectUnauthorized: true,
+};
 
 /** The error kind a failed `get()` gave, or the status of the response it got. */
 async function outcome(promise: Promise<{ status: number }>): Promise<number | FetchError> {

@@ -77,7 +77,7 @@ describe("Crawler", () => {
     site.addFault("/silent", { kind: "silent" });
     site.addFault("/garbage", { kind: "raw", bytes: "HTTP/1.1 abc\r\n\r\n" });
     site.addPage("/ok", ["/"]);
-    const result = await crawl([site.urlFor("/"), refused], { maxTries: 2, timeoutMs: 100 });
+    const result = await crawl([site.urlFor("/"), refused], { maxTries: 2, timeoutMs: 100, retryDelayMs: 0 });
     const errors = Object.fromEntries(result.records.map((record) => [record.url, record.error]));
     expect(errors).toEqual({
       [site.urlFor("/")]: null,
@@ -139,6 +139,31 @@ describe("Crawler", () => {
     expect(crawler.loop.selector.size).toBe(0);
     expect(crawler.loop.pendingTimers).toBe(0);
     await synthetic.site.connectionsClosed();
+  });
+
+  it("waits between attempts on the Fetcher's own timer, which an abort cancels with the rest", async () => {
+    const site = await startSite();
+    site.addFault("/drop", { kind: "drop" });
+    const controller = new AbortController();
+    let timersWhilePausing = 0;
+    const crawler: Crawler = new Crawler(site.urlFor("/drop"), {
+      retryDelayMs: 60_000,
+      signal: controller.signal,
+      trace(event) {
+        if (event.type !== "fetch-end") return;
+        setTimeout(function abortDuringThePause() {
+          timersWhilePausing = crawler.loop.pendingTimers;
+          controller.abort();
+        }, 50);
+      },
+    });
+    const crawled = new Promise<CrawlResult>((resolve) => crawler.crawl(resolve));
+    const result = await within(HANG_MS, crawled, "a crawl aborted while it paused before a retry");
+    expect(timersWhilePausing).toBe(1); // the pause: the attempt's own timer was cancelled when it failed
+    expect(result.records).toEqual([]);
+    expect(site.requestsFor("/drop")).toBe(1);
+    expect(crawler.loop.pendingTimers).toBe(0);
+    expect(crawler.loop.selector.size).toBe(0);
   });
 
   it("makes no further attempt and leaves no socket when the trace aborts inside a Fetcher's callback", async () => {
@@ -226,6 +251,7 @@ describe("Crawler", () => {
     const result = await crawl([site.url, refused], {
       maxTasks: 2,
       maxTries: 2,
+      retryDelayMs: 0,
       trace(event) {
         events.push(event);
       },

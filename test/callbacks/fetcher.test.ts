@@ -6,7 +6,14 @@ import { Fetcher } from "../../src/callbacks/fetcher.js";
 import type { FetcherOptions, FetchOutcome } from "../../src/callbacks/fetcher.js";
 import { FixtureSite } from "../../src/site/fixture-site.js";
 
-const options: FetcherOptions = { timeoutMs: 2_000, maxBodyBytes: 1024 * 1024, userAgent: "fetcher-test" };
+const options: FetcherOptions = {
+  timeoutMs: 2_000,
+  idleTimeoutMs: 2_000,
+  maxBodyBytes: 1024 * 1024,
+  userAgent: "fetcher-test",
+  ca: null,
+  rejectUnauthorized: true,
+};
 
 let site: FixtureSite | null = null;
 

@@ -1,3 +1,5 @@
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { parseCommandLine, UsageError } from "../../src/cli/args.js";
 import type { CommandLine } from "../../src/cli/args.js";
@@ -42,6 +44,28 @@ describe("parseCommandLine", () => {
   it("reads --timeout in seconds and --max-pages as a count", () => {
     const parsed = commandLine(["--timeout", "0.5", "--max-pages", "20", "a.com"]);
     expect(parsed.crawlOptions).toMatchObject({ timeoutMs: 500, maxPages: 20 });
+  });
+
+  it("reads --idle-timeout and --retry-delay in seconds, 0 allowed for the delay", () => {
+    const parsed = commandLine(["--idle-timeout", "2.5", "--retry-delay", "0", "a.com"]);
+    expect(parsed.crawlOptions).toMatchObject({ idleTimeoutMs: 2500, retryDelayMs: 0 });
+    expect(usageError(["--idle-timeout", "0", "a.com"])).toBe(
+      "bad --idle-timeout: expected `idleTimeoutMs` to be a number above 0 and at most 2147483647, got 0",
+    );
+  });
+
+  it("reads the certificates of --ca FILE, and turns certificate checks off with --insecure", () => {
+    const file = fileURLToPath(new URL("../fixtures/tls/ca.pem", import.meta.url));
+    const parsed = commandLine(["--ca", file, "--insecure", "https://a.com/"]);
+    expect(parsed.crawlOptions.ca).toEqual(readFileSync(file));
+    expect(parsed.crawlOptions.rejectUnauthorized).toBe(false);
+    expect(commandLine(["a.com"]).crawlOptions).not.toHaveProperty("rejectUnauthorized");
+  });
+
+  it("reports a --ca FILE that cannot be read, or that holds no PEM certificate", () => {
+    expect(usageError(["--ca", "/no/such/file.pem", "a.com"])).toBe("cannot read --ca FILE '/no/such/file.pem': ENOENT");
+    const notPem = fileURLToPath(new URL("../fixtures/tls/README.md", import.meta.url));
+    expect(usageError(["--ca", notPem, "a.com"])).toMatch(/^bad --ca: expected `ca` to be PEM certificates, as a string or a Buffer, got a Buffer of \d+ bytes$/);
   });
 
   it("counts repeated -v and maps -q to errors only", () => {

@@ -11,11 +11,13 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { FetchStatistic } from "../../src/crawl/records.js";
 import { requestHeaders } from "../../src/http/request.js";
 import { DEFAULT_OPTIONS } from "../../src/crawl/options.js";
+import { crawlChannel, type CrawlMessage } from "../../src/observe/channels.js";
 import { FixtureSite } from "../../src/site/fixture-site.js";
 import { linksHtml } from "../../src/site/html.js";
 import { encodeLegacy } from "../../src/site/legacy-charset.js";
 import { errorRecordOf, linksPageRecord, pageRecordOf, redirectRecordOf } from "./records.js";
 import { stages } from "./stages.js";
+import { startTlsSite, TEST_CA, type TestCertificate, type TlsSite } from "../helpers/tls-site.js";
 
 describe("crawl contract", () => {
   it("runs against all three stages", () => {
@@ -354,11 +356,12 @@ describe("crawl contract", () => {
       it("tries a dropped connection maxTries times, then records ConnectionReset", async () => {
         // test_max_tries
         site.addPage("/", ["/drop"]).addFault("/drop", { kind: "drop" });
-        const result = await crawl(site.url, { maxTries: 3 });
+        // retryDelayMs 0 here and below: the pauses between attempts are not what these count.
+        const result = await crawl(site.url, { maxTries: 3, retryDelayMs: 0 });
         expect(result.records).toEqual([linksPageRecord(u("/"), ["/drop"], 1, 1), errorRecordOf(u("/drop"), "ConnectionReset")]);
         expect(site.requestsFor("/drop")).toBe(3);
         site.resetCounters();
-        await crawl(u("/drop"));
+        await crawl(u("/drop"), { retryDelayMs: 0 });
         expect(site.requestsFor("/drop")).toBe(DEFAULT_OPTIONS.maxTries);
       });
 
@@ -366,13 +369,13 @@ describe("crawl contract", () => {
         const closed = await FixtureSite.start();
         const url = closed.urlFor("/");
         await closed.close();
-        const result = await crawl(url, { maxTries: 2 });
+        const result = await crawl(url, { maxTries: 2, retryDelayMs: 0 });
         expect(result.records).toEqual([errorRecordOf(url, "ConnectionRefused")]);
       });
 
       it("records Timeout for a server that never answers, after maxTries attempts", async () => {
         site.addFault("/silent", { kind: "silent" });
-        const result = await crawl(u("/silent"), { timeoutMs: 300, maxTries: 2 });
+        const result = await crawl(u("/silent"), { timeoutMs: 300, maxTries: 2, retryDelayMs: 0 });
         expect(result.records).toEqual([errorRecordOf(u("/silent"), "Timeout")]);
         expect(site.requestsFor("/silent")).toBe(2);
       });
@@ -514,7 +517,7 @@ describe("crawl contract", () => {
         });
         const url = `http://127.0.0.1:${(silent.address() as AddressInfo).port}/`; // listening on TCP
         try {
-          const result = await crawl(url, { timeoutMs: 150, maxTries: 3 });
+          const result = await crawl(url, { timeoutMs: 150, maxTries: 3, retryDelayMs: 0 });
           expect(result.records).toEqual([errorRecordOf(url, "Timeout")]);
           // A connection opened late, for no request, would reach the server a moment after the crawl.
           await new Promise((resolve) => setTimeout(resolve, 200));
@@ -691,6 +694,130 @@ describe("crawl contract", () => {
         expect(result.records[0]?.numUrls).toBe(2);
         expect(site.requestsFor("/a")).toBe(1);
         expect(authorizations).toEqual([undefined]);
+      });
+    });
+
+    describe("real servers", () => {
+      /** The fetch-end messages of the crawls `run` makes, as the stages publish them on the crawl channel. */
+      async function fetchEnds(run: () => Promise<unknown>): Promise<Array<{ url: string; error: string | null; detail: unknown }>> {
+        const ends: Array<{ url: string; error: string | null; detail: unknown }> = [];
+        function collect(message: unknown): void {
+          const m = message as CrawlMessage; // the one cast: what the stages publish on this channel
+          if (m.type === "fetch-end") ends.push({ url: m.url, error: m.error, detail: (m as { detail?: unknown }).detail });
+        }
+        crawlChannel.subscribe(collect);
+        try {
+          await run();
+        } finally {
+          crawlChannel.unsubscribe(collect);
+        }
+        return ends;
+      }
+
+      it("records BadResponse, tried once, for a response a reset cuts short after its first byte", async () => {
+        // Each cut is served twice: reset at once (often read as an end of stream)
+        // and 30 ms later (the bytes are read first, then the reset comes).
+        const cuts = ["H", "HTTP/1.1 200 OK\r\nContent-", "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nhi"];
+        const paths: string[] = [];
+        cuts.forEach((bytes, i) => {
+          for (const afterMs of [0, 30]) {
+            const path = `/cut-${i}-${afterMs}`;
+            paths.push(path);
+            site.addFault(path, { kind: "reset", bytes, afterMs });
+          }
+        });
+        for (let round = 0; round < 3; round++) {
+          site.resetCounters();
+          const result = await crawl(paths.map(u), { maxTasks: 2 });
+          expect(result.records.map((record) => [record.url, record.error]).sort()).toEqual(paths.map((path) => [u(path), "BadResponse"]).sort());
+          expect(paths.map((path) => site.requestsFor(path))).toEqual(paths.map(() => 1));
+        }
+      });
+
+      it("reads a body dripped over longer than idleTimeoutMs, since no pause between its bytes is that long", async () => {
+        // 30 bytes, one every 50 ms: 1.5 s in all, against an idle timeout of 0.5 s.
+        site.addFault("/drip", { kind: "drip", body: "x".repeat(30), bytesPerTick: 1, intervalMs: 50 });
+        const result = await crawl(u("/drip"), { idleTimeoutMs: 500, timeoutMs: 60_000 });
+        expect(result.records).toEqual([pageRecordOf(u("/drip"), { size: 30 })]);
+      });
+
+      it("records Timeout after idleTimeoutMs, long before timeoutMs, for a server that stops sending", async () => {
+        site.addFault("/silent", { kind: "silent" });
+        site.addHandler("/stalled", function sendHalfThenStall(request) {
+          request.socket.write("HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 100\r\n\r\nonly some of it");
+        });
+        // timeoutMs is a minute: only the idle timeout can end these within the contract's 20 s limit.
+        const result = await crawl([u("/silent"), u("/stalled")], { idleTimeoutMs: 300, timeoutMs: 60_000, maxTries: 2, retryDelayMs: 0 });
+        const byUrl = (a: { url: string }, b: { url: string }): number => (a.url < b.url ? -1 : 1);
+        expect(result.records.sort(byUrl)).toEqual([errorRecordOf(u("/silent"), "Timeout"), errorRecordOf(u("/stalled"), "Timeout")]);
+        expect([site.requestsFor("/silent"), site.requestsFor("/stalled")]).toEqual([2, 2]);
+      });
+
+      it("pauses before a retry, and an abort ends the pause", async () => {
+        site.addFault("/drop", { kind: "drop" });
+        const controller = new AbortController();
+        const result = await crawl(u("/drop"), {
+          retryDelayMs: 60_000, // Longer than the contract's 20 s limit: only the abort can end it.
+          signal: controller.signal,
+          trace: (event) => {
+            if (event.type === "fetch-end") setTimeout(() => controller.abort(), 50);
+          },
+        });
+        expect(result.records).toEqual([]);
+        expect(result.todo).toBe(1);
+        expect(site.requestsFor("/drop")).toBe(1);
+      });
+
+      describe("TLS", () => {
+        const sites: TlsSite[] = [];
+        afterEach(async () => {
+          await Promise.all(sites.splice(0).map((tls) => tls.close()));
+        });
+        async function tlsSite(certificate: TestCertificate): Promise<TlsSite> {
+          const started = await startTlsSite(certificate);
+          sites.push(started);
+          return started;
+        }
+
+        it("crawls a site whose certificate a private CA signed with `ca`, or with `rejectUnauthorized: false`, and says why not without", async () => {
+          const tls = await tlsSite("localhost");
+          const pages = [pageRecordOf(tls.url, { size: Buffer.byteLength(linksHtml(["/a"])), numUrls: 1, numNewUrls: 1 }), pageRecordOf(`${tls.url}a`, { size: Buffer.byteLength(linksHtml([])) })];
+          expect((await crawl(tls.url, { ca: TEST_CA })).records).toEqual(pages);
+          expect((await crawl(tls.url, { ca: Buffer.from(TEST_CA) })).records).toEqual(pages);
+          expect((await crawl(tls.url, { rejectUnauthorized: false })).records).toEqual(pages);
+          const ends = await fetchEnds(() => crawl(tls.url));
+          expect(ends).toEqual([{ url: tls.url, error: "TlsError", detail: "UNABLE_TO_VERIFY_LEAF_SIGNATURE: unable to verify the first certificate" }]);
+        });
+
+        it("gives a self-signed, an expired and another host's certificate each its own detail, trying each once", async () => {
+          const selfSigned = await tlsSite("self-signed");
+          const expired = await tlsSite("expired");
+          const otherHost = await tlsSite("other-host");
+          const ends = await fetchEnds(async () => {
+            await crawl(selfSigned.url);
+            await crawl(expired.url, { ca: TEST_CA });
+            await crawl(otherHost.url, { ca: TEST_CA });
+          });
+          expect(ends).toEqual([
+            { url: selfSigned.url, error: "TlsError", detail: "DEPTH_ZERO_SELF_SIGNED_CERT: self-signed certificate" },
+            { url: expired.url, error: "TlsError", detail: "CERT_HAS_EXPIRED: certificate has expired" },
+            {
+              url: otherHost.url,
+              error: "TlsError",
+              detail: "ERR_TLS_CERT_ALTNAME_INVALID: Hostname/IP does not match certificate's altnames: IP: 127.0.0.1 is not in the cert's list: ",
+            },
+          ]);
+          expect([selfSigned.connections, expired.connections, otherHost.connections]).toEqual([1, 1, 1]);
+        });
+
+        // Needs FetchStatistic.detail and visit()'s detail parameter (src/crawl/records.ts, visit.ts): fails until they land.
+        it("puts the TlsError's detail in the record", async () => {
+          const selfSigned = await tlsSite("self-signed");
+          const result = await crawl(selfSigned.url);
+          expect(result.records).toEqual([{ ...errorRecordOf(selfSigned.url, "TlsError"), detail: "DEPTH_ZERO_SELF_SIGNED_CERT: self-signed certificate" }]);
+          const fine = await crawl(selfSigned.url, { rejectUnauthorized: false });
+          expect(fine.records).toEqual([expect.objectContaining({ status: 200, detail: null }), expect.objectContaining({ status: 200, detail: null })]);
+        });
       });
     });
 

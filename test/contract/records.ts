@@ -43,16 +43,17 @@ export function pageRecordOf(
     numUrls: 0,
     numNewUrls: 0,
     referrer: ANY_REFERRER,
+    detail: null,
     ...fields,
   };
 }
 
 /** The record of a redirect. */
 export function redirectRecordOf(url: string, status: number, nextUrl: string, referrer: string | null = ANY_REFERRER): FetchStatistic {
-  return { url, nextUrl, status, error: null, size: 0, contentType: null, encoding: null, numUrls: 0, numNewUrls: 0, referrer };
+  return { url, nextUrl, status, error: null, size: 0, contentType: null, encoding: null, numUrls: 0, numNewUrls: 0, referrer, detail: null };
 }
 
 /** The record of a URL whose every attempt failed. */
 export function errorRecordOf(url: string, error: FetchError, referrer: string | null = ANY_REFERRER): FetchStatistic {
-  return { url, nextUrl: null, status: null, error, size: 0, contentType: null, encoding: null, numUrls: 0, numNewUrls: 0, referrer };
+  return { url, nextUrl: null, status: null, error, size: 0, contentType: null, encoding: null, numUrls: 0, numNewUrls: 0, referrer, detail: null };
 }

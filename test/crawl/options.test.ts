@@ -1,6 +1,10 @@
 import { describe, expect, it } from "vitest";
 import type { CrawlOptions } from "../../src/crawl/options.js";
-import { DEFAULT_OPTIONS, resolveOptions, VERSION } from "../../src/crawl/options.js";
+import { readFileSync } from "node:fs";
+import { DEFAULT_OPTIONS, resolveOptions, retryDelay, VERSION } from "../../src/crawl/options.js";
+
+/** The private CA of the TLS fixtures (test/fixtures/tls/README.md). */
+const CA_PEM = readFileSync(new URL("../fixtures/tls/ca.pem", import.meta.url), "utf8");
 
 /** Calls resolveOptions with a value the types would refuse, as a JavaScript caller could. */
 function resolveUnchecked(options: unknown): ReturnType<typeof resolveOptions> {
@@ -16,10 +20,14 @@ describe("resolveOptions", () => {
       maxTasks: 10,
       exclude: null,
       strict: true,
-      timeoutMs: 10_000,
+      timeoutMs: 120_000,
+      idleTimeoutMs: 30_000,
+      retryDelayMs: 500,
       maxPages: Infinity,
       maxBodyBytes: 10 * 1024 * 1024,
       userAgent: `coroutine-crawler/${VERSION}`,
+      ca: null,
+      rejectUnauthorized: true,
       onRecord: null,
       signal: null,
       trace: null,
@@ -87,6 +95,18 @@ describe("resolveOptions", () => {
     ["onRecord", "log", 'Expected `onRecord` to be a function, got "log"'],
     ["trace", {}, "Expected `trace` to be a function, got [object Object]"],
     ["signal", { aborted: false }, "Expected `signal` to be an AbortSignal, got [object Object]"],
+    ["idleTimeoutMs", 0, "Expected `idleTimeoutMs` to be a number above 0 and at most 2147483647, got 0"],
+    ["idleTimeoutMs", "30", 'Expected `idleTimeoutMs` to be a number above 0 and at most 2147483647, got "30"'],
+    ["idleTimeoutMs", 2 ** 31, "Expected `idleTimeoutMs` to be a number above 0 and at most 2147483647, got 2147483648"],
+    ["retryDelayMs", -1, "Expected `retryDelayMs` to be a number from 0 to 2147483647, got -1"],
+    ["retryDelayMs", Number.NaN, "Expected `retryDelayMs` to be a number from 0 to 2147483647, got NaN"],
+    ["retryDelayMs", Infinity, "Expected `retryDelayMs` to be a number from 0 to 2147483647, got Infinity"],
+    ["rejectUnauthorized", "false", 'Expected `rejectUnauthorized` to be a boolean, got "false"'],
+    ["rejectUnauthorized", 0, "Expected `rejectUnauthorized` to be a boolean, got 0"],
+    ["ca", 42, "Expected `ca` to be PEM certificates, as a string or a Buffer, got 42"],
+    ["ca", "", 'Expected `ca` to be PEM certificates, as a string or a Buffer, got ""'],
+    ["ca", "test/fixtures/tls/ca.pem", 'Expected `ca` to be PEM certificates, as a string or a Buffer, got "test/fixtures/tls/ca.pem"'],
+    ["ca", Buffer.from("garbage"), "Expected `ca` to be PEM certificates, as a string or a Buffer, got a Buffer of 7 bytes"],
   ])("throws a TypeError naming %s for the bad value %o", (name, value, message) => {
     expect(() => resolveUnchecked({ [name]: value })).toThrow(new TypeError(message));
   });
@@ -131,7 +151,39 @@ describe("resolveOptions", () => {
     expect(resolveOptions({ exclude: pattern }).exclude).not.toBe(pattern);
   });
 
+  it("takes PEM certificates as a string or a Buffer for ca, and a boolean for rejectUnauthorized", () => {
+    expect(resolveOptions({ ca: CA_PEM }).ca).toBe(CA_PEM);
+    const buffer = Buffer.from(CA_PEM);
+    expect(resolveOptions({ ca: buffer, rejectUnauthorized: false })).toMatchObject({ ca: buffer, rejectUnauthorized: false });
+  });
+
+  it("throws a TypeError naming ca for a PEM block that does not parse, or an array of certificates", () => {
+    const broken = "-----BEGIN CERTIFICATE-----\nnot base64\n-----END CERTIFICATE-----\n";
+    expect(() => resolveOptions({ ca: broken })).toThrow(/^Expected `ca` to be PEM certificates, as a string or a Buffer, got "-----BEGIN CERTIFICATE-----\\nnot base64/);
+    expect(() => resolveUnchecked({ ca: [CA_PEM] })).toThrow(/^Expected `ca` to be PEM certificates/);
+  });
+
+  it("takes an idle timeout and a retry delay, 0 included for the delay", () => {
+    expect(resolveOptions({ idleTimeoutMs: 250, retryDelayMs: 0 })).toMatchObject({ idleTimeoutMs: 250, retryDelayMs: 0 });
+  });
+
   it("keeps DEFAULT_OPTIONS frozen", () => {
     expect(Object.isFrozen(DEFAULT_OPTIONS)).toBe(true);
+  });
+});
+
+describe("retryDelay", () => {
+  it("doubles the pause after each failed attempt", () => {
+    expect([1, 2, 3, 4].map((failed) => retryDelay(500, failed))).toEqual([500, 1000, 2000, 4000]);
+  });
+
+  it("caps the pause at 30 s, or at retryDelayMs when that is longer", () => {
+    expect(retryDelay(500, 7)).toBe(30_000);
+    expect(retryDelay(500, 2000)).toBe(30_000);
+    expect(retryDelay(60_000, 3)).toBe(60_000);
+  });
+
+  it("is 0 after any number of failures when retryDelayMs is 0", () => {
+    expect([1, 5, 2000].map((failed) => retryDelay(0, failed))).toEqual([0, 0, 0]);
   });
 });

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { CrawlResult, FetchStatistic } from "../../src/crawl/records.js";
 import { errorRecord, pageRecord, redirectRecord } from "../../src/crawl/records.js";
 import { resolveOptions } from "../../src/crawl/options.js";
-import { report } from "../../src/crawl/report.js";
+import { report, urlLine } from "../../src/crawl/report.js";
 
 const STARTED = Date.UTC(2024, 0, 2, 3, 4, 5);
 
@@ -77,7 +77,7 @@ describe("report", () => {
       "*** Report ***",
       "Started: 2024-01-02T03:04:05.000Z",
       "Ended: 2024-01-02T03:04:07.000Z",
-      "Options: maxTasks=3 maxRedirect=10 maxTries=4 strict=true exclude=/\\.pdf$/ timeoutMs=10000" +
+      "Options: maxTasks=3 maxRedirect=10 maxTries=4 strict=true exclude=/\\.pdf$/ timeoutMs=120000" +
         ' maxPages=50 maxBodyBytes=10485760 userAgent="bot/1"',
     ]);
     expect(lines.slice(4)).toEqual(report(result(records, { options })).split("\n").slice(1));
@@ -149,5 +149,12 @@ describe("report", () => {
       ]),
     );
     expect(text).toContain("         1 HostNotFound\n         1 BodyTooLarge\n         1 NetworkError\n");
+  });
+
+  it("says why a TLS failure happened, and how to trust a private CA, in a URL line", () => {
+    const record = errorRecord("https://x.test/", "TlsError", null, "SELF_SIGNED_CERT_IN_CHAIN: self-signed certificate in certificate chain");
+    expect(urlLine(record)).toBe(
+      "https://x.test/ error TlsError (SELF_SIGNED_CERT_IN_CHAIN: self-signed certificate in certificate chain; to trust a private CA use --ca FILE, or --insecure)",
+    );
   });
 });

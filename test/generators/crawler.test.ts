@@ -181,7 +181,7 @@ describe("Crawler messages", () => {
 
   it("publishes each attempt and its steps with its crawl id, and the Tasks' steps with its loop id", async () => {
     site.addPage("/", ["/a"]).addPage("/a", []).addFault("/a", { kind: "drop" });
-    const published = await crawlListening(new Crawler(site.url, { maxTasks: 2, maxTries: 2 }));
+    const published = await crawlListening(new Crawler(site.url, { maxTasks: 2, maxTries: 2, retryDelayMs: 0 }));
     const start = published.crawl[0];
     expect(start).toMatchObject({ type: "crawl-start", stage: "generators", loop: loop.id });
     const ours = published.crawl.filter((message) => message.crawl === start?.crawl);

@@ -1,7 +1,7 @@
 import net from "node:net";
 import tls from "node:tls";
 import { afterEach, describe, expect, it } from "vitest";
-import { CancelledError, errorName, FetchFailure, InvalidStateError, isRetryable } from "../../src/kernel/errors.js";
+import { CancelledError, cutShort, errorDetail, errorName, FetchFailure, InvalidStateError, isRetryable } from "../../src/kernel/errors.js";
 import { FETCH_ERRORS } from "../../src/crawl/records.js";
 
 /** Servers opened by a test, closed after it. */
@@ -127,6 +127,62 @@ describe("errorName", () => {
       { code: "ECONNREFUSED" },
     ];
     for (const other of others) expect(errorName(other), String(other)).toBe("NetworkError");
+  });
+});
+
+describe("errorDetail", () => {
+  it("gives a TLS certificate error's code and message", () => {
+    expect(errorDetail(systemError("CERT_HAS_EXPIRED", "certificate has expired"))).toBe("CERT_HAS_EXPIRED: certificate has expired");
+    expect(errorDetail(systemError("DEPTH_ZERO_SELF_SIGNED_CERT", "self-signed certificate"))).toBe(
+      "DEPTH_ZERO_SELF_SIGNED_CERT: self-signed certificate",
+    );
+  });
+
+  it("looks through the FetchFailures that wrap it, as stage 3's client wraps undici's errors", () => {
+    const cause = systemError("UNABLE_TO_VERIFY_LEAF_SIGNATURE", "unable to verify the first certificate");
+    const wrapped = new FetchFailure("TlsError", "unable to verify the first certificate", { cause });
+    expect(errorDetail(wrapped)).toBe("UNABLE_TO_VERIFY_LEAF_SIGNATURE: unable to verify the first certificate");
+  });
+
+  it("does not repeat a code the message already starts with, and gives a codeless TLS error's message", () => {
+    expect(errorDetail(systemError("ERR_SSL_WRONG_VERSION_NUMBER", "ERR_SSL_WRONG_VERSION_NUMBER: wrong version number"))).toBe(
+      "ERR_SSL_WRONG_VERSION_NUMBER: wrong version number",
+    );
+    const codeless = new Error("Client network socket disconnected before secure TLS connection was established");
+    expect(errorDetail(codeless)).toBe(codeless.message);
+  });
+
+  it("is null for every error that is not a TlsError", () => {
+    const others: unknown[] = [
+      systemError("ECONNREFUSED", "connect ECONNREFUSED 127.0.0.1:1"),
+      systemError("ETIMEDOUT", "no byte for 100 ms"),
+      new FetchFailure("BadResponse", "bad"),
+      new FetchFailure("TlsError", "a TlsError with nothing underneath"),
+      new Error("boom"),
+      "a thrown string",
+    ];
+    expect(others.map(errorDetail)).toEqual([null, null, null, "a TlsError with nothing underneath", null, null]);
+  });
+});
+
+describe("cutShort", () => {
+  it("makes a broken connection after the first response byte a BadResponse, keeping the error as its cause", () => {
+    const reset = systemError("ECONNRESET", "read ECONNRESET");
+    const failure = cutShort(reset, 25);
+    expect(failure).toBeInstanceOf(FetchFailure);
+    expect(errorName(failure)).toBe("BadResponse");
+    expect(failure).toMatchObject({ cause: reset });
+    expect(errorName(cutShort(systemError("EPROTO", "bad record mac"), 1))).toBe("BadResponse");
+  });
+
+  it("leaves an error before any response byte as it is", () => {
+    const reset = systemError("ECONNRESET", "read ECONNRESET");
+    expect(cutShort(reset, 0)).toBe(reset);
+  });
+
+  it("leaves a timeout, a FetchFailure and a cancellation as they are, whatever came before", () => {
+    const kept = [systemError("ETIMEDOUT", "idle"), new FetchFailure("BodyTooLarge", "big"), new CancelledError()];
+    for (const error of kept) expect(cutShort(error, 100)).toBe(error);
   });
 });
 

@@ -88,7 +88,7 @@ describe("traceCrawl", () => {
     expect(resolve).toEqual({ t: resolve.t, stage: "generators", type: "resolve", future: 7, label: "read" });
     expect(fetchEnd).toEqual({
       ...{ t: fetchEnd.t, stage: "generators", type: "fetch-end", url: A, slot: 0, attempt: 1 },
-      ...{ status: null, error: "Timeout", queued: 2, unfinished: 3, inFlight: 1 },
+      ...{ status: null, error: "Timeout", detail: null, queued: 2, unfinished: 3, inFlight: 1 },
     });
     let previous = 0;
     for (const event of events) {

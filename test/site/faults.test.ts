@@ -47,6 +47,15 @@ describe("faultHandler", () => {
     expect(site.requestsFor("/drop")).toBe(1);
   });
 
+  it("writes its bytes, then resets the connection instead of closing it", async () => {
+    site.addFault("/reset", { kind: "reset", bytes: "HTTP/1.1 200 OK\r\nContent-", afterMs: 50 });
+    const exchange = await rawExchange(site.port, getRequest("/reset"));
+    expect(exchange.bytes.toString("latin1")).toBe("HTTP/1.1 200 OK\r\nContent-");
+    expect(exchange.ending).toBe("error");
+    expect(site.requestsFor("/reset")).toBe(1);
+    await site.connectionsClosed();
+  });
+
   it("keeps a silent request open until the site closes", async () => {
     site.addFault("/silent", { kind: "silent" });
     const exchange = rawExchange(site.port, getRequest("/silent"));

@@ -65,11 +65,11 @@ describe("expectedCrawl", () => {
 
   it("walks a tiny hand-checked site breadth first", () => {
     const expected = expectedCrawl(tiny, { origin: `${ORIGIN}/` });
-    const page = { nextUrl: null, status: 200, error: null, contentType: "text/html", encoding: "utf-8" };
+    const page = { nextUrl: null, status: 200, error: null, contentType: "text/html", encoding: "utf-8", detail: null };
     expect(expected.records).toEqual([
       { ...page, url: `${ORIGIN}/`, size: sizeOf("/", ["/a", "/r", "/a#x", "/gone", "/"]), numUrls: 4, numNewUrls: 3, referrer: null },
       { ...page, url: `${ORIGIN}/a`, size: sizeOf("/a", ["/b", "/"]), numUrls: 2, numNewUrls: 1, referrer: `${ORIGIN}/` },
-      { url: `${ORIGIN}/r`, nextUrl: `${ORIGIN}/b`, status: 301, error: null, size: 0, contentType: null, encoding: null, numUrls: 0, numNewUrls: 0, referrer: `${ORIGIN}/` },
+      { url: `${ORIGIN}/r`, nextUrl: `${ORIGIN}/b`, status: 301, error: null, size: 0, contentType: null, encoding: null, numUrls: 0, numNewUrls: 0, referrer: `${ORIGIN}/`, detail: null },
       { ...page, url: `${ORIGIN}/gone`, status: 404, size: 10, contentType: "text/plain", numUrls: 0, numNewUrls: 0, referrer: `${ORIGIN}/` },
       // /a links /b before the redirect /r to it is processed: /a queued it.
       { ...page, url: `${ORIGIN}/b`, size: sizeOf("/b", ["/r"]), numUrls: 1, numNewUrls: 0, referrer: `${ORIGIN}/a` },

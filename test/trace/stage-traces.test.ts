@@ -22,7 +22,7 @@ const FIELDS: Record<TraceEvent["type"], string[]> = {
   send: ["url", "slot"],
   "first-byte": ["url", "slot"],
   read: ["url", "slot", "bytes"],
-  "fetch-end": ["url", "slot", "attempt", "status", "error", "queued", "unfinished", "inFlight"],
+  "fetch-end": ["url", "slot", "attempt", "status", "error", "detail", "queued", "unfinished", "inFlight"],
   select: ["ready"],
   dispatch: ["callback", "url", "socket"],
   timer: ["callback"],
@@ -50,6 +50,7 @@ async function tracedCrawl(
   const events: TraceEvent[] = [];
   const result = await crawl(root, {
     maxTasks,
+    retryDelayMs: 0, // The retries are traced, not timed: no pause between them.
     trace: function collect(event) {
       events.push(event);
     },
