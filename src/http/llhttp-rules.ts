@@ -27,7 +27,7 @@ import { FetchFailure } from "../kernel/errors.js";
  *
  * @remarks undici's default `maxHeaderSize` (node:http's) is 16 KiB; stage 3
  * passes this value to its undici `Agent`. undici counts less, though (see
- * {@link headBytesAfter}), so stage 3 also applies this count itself, to the
+ * `headBytesAfter`), so stage 3 also applies this count itself, to the
  * raw bytes (`ResponseLimits`, response-limits.ts).
  */
 export const MAX_HEADER_BYTES = 64 * 1024;
