@@ -38,6 +38,25 @@ describe("the built package", () => {
     expect(answer.counts.callbacks).toBeGreaterThan(50);
   });
 
+  it("is loadable with require() from CommonJS, every entry point, and crawls the demo site", async () => {
+    // Node 20.19+ loads ES modules through require(): the exports need a "default" condition for it.
+    const commonJs = `
+const names = ["", "/callbacks", "/generators", "/asyncawait", "/shared", "/site", "/timeline"];
+const loaded = names.map((name) => Object.keys(require("coroutine-crawler" + name)).length > 0);
+const { startDemoSite } = require("coroutine-crawler/site");
+const { crawl } = require("coroutine-crawler/callbacks");
+startDemoSite().then(async (site) => {
+  const result = await crawl(site.url, { maxTasks: 5 });
+  await site.close();
+  console.log(JSON.stringify({ loaded, records: result.records.length }));
+});
+`;
+    const { stdout } = await run(process.execPath, ["--no-warnings", "-e", commonJs], { cwd: root });
+    const answer = JSON.parse(stdout) as { loaded: boolean[]; records: number };
+    expect(answer.loaded).toEqual([true, true, true, true, true, true, true]);
+    expect(answer.records).toBeGreaterThan(50);
+  });
+
   it("ships declarations and source maps beside the JavaScript", () => {
     for (const entry of ["index", "callbacks/index", "generators/index", "asyncawait/index", "site/index", "cli"]) {
       expect(existsSync(`${root}/dist/${entry}.js`), `${entry}.js`).toBe(true);
