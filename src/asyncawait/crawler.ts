@@ -68,8 +68,6 @@ export class Crawler {
   private id = 0;
   /** URLs taken from the queue so far, counted against `maxPages`. */
   private taken = 0;
-  /** Fetch attempts in flight, for the fetch messages. */
-  private inFlight = 0;
   /** Aborted with the caller's signal: it ends the pauses before retries, each of which listens to it. */
   private readonly aborting = new AbortController();
 
@@ -173,7 +171,6 @@ export class Crawler {
     let outcome: HttpResponse | FetchError;
     let detail: string | null = null; // Why, in Node's words, when the last attempt's error is a TlsError.
     for (let attempt = 1; ; attempt++) {
-      this.inFlight += 1;
       if (crawlChannel.hasSubscribers) crawlChannel.publish({ type: "fetch-start", crawl: this.id, url, attempt, ...this.counters() });
       if (crawlChannel.hasSubscribers) crawlChannel.publish({ type: "await", crawl: this.id, url, what: "client.get" });
       try {
@@ -184,7 +181,6 @@ export class Crawler {
       }
       if (crawlChannel.hasSubscribers) crawlChannel.publish({ type: "resume", crawl: this.id, url });
       if (crawlChannel.hasSubscribers) crawlChannel.publish({ type: "fetch-end", crawl: this.id, url, attempt, ...ended(outcome, detail), ...this.counters() });
-      this.inFlight -= 1; // After fetch-end: its counters include the fetch that ended, as in stages 1 and 2.
       if (this.options.signal?.aborted === true) return; // Cut short by the caller: no record.
       if (typeof outcome !== "string" || !isRetryable(outcome) || attempt >= this.options.maxTries) break;
       if (crawlChannel.hasSubscribers) crawlChannel.publish({ type: "await", crawl: this.id, url, what: "sleep" });
@@ -220,7 +216,8 @@ export class Crawler {
 
   /** The queue's counters, for the fetch messages. */
   private counters(): QueueCounters {
-    return { queued: this.q.size(), unfinished: this.q.unfinished(), inFlight: this.inFlight };
+    // In flight: taken and not yet done, pausing before a retry included, as in stages 1 and 2.
+    return { queued: this.q.size(), unfinished: this.q.unfinished(), inFlight: this.q.unfinished() - this.q.size() };
   }
 }
 
