@@ -14,6 +14,8 @@ import { appendRecord, crawlResult, errorRecord, type CrawlResult, type FetchSta
 import { CrawlRun } from "../crawl/run.js";
 import { UrlPolicy } from "../crawl/urls.js";
 import { visit, type QueueItem, type VisitContext } from "../crawl/visit.js";
+import { HostLines, type Cancellable, type HostWaiting } from "../crawl/politeness.js";
+import { RobotsReading } from "../crawl/robots.js";
 import { crawlChannel, type QueueCounters } from "../observe/channels.js";
 import { HttpClient } from "./http-client.js";
 import { JoinableQueue, QueueShutDown } from "./joinable-queue.js";
@@ -39,6 +41,15 @@ import { JoinableQueue, QueueShutDown } from "./joinable-queue.js";
  * ends the parked workers at once, so `join()` waits only for the fetches in
  * flight. The signal also closes the HTTP client, abandoning those fetches,
  * and a fetch cut short makes no record.
+ *
+ * Politeness (`robots`, `maxPerHost`, `delayMs`, `Retry-After`): a worker
+ * asks `this.hosts.turn(item)` before it fetches. When the URL's host cannot
+ * take it yet, the URL waits in that host's line (shared code, not a worker:
+ * the worker goes on with other URLs), still counted as unfinished by the
+ * queue, so `join()` waits for it. Its turn comes when a request to its host
+ * ends, when the host's `robots.txt` is read, or when the host's delay is
+ * over: that last wait is an awaited timer promise (`later()`); then the URL
+ * is put back in the queue.
  *
  * @remarks The chapter's `Crawler` runs on asyncio's loop and ends its
  * workers with `w.cancel()`, which throws `CancelledError` into each one.
@@ -70,6 +81,8 @@ export class Crawler {
   private taken = 0;
   /** Aborted with the caller's signal: it ends the pauses before retries, each of which listens to it. */
   private readonly aborting = new AbortController();
+  /** Each host's robots.txt, requests in flight, delay and line of waiting URLs (src/crawl/politeness.ts). */
+  private readonly hosts: HostLines;
 
   /**
    * @throws TypeError for a bad option or an unusable root, naming it.
@@ -82,6 +95,15 @@ export class Crawler {
     this.context = { policy: this.policy, seenUrls: this.seenUrls, maxRedirect, maxBodyBytes };
     this.client = new HttpClient({ connections: maxTasks, timeoutMs, idleTimeoutMs, maxBodyBytes, userAgent, ca, rejectUnauthorized });
     setMaxListeners(0, this.aborting.signal); // As many pauses as workers may listen at once; each stops listening when it ends.
+    const crawler = this;
+    const waiting: HostWaiting = {
+      requeue(item) {
+        crawler.q.putNowait(item); // Back in the queue for any worker,
+        crawler.q.taskDone(); // and no longer waiting in its host's line.
+      },
+      later: wakeLater,
+    };
+    this.hosts = new HostLines(this.options, waiting);
   }
 
   /** Whether `url` may be crawled: http(s), an allowed host, not excluded (the chapter's `url_allowed`). */
@@ -123,13 +145,17 @@ export class Crawler {
       await Promise.all(workers);
     } finally {
       signal?.removeEventListener("abort", crawlAborted);
+      this.hosts.close(); // Calls off the hosts' pending wake-ups.
       await this.client.close();
       run.end();
     }
-    return crawlResult(this.seenUrls, this.records, startedAt, this.options);
+    return crawlResult(this.seenUrls, this.records, startedAt, this.options, this.hosts.robotsFetches);
   }
 
-  /** One worker: take a URL, fetch it, mark it done, until the queue is shut down. */
+  /**
+   * One worker: take a URL; if its host lets it go now, fetch it (or record
+   * why robots.txt refuses it) and mark it done; until the queue is shut down.
+   */
   private async work(): Promise<void> {
     try {
       for (;;) {
@@ -140,17 +166,22 @@ export class Crawler {
           this.q.taskDone();
           continue;
         }
+        const turn = this.hosts.turn(item);
+        if (turn.kind === "robots") await this.readRobots(turn.origin);
+        if (turn.kind === "robots" || turn.kind === "wait") continue; // It waits in its host's line, unfinished, and comes back through the queue.
         try {
           this.taken += 1;
           if (this.taken >= this.options.maxPages) this.stop();
           if (crawlChannel.hasSubscribers) crawlChannel.publish({ type: "take", crawl: this.id, url: item.url });
-          await this.fetch(item);
+          if (turn.kind === "refused") this.record(errorRecord(item.url, turn.error, item.referrer ?? null));
+          else await this.fetch(item);
         } catch {
           // A bug while handling this URL, thrown before fetch() recorded it: the
           // URL gets a NetworkError record, and the worker goes on. Rethrowing
           // would end the worker, and join() could wait forever.
           this.record(errorRecord(item.url, "NetworkError", item.referrer ?? null));
         } finally {
+          if (turn.kind === "go") this.hosts.finished(item); // Its host may let the next URL go.
           this.q.taskDone();
           if (crawlChannel.hasSubscribers) crawlChannel.publish({ type: "done", crawl: this.id, url: item.url });
         }
@@ -164,13 +195,16 @@ export class Crawler {
    * Fetches one URL, retrying network errors up to `maxTries` attempts after
    * a pause (`retryDelay`, an awaited timer that the caller's signal also
    * ends), then records its outcome and queues the URLs `visit()` names. A
-   * fetch the caller's signal cut short makes no record.
+   * fetch the caller's signal cut short makes no record. A `429` or `503`
+   * whose `Retry-After` the crawl waits for holds its host back and puts the
+   * URL in the queue again, with its attempts so far: it waits in its host's
+   * line, not in this worker.
    */
   private async fetch(item: QueueItem): Promise<void> {
     const { url } = item;
     let outcome: HttpResponse | FetchError;
     let detail: string | null = null; // Why, in Node's words, when the last attempt's error is a TlsError.
-    for (let attempt = 1; ; attempt++) {
+    for (let attempt = (item.tries ?? 0) + 1; ; attempt++) {
       if (crawlChannel.hasSubscribers) crawlChannel.publish({ type: "fetch-start", crawl: this.id, url, attempt, ...this.counters() });
       if (crawlChannel.hasSubscribers) crawlChannel.publish({ type: "await", crawl: this.id, url, what: "client.get" });
       try {
@@ -182,6 +216,12 @@ export class Crawler {
       if (crawlChannel.hasSubscribers) crawlChannel.publish({ type: "resume", crawl: this.id, url });
       if (crawlChannel.hasSubscribers) crawlChannel.publish({ type: "fetch-end", crawl: this.id, url, attempt, ...ended(outcome, detail), ...this.counters() });
       if (this.options.signal?.aborted === true) return; // Cut short by the caller: no record.
+      const wait = typeof outcome === "string" ? null : this.hosts.retryAfter(outcome);
+      if (wait !== null && attempt < this.options.maxTries && !this.q.isShutdown()) {
+        this.hosts.holdBack(item, wait);
+        this.q.putNowait({ ...item, tries: attempt });
+        return;
+      }
       if (typeof outcome !== "string" || !isRetryable(outcome) || attempt >= this.options.maxTries) break;
       if (crawlChannel.hasSubscribers) crawlChannel.publish({ type: "await", crawl: this.id, url, what: "sleep" });
       try {
@@ -198,6 +238,31 @@ export class Crawler {
     for (const next of v.next) this.addUrl(next);
   }
 
+  /**
+   * Reads an origin's robots.txt through the same client, trying again after
+   * the pause a page would wait, and hands the rules to the host lines. Never
+   * throws: if the caller's signal ends a pause, nothing there is fetched.
+   */
+  private async readRobots(origin: string): Promise<void> {
+    const reading = new RobotsReading(origin, this.options, this.policy);
+    try {
+      for (;;) {
+        let outcome: HttpResponse | FetchError;
+        try {
+          outcome = await this.client.get(reading.url);
+        } catch (error) {
+          outcome = errorName(error);
+        }
+        const step = reading.next(outcome);
+        if (step === "done") break;
+        if (step === "retry") await sleep(retryDelay(this.options.retryDelayMs, reading.attempts), undefined, { signal: this.aborting.signal });
+      }
+    } catch {
+      reading.fail();
+    }
+    this.hosts.robotsRead(reading);
+  }
+
   /** Marks a URL seen and queues it in the same step, so no worker queues it twice; after a stop it stays `todo`. */
   private addUrl(item: QueueItem): void {
     this.seenUrls.add(item.url);
@@ -209,19 +274,38 @@ export class Crawler {
     appendRecord(this.records, statistic, this.options.onRecord);
   }
 
-  /** Stops early (`maxPages`, the signal): the queued URLs are dropped and the idle workers end. */
+  /** Stops early (`maxPages`, the signal): the queued URLs and those waiting for their hosts are dropped, and the idle workers end. */
   private stop(): void {
     this.q.shutdown(true);
+    for (const _waiting of this.hosts.close()) this.q.taskDone(); // Each stays `todo`.
   }
 
   /** The queue's counters, for the fetch messages. */
   private counters(): QueueCounters {
     // In flight: taken and not yet done, pausing before a retry included, as in stages 1 and 2.
-    return { queued: this.q.size(), unfinished: this.q.unfinished(), inFlight: this.q.unfinished() - this.q.size() };
+    return { queued: this.q.size(), unfinished: this.q.unfinished(), inFlight: this.q.unfinished() - this.q.size() - this.hosts.waitingUrls };
   }
 }
 
 /** An attempt's outcome as the fetch-end message has it. */
 function ended(outcome: HttpResponse | FetchError, detail: string | null): { status: number | null; error: FetchError | null; detail: string | null } {
   return typeof outcome === "string" ? { status: null, error: outcome, detail } : { status: outcome.status, error: null, detail: null };
+}
+
+/**
+ * How the host lines wait here: an awaited timer promise that calls `wake`
+ * when it resolves, unless the crawl's end calls it off first.
+ */
+function wakeLater(ms: number, wake: () => void): Cancellable {
+  const timer = new AbortController();
+  async function waitThenWake(): Promise<void> {
+    try {
+      await sleep(ms, undefined, { signal: timer.signal });
+    } catch {
+      return; // Called off.
+    }
+    wake();
+  }
+  void waitThenWake();
+  return { cancel: function callOff() { timer.abort(); } };
 }

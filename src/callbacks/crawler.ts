@@ -10,6 +10,8 @@ import { appendRecord, crawlResult, errorRecord, type CrawlResult, type FetchSta
 import { CrawlRun } from "../crawl/run.js";
 import { UrlPolicy } from "../crawl/urls.js";
 import { visit, type QueueItem, type Visit, type VisitContext } from "../crawl/visit.js";
+import { HostLines } from "../crawl/politeness.js";
+import { RobotsReading } from "../crawl/robots.js";
 import { crawlChannel, type QueueCounters } from "../observe/channels.js";
 import { EventLoop, type ExceptionSource } from "./event-loop.js";
 import { Fetcher, type FetchOutcome } from "./fetcher.js";
@@ -43,6 +45,15 @@ import { Fetcher, type FetchOutcome } from "./fetcher.js";
  * the loop has stopped the Fetchers in flight are closed. So an abort from
  * anywhere, even from a trace subscriber inside a Fetcher's callback, leaves
  * that callback to finish its step.
+ *
+ * Politeness (`robots`, `maxPerHost`, `delayMs`, `Retry-After`):
+ * `startFetchers` asks `this.hosts.turn(item)` for each URL it takes. When
+ * the URL's host cannot take it yet, the URL waits in that host's line and
+ * the loop takes the next URL, so a busy host never holds a slot. The host
+ * hands the URL back (`requeue`: to the end of `urlsTodo`) when a request to
+ * it ends, when its `robots.txt` is read (by a Fetcher of its own, with the
+ * callback `robotsFetched`), or when its delay is over: a `callLater` timer
+ * whose callback starts Fetchers again.
  * @see Chapter, "Programming With Callbacks"; `crawling.py` (`Crawler`)
  */
 export class Crawler implements VisitContext {
@@ -59,8 +70,12 @@ export class Crawler implements VisitContext {
   /** URLs waiting for a free slot, oldest first from `nextTodo` on. */
   private urlsTodo: QueueItem[] = [];
   private nextTodo = 0;
-  /** The Fetchers running (never more than `maxTasks`), with the URL each fetches. */
+  /** The Fetchers running (with those reading robots.txt, never more than `maxTasks`), with the URL each fetches. */
   private readonly running = new Map<Fetcher, QueueItem>();
+  /** The Fetchers reading an origin's robots.txt, with their reading. */
+  private readonly readingRobots = new Map<Fetcher, RobotsReading>();
+  /** Each host's robots.txt, requests in flight, delay and line of waiting URLs (src/crawl/politeness.ts). */
+  private readonly hosts: HostLines;
   /** This crawl's id and trace subscription, from the start of `crawl()`. */
   private run: CrawlRun | null = null;
   private stopped = false;
@@ -71,6 +86,16 @@ export class Crawler implements VisitContext {
   constructor(roots: string | string[], options: CrawlOptions = {}) {
     this.options = resolveOptions(options);
     this.policy = new UrlPolicy(typeof roots === "string" ? [roots] : roots, this.options);
+    const crawler = this;
+    this.hosts = new HostLines(this.options, {
+      requeue(item) { crawler.urlsTodo.push(item); }, // Whoever woke the host starts Fetchers next.
+      later(ms, wake) {
+        return crawler.loop.callLater(ms, function hostTurn() {
+          wake();
+          crawler.startFetchers();
+        });
+      },
+    });
   }
 
   /** The chapter's `url_allowed`: http(s), an allowed host, and not excluded. */
@@ -107,12 +132,21 @@ export class Crawler implements VisitContext {
     this.urlsTodo.push(item);
   }
 
-  /** Starts Fetchers while a slot is free and a URL waits (and `maxPages` allows). */
+  /**
+   * Takes waiting URLs while a slot is free (and `maxPages` allows): starts a
+   * Fetcher for each URL whose host lets it go, records the ones robots.txt
+   * refuses, and leaves the others in their host's line.
+   */
   private startFetchers(): void {
     const { maxTasks, maxPages } = this.options;
-    while (!this.stopped && this.running.size < maxTasks && this.nextTodo < this.urlsTodo.length && this.records.length + this.running.size < maxPages) {
+    while (!this.stopped && this.running.size + this.readingRobots.size < maxTasks && this.nextTodo < this.urlsTodo.length && this.records.length + this.running.size < maxPages) {
       const item = this.takeTodo();
+      const turn = this.hosts.turn(item);
+      if (turn.kind === "robots") this.readRobots(turn.origin);
+      if (turn.kind === "refused") appendRecord(this.records, errorRecord(item.url, turn.error, item.referrer ?? null), this.options.onRecord);
+      if (turn.kind !== "go") continue; // "robots" and "wait": it waits in its host's line; requeue() brings it back.
       const fetcher = new Fetcher(item.url, this.loop, this.options, this.fetched, this.run?.id);
+      fetcher.tries = item.tries ?? 0; // Attempts made before a Retry-After.
       this.running.set(fetcher, item);
       this.attempt(fetcher);
     }
@@ -140,7 +174,9 @@ export class Crawler implements VisitContext {
 
   /**
    * A Fetcher's attempt ended: after a network error, while tries are left,
-   * try again once a pause (`retryDelay`) is over; else record and queue.
+   * try again once a pause (`retryDelay`) is over; after a `Retry-After` the
+   * crawl waits for, hold the host back and queue the URL again with its
+   * attempts so far; else record and queue.
    */
   private readonly fetched = (fetcher: Fetcher, outcome: FetchOutcome): void => {
     const item = this.running.get(fetcher);
@@ -150,6 +186,13 @@ export class Crawler implements VisitContext {
     if (this.stopped) return; // Stopping: no more attempts and no record; the loop's end closes the Fetchers left.
     if (error !== null && isRetryable(error) && fetcher.tries < this.options.maxTries) return fetcher.later(retryDelay(this.options.retryDelayMs, fetcher.tries), this.attempt);
     this.running.delete(fetcher);
+    const wait = typeof outcome === "string" ? null : this.hosts.retryAfter(outcome);
+    if (wait !== null && fetcher.tries < this.options.maxTries) {
+      this.hosts.holdBack(item, wait);
+      this.urlsTodo.push({ ...item, tries: fetcher.tries }); // To wait in its host's line, not in a slot.
+      this.hosts.finished(item);
+      return this.startFetchers();
+    }
     let v: Visit;
     try {
       v = visit(item, outcome, this, fetcher.detail);
@@ -159,6 +202,36 @@ export class Crawler implements VisitContext {
     // Record first, then queue; no other callback runs between visit() reading seenUrls and addUrl().
     appendRecord(this.records, v.record, this.options.onRecord);
     for (const next of v.next) this.addUrl(next);
+    this.hosts.finished(item); // Its host may let the next URL go.
+    this.startFetchers();
+    this.stopIfDone();
+  };
+
+  /** Starts reading an origin's robots.txt: a Fetcher like a page's, with its own callback. */
+  private readRobots(origin: string): void {
+    const reading = new RobotsReading(origin, this.options, this.policy);
+    const fetcher = new Fetcher(reading.url, this.loop, this.options, this.robotsFetched, this.run?.id);
+    this.readingRobots.set(fetcher, reading);
+    fetcher.fetch();
+  }
+
+  /**
+   * A robots.txt attempt ended: try again after the pause a page would wait,
+   * follow a redirect with a new Fetcher, or hand the rules to the host lines
+   * and start the Fetchers its URLs may now have.
+   */
+  private readonly robotsFetched = (fetcher: Fetcher, outcome: FetchOutcome): void => {
+    const reading = this.readingRobots.get(fetcher);
+    if (reading === undefined || this.stopped) return; // Stopping: the loop's end closes it.
+    const step = reading.next(outcome);
+    if (step === "retry") return fetcher.later(retryDelay(this.options.retryDelayMs, reading.attempts), fetchAgain);
+    this.readingRobots.delete(fetcher);
+    if (step === "follow") {
+      const next = new Fetcher(reading.url, this.loop, this.options, this.robotsFetched, this.run?.id);
+      this.readingRobots.set(next, reading);
+      return next.fetch();
+    }
+    this.hosts.robotsRead(reading);
     this.startFetchers();
     this.stopIfDone();
   };
@@ -166,12 +239,14 @@ export class Crawler implements VisitContext {
   /** The counters of a fetch message: URLs waiting for a slot, and the Fetchers running. */
   private counters(): QueueCounters {
     const queued = this.urlsTodo.length - this.nextTodo;
-    return { queued, unfinished: queued + this.running.size, inFlight: this.running.size };
+    return { queued, unfinished: queued + this.hosts.waitingUrls + this.running.size, inFlight: this.running.size };
   }
 
+  /** Stops the loop when no Fetcher runs and no URL waits, in `urlsTodo` or in a host's line (or the crawl stopped). */
   private stopIfDone(): void {
-    const waiting = this.nextTodo < this.urlsTodo.length && this.records.length < this.options.maxPages;
-    if (this.running.size === 0 && (this.stopped || !waiting)) this.loop.stop();
+    if (this.running.size > 0 || this.readingRobots.size > 0) return;
+    const waiting = (this.nextTodo < this.urlsTodo.length || this.hosts.waitingUrls > 0) && this.records.length < this.options.maxPages;
+    if (this.stopped || !waiting) this.loop.stop();
   }
 
   /** The signal's abort listener: take no more URLs and stop the loop; its end closes the Fetchers in flight. */
@@ -185,18 +260,28 @@ export class Crawler implements VisitContext {
     for (const fetcher of this.running.keys()) {
       if (!fetcher.owns(source)) continue;
       fetcher.close();
-      this.fetched(fetcher, "NetworkError");
-      return;
+      return this.fetched(fetcher, "NetworkError");
+    }
+    for (const fetcher of this.readingRobots.keys()) {
+      if (!fetcher.owns(source)) continue;
+      fetcher.close();
+      return this.robotsFetched(fetcher, "NetworkError");
     }
     throw error; // Not from a Fetcher: a bug in the crawler itself, so let it be seen.
   };
 
   /** Runs once the loop has stopped: closes the Fetchers left; then nothing is registered and no timer is left. */
   private readonly loopStopped = (): void => {
-    for (const fetcher of this.running.keys()) fetcher.close();
+    for (const fetcher of [...this.running.keys(), ...this.readingRobots.keys()]) fetcher.close();
+    this.hosts.close(); // The URLs still in a host's line stay todo; the hosts' timers are cancelled.
     this.options.signal?.removeEventListener("abort", this.aborted);
     this.loop.selector.close();
     this.run?.end();
-    this.onDone?.(crawlResult(this.seenUrls, this.records, this.startedAt, this.options));
+    this.onDone?.(crawlResult(this.seenUrls, this.records, this.startedAt, this.options, this.hosts.robotsFetches));
   };
+}
+
+/** Starts a Fetcher's next attempt (a robots.txt Fetcher's, after its pause). */
+function fetchAgain(fetcher: Fetcher): void {
+  fetcher.fetch();
 }

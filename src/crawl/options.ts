@@ -57,6 +57,27 @@ export interface CrawlOptions {
   ca?: string | Buffer;
   /** False: accept any certificate, unchecked (expired, self-signed, another host's). Default true. */
   rejectUnauthorized?: boolean;
+  /**
+   * Read each origin's `robots.txt` before its first page, and fetch nothing
+   * it forbids to our user agent's token (a `RobotsDisallowed` record).
+   * Default false in the library (the chapter's crawler); the `crawl` command
+   * turns it on unless given `--ignore-robots`.
+   */
+  robots?: boolean;
+  /** Requests in flight to one host (origin) at most, however large `maxTasks` is. Default: no limit but `maxTasks`. */
+  maxPerHost?: number;
+  /** Milliseconds between the starts of two requests to one host. Default 0. */
+  delayMs?: number;
+  /** Adds up to this fraction of `delayMs` at random to each delay (0 to 1). Default 0: exact delays. */
+  delayJitter?: number;
+  /** A `robots.txt` `Crawl-delay` longer than `delayMs` is honoured up to this many milliseconds. Default 30,000. */
+  maxCrawlDelayMs?: number;
+  /**
+   * A `429` or `503` with a `Retry-After` of at most this many milliseconds
+   * is tried again after that wait (within `maxTries`), its host held back
+   * meanwhile; a longer wait is recorded as the response it is. Default 60,000.
+   */
+  maxRetryAfterMs?: number;
   /** Called with each record as soon as it is made. */
   onRecord?: (record: FetchStatistic) => void;
   /** Aborting it stops the crawl: no new URLs, fetches in flight cancelled, partial result. */
@@ -93,6 +114,18 @@ export interface ResolvedCrawlOptions {
   ca: string | Buffer | null;
   /** Whether a TLS server's certificate is checked. */
   rejectUnauthorized: boolean;
+  /** Whether each origin's `robots.txt` is read and obeyed. */
+  robots: boolean;
+  /** Requests in flight to one host at most; `Infinity`: no limit but `maxTasks` (JSON shows it as null). */
+  maxPerHost: number;
+  /** Milliseconds between the starts of two requests to one host. */
+  delayMs: number;
+  /** The random part of each delay, as a fraction of `delayMs` added to it. */
+  delayJitter: number;
+  /** The longest `Crawl-delay` honoured, in milliseconds. */
+  maxCrawlDelayMs: number;
+  /** The longest `Retry-After` waited for, in milliseconds. */
+  maxRetryAfterMs: number;
   /** Called with each record as it is made; null: nobody listens. */
   onRecord: ((record: FetchStatistic) => void) | null;
   /** Aborting it stops the crawl early; null: the crawl runs to its end. */
@@ -123,6 +156,12 @@ export const DEFAULT_OPTIONS: Readonly<ResolvedCrawlOptions> = Object.freeze({
   userAgent: `coroutine-crawler/${VERSION}`,
   ca: null,
   rejectUnauthorized: true,
+  robots: false,
+  maxPerHost: Infinity,
+  delayMs: 0,
+  delayJitter: 0,
+  maxCrawlDelayMs: 30_000,
+  maxRetryAfterMs: 60_000,
   onRecord: null,
   signal: null,
   trace: null,
@@ -157,6 +196,12 @@ export function resolveOptions(options: CrawlOptions = {}): ResolvedCrawlOptions
     userAgent: userAgent(options.userAgent),
     ca: certificates(options.ca),
     rejectUnauthorized: boolean("rejectUnauthorized", options.rejectUnauthorized, DEFAULT_OPTIONS.rejectUnauthorized),
+    robots: boolean("robots", options.robots, DEFAULT_OPTIONS.robots),
+    maxPerHost: integer("maxPerHost", options.maxPerHost, 1, DEFAULT_OPTIONS.maxPerHost, true),
+    delayMs: delay("delayMs", options.delayMs, DEFAULT_OPTIONS.delayMs),
+    delayJitter: fraction("delayJitter", options.delayJitter, DEFAULT_OPTIONS.delayJitter),
+    maxCrawlDelayMs: delay("maxCrawlDelayMs", options.maxCrawlDelayMs, DEFAULT_OPTIONS.maxCrawlDelayMs),
+    maxRetryAfterMs: delay("maxRetryAfterMs", options.maxRetryAfterMs, DEFAULT_OPTIONS.maxRetryAfterMs),
     onRecord: callback("onRecord", options.onRecord),
     trace: callback("trace", options.trace),
     signal: abortSignal(options.signal),
@@ -202,6 +247,14 @@ function delay(name: string, value: unknown, fallback: number): number {
   if (value === undefined) return fallback;
   if (typeof value !== "number" || !(value >= 0 && value <= MAX_TIMER_MS)) {
     throw new TypeError(`Expected \`${name}\` to be a number from 0 to ${MAX_TIMER_MS}, got ${show(value)}`);
+  }
+  return value;
+}
+
+function fraction(name: string, value: unknown, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== "number" || !(value >= 0 && value <= 1)) {
+    throw new TypeError(`Expected \`${name}\` to be a number from 0 to 1, got ${show(value)}`);
   }
   return value;
 }

@@ -93,7 +93,7 @@ export function readPage(url: string, response: HttpResponse, maxBodyBytes: numb
 }
 
 /** `Location` resolved against the URL (the chapter's `urljoin`), without fragment or credentials; null when unusable. */
-function redirectTarget(url: string, location: string | undefined): string | null {
+export function redirectTarget(url: string, location: string | undefined): string | null {
   const target = location === undefined || location.trim() === "" ? null : parseUrl(location, url);
   if (target === null) return null;
   target.hash = "";

@@ -5,6 +5,7 @@
  * @module
  */
 import type { ResolvedCrawlOptions } from "./options.js";
+import type { RobotsFetch } from "./robots.js";
 
 import type { FetchError } from "../kernel/errors.js";
 export { FETCH_ERRORS, type FetchError } from "../kernel/errors.js";
@@ -65,6 +66,12 @@ export interface CrawlResult {
   finishedAt: number;
   /** The options in force, defaults filled in. */
   options: ResolvedCrawlOptions;
+  /**
+   * Each origin's `robots.txt`, in the order they were read (option
+   * `robots`; empty without it). They are not records: the records stay one
+   * per URL queued.
+   */
+  robots: RobotsFetch[];
 }
 
 /** The record for a URL whose every attempt failed; `detail` says why, for a `TlsError`. */
@@ -133,6 +140,7 @@ export function crawlResult(
   records: FetchStatistic[],
   startedAt: number,
   options: ResolvedCrawlOptions,
+  robots: RobotsFetch[] = [],
 ): CrawlResult {
   return {
     records,
@@ -141,6 +149,7 @@ export function crawlResult(
     startedAt,
     finishedAt: Date.now(),
     options,
+    robots,
   };
 }
 

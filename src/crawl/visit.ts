@@ -21,6 +21,8 @@ export interface QueueItem {
   maxRedirect: number;
   /** The URL of the page (or redirect) whose `visit()` queued this one; absent or null for a root. */
   referrer?: string | null;
+  /** Attempts already made at this URL: a URL queued again after a `Retry-After` carries them. Absent: none. */
+  tries?: number;
 }
 
 /** What a URL's outcome means for the crawl: its record, then the URLs to queue. */

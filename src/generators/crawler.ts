@@ -10,6 +10,8 @@ import { appendRecord, crawlResult, errorRecord, type CrawlResult, type FetchSta
 import { CrawlRun } from "../crawl/run.js";
 import { UrlPolicy } from "../crawl/urls.js";
 import { visit, type QueueItem, type VisitContext } from "../crawl/visit.js";
+import { HostLines, type Cancellable } from "../crawl/politeness.js";
+import { RobotsReading } from "../crawl/robots.js";
 import { crawlChannel, type QueueCounters } from "../observe/channels.js";
 import { getRunningLoop } from "./events.js";
 import type { Coroutine } from "./futures.js";
@@ -40,6 +42,14 @@ import { Task, cancelAndWait, sleep, waitFor } from "./tasks.js";
  * queue (each drained URL is `todo`), and for the signal cancel the workers,
  * so `join()` returns once the fetches in flight finish or are cancelled.
  * The loop is not a global: run `crawl()` in any EventLoop.
+ *
+ * Politeness (`robots`, `maxPerHost`, `delayMs`, `Retry-After`): a worker
+ * asks `this.hosts.turn(item)` before it fetches. When the URL's host cannot
+ * take it yet, the URL waits in that host's line, still unfinished in the
+ * queue, and the worker goes back to `q.get()`. The host hands the URL back
+ * to the queue when a request to it ends, when its `robots.txt` is read, or
+ * when its delay is over; for that last wait it starts a small Task that
+ * `sleep`s (`wakeLater`), so no worker sleeps for a host.
  * @see Chapter, "Coordinating Coroutines"
  * @example
  * ```ts
@@ -59,6 +69,10 @@ export class Crawler implements VisitContext {
   readonly records: FetchStatistic[] = [];
   private readonly q = new JoinableQueue<QueueItem>();
   private readonly workers: Array<Task<void>> = [];
+  /** The hosts' pending wake-ups: Tasks sleeping until a host's delay is over. */
+  private readonly wakeups = new Set<Task<void>>();
+  /** Each host's robots.txt, requests in flight, delay and line of waiting URLs (src/crawl/politeness.ts). */
+  private readonly hosts: HostLines;
   /** This crawl's id and trace subscription, from the start of `crawl()`. */
   private run!: CrawlRun;
   /** URLs taken from the queue so far, for `maxPages`. */
@@ -70,6 +84,14 @@ export class Crawler implements VisitContext {
   constructor(roots: string | string[], options: CrawlOptions = {}) {
     this.options = resolveOptions(options);
     this.policy = new UrlPolicy(typeof roots === "string" ? [roots] : roots, this.options);
+    const crawler = this;
+    this.hosts = new HostLines(this.options, {
+      requeue(item) {
+        crawler.q.putNowait(item); // Back in the queue for any worker,
+        crawler.q.taskDone(); // and no longer waiting in its host's line.
+      },
+      later(ms, wake) { return crawler.wakeLater(ms, wake); },
+    });
   }
 
   /** The chapter's `url_allowed`: http(s), an allowed host, and not excluded. */
@@ -96,27 +118,36 @@ export class Crawler implements VisitContext {
     } finally {
       this.options.signal?.removeEventListener("abort", this.aborted);
       try {
+        this.hosts.close(); // Calls off the hosts' pending wake-ups.
         // Waits for every worker even if we are cancelled again meanwhile; their `finally` blocks close every socket.
-        yield* cancelAndWait(this.workers);
+        yield* cancelAndWait([...this.workers, ...this.wakeups]);
       } finally {
         this.run.end(); // Even if we were cancelled again meanwhile, which cancelAndWait throws once all are done.
       }
     }
-    return crawlResult(this.seenUrls, this.records, startedAt, this.options);
+    return crawlResult(this.seenUrls, this.records, startedAt, this.options, this.hosts.robotsFetches);
   }
 
-  /** A worker: take a URL, fetch it, mark it done; until cancelled. */
+  /**
+   * A worker: take a URL; if its host lets it go now, fetch it (or record
+   * why robots.txt refuses it) and mark it done; until cancelled.
+   */
   private *work(): Coroutine<void> {
     for (;;) {
       const item = yield* this.q.get(); // Idle workers wait here, and are cancelled here.
+      const turn = this.hosts.turn(item);
+      if (turn.kind === "robots") yield* this.readRobots(turn.origin);
+      if (turn.kind === "robots" || turn.kind === "wait") continue; // It waits in its host's line, unfinished, and comes back through the queue.
       if (++this.taken >= this.options.maxPages) this.drain(); // The last URL maxPages lets us take: queue no more.
       try {
-        yield* this.fetch(item);
+        if (turn.kind === "refused") appendRecord(this.records, errorRecord(item.url, turn.error, item.referrer ?? null), this.options.onRecord);
+        else yield* this.fetch(item);
       } catch (error) {
         if (error instanceof CancelledError) throw error;
         // A bug while handling this URL: fetch() records last, so the URL has no record yet.
         appendRecord(this.records, errorRecord(item.url, "NetworkError", item.referrer ?? null), this.options.onRecord);
       } finally {
+        if (turn.kind === "go") this.hosts.finished(item); // Its host may let the next URL go.
         this.q.taskDone();
       }
     }
@@ -125,12 +156,15 @@ export class Crawler implements VisitContext {
   /**
    * Fetches one URL: up to `maxTries` attempts, each within `timeoutMs`, with
    * a pause before each retry (`retryDelay`); then its record and the URLs to queue.
+   * A `429` or `503` whose `Retry-After` the crawl waits for holds its host
+   * back and queues the URL again with its attempts so far, to wait in its
+   * host's line rather than in this worker.
    */
   private *fetch(item: QueueItem): Coroutine<void> {
     // The response, or why the last attempt failed (and, for a TlsError, why in Node's words).
     let [outcome, detail]: [HttpResponse | FetchError, string | null] = ["NetworkError", null];
-    for (let attempt = 1; attempt <= this.options.maxTries; attempt++) {
-      if (attempt > 1) yield* sleep(retryDelay(this.options.retryDelayMs, attempt - 1) / 1000); // Other workers run meanwhile.
+    for (let attempt = (item.tries ?? 0) + 1; attempt <= this.options.maxTries; attempt++) {
+      if (attempt > (item.tries ?? 0) + 1) yield* sleep(retryDelay(this.options.retryDelayMs, attempt - 1) / 1000); // Other workers run meanwhile.
       if (crawlChannel.hasSubscribers) crawlChannel.publish({ type: "fetch-start", crawl: this.run.id, url: item.url, attempt, ...this.counters() });
       try {
         outcome = yield* waitFor(request(new URL(item.url), this.options, this.run.id), this.options.timeoutMs);
@@ -140,6 +174,12 @@ export class Crawler implements VisitContext {
       }
       if (crawlChannel.hasSubscribers) crawlChannel.publish({ type: "fetch-end", crawl: this.run.id, url: item.url, attempt, ...(typeof outcome === "string" ? { status: null, error: outcome, detail } : { status: outcome.status, error: null, detail: null }), ...this.counters() });
       if (this.stopped) return; // Aborted meanwhile: no more attempts, and, as for any fetch cut short, no record.
+      const wait = typeof outcome === "string" ? null : this.hosts.retryAfter(outcome);
+      if (wait !== null && attempt < this.options.maxTries && this.taken < this.options.maxPages) {
+        this.hosts.holdBack(item, wait);
+        this.q.putNowait({ ...item, tries: attempt });
+        return;
+      }
       if (typeof outcome !== "string" || !isRetryable(outcome)) break;
     }
     // No yield* from here on: no other worker runs between visit() reading seenUrls and addUrl().
@@ -148,22 +188,62 @@ export class Crawler implements VisitContext {
     for (const next of v.next) this.addUrl(next);
   }
 
+  /**
+   * Reads an origin's robots.txt with the same `request()`, trying again
+   * after the pause a page would wait, and hands the rules to the host lines,
+   * however the reading ends.
+   */
+  private *readRobots(origin: string): Coroutine<void> {
+    const reading = new RobotsReading(origin, this.options, this.policy);
+    try {
+      for (;;) {
+        let outcome: HttpResponse | FetchError;
+        try {
+          outcome = yield* waitFor(request(new URL(reading.url), this.options, this.run.id), this.options.timeoutMs);
+        } catch (caught) {
+          if (caught instanceof CancelledError) throw caught;
+          outcome = errorName(caught);
+        }
+        const step = reading.next(outcome);
+        if (step === "done") break;
+        if (step === "retry") yield* sleep(retryDelay(this.options.retryDelayMs, reading.attempts) / 1000);
+      }
+    } finally {
+      reading.fail(); // Unless it was read: cancelled, or a bug, and nothing there is fetched.
+      this.hosts.robotsRead(reading);
+    }
+  }
+
+  /** Starts a Task that sleeps `ms`, then wakes a host: how the host lines wait here. */
+  private wakeLater(ms: number, wake: () => void): Cancellable {
+    function* sleepThenWake(): Coroutine<void> {
+      yield* sleep(ms / 1000);
+      wake();
+    }
+    const task = new Task(sleepThenWake(), getRunningLoop(), "wake-host");
+    this.wakeups.add(task);
+    const wakeups = this.wakeups;
+    task.addDoneCallback(function forget() { wakeups.delete(task); });
+    return task;
+  }
+
   /** Marks the URL seen and, unless the crawl stopped taking URLs, queues it. */
   private addUrl(item: QueueItem): void {
     this.seenUrls.add(item.url);
     if (!this.stopped && this.taken < this.options.maxPages) this.q.putNowait(item);
   }
 
-  /** Takes every waiting URL out of the queue (each stays in `seenUrls`, so it counts as `todo`). */
+  /** Takes every waiting URL out of the queue and the hosts' lines (each stays in `seenUrls`, so it counts as `todo`). */
   private drain(): void {
     while (!this.q.empty()) {
       this.q.getNowait();
       this.q.taskDone();
     }
+    for (const _waiting of this.hosts.close()) this.q.taskDone();
   }
 
   /** The queue's counters for a fetch message: an item taken and not yet done is in flight. */
-  private counters(): QueueCounters { return { queued: this.q.qsize(), unfinished: this.q.unfinishedTasks, inFlight: this.q.unfinishedTasks - this.q.qsize() }; }
+  private counters(): QueueCounters { return { queued: this.q.qsize(), unfinished: this.q.unfinishedTasks, inFlight: this.q.unfinishedTasks - this.q.qsize() - this.hosts.waitingUrls }; }
 
   /** Redirects a queued URL may follow, read by `visit()`. */
   get maxRedirect(): number { return this.options.maxRedirect; }

@@ -17,6 +17,8 @@
  * - `BodyTooLarge`: the body is longer than `maxBodyBytes` (on the wire or once decoded).
  * - `TlsError`: the TLS handshake or certificate check failed (the record's `detail` says why: {@link errorDetail}).
  * - `NetworkError`: any other failure.
+ * - `RobotsDisallowed`: the origin's `robots.txt` forbids the URL to our user agent; it was never requested (option `robots`).
+ * - `RobotsUnreachable`: the origin's `robots.txt` could not be read (a 5xx, a 429 or a network failure on every attempt), so nothing there is fetched (RFC 9309 §2.3.1.4).
  */
 export type FetchError =
   | "ConnectionRefused"
@@ -26,7 +28,9 @@ export type FetchError =
   | "BadResponse"
   | "BodyTooLarge"
   | "TlsError"
-  | "NetworkError";
+  | "NetworkError"
+  | "RobotsDisallowed"
+  | "RobotsUnreachable";
 
 /** Every {@link FetchError} name, in a fixed order (used by reports). */
 export const FETCH_ERRORS: readonly FetchError[] = [
@@ -38,6 +42,8 @@ export const FETCH_ERRORS: readonly FetchError[] = [
   "BodyTooLarge",
   "TlsError",
   "NetworkError",
+  "RobotsDisallowed",
+  "RobotsUnreachable",
 ];
 
 /** The Future, Task or crawl was cancelled (asyncio.CancelledError). */

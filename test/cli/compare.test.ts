@@ -16,6 +16,7 @@ function run(stage: StageName, records: FetchStatistic[], peakInFlight: number |
     startedAt: 1_000,
     finishedAt: 1_500,
     options: resolveOptions(),
+    robots: [],
   };
   return { stage, result, peakInFlight, serverPeak: null };
 }

@@ -28,6 +28,12 @@ describe("resolveOptions", () => {
       userAgent: `coroutine-crawler/${VERSION}`,
       ca: null,
       rejectUnauthorized: true,
+      robots: false,
+      maxPerHost: Infinity,
+      delayMs: 0,
+      delayJitter: 0,
+      maxCrawlDelayMs: 30_000,
+      maxRetryAfterMs: 60_000,
       onRecord: null,
       signal: null,
       trace: null,
@@ -62,8 +68,9 @@ describe("resolveOptions", () => {
     expect(resolved.signal).toBe(signal);
   });
 
-  it("accepts Infinity for maxPages only", () => {
+  it("accepts Infinity for maxPages and maxPerHost only", () => {
     expect(resolveOptions({ maxPages: Infinity }).maxPages).toBe(Infinity);
+    expect(resolveOptions({ maxPerHost: Infinity }).maxPerHost).toBe(Infinity);
     expect(() => resolveOptions({ maxTasks: Infinity })).toThrow("Expected `maxTasks` to be an integer from 1 and up, got Infinity");
   });
 
@@ -107,6 +114,15 @@ describe("resolveOptions", () => {
     ["ca", "", 'Expected `ca` to be PEM certificates, as a string or a Buffer, got ""'],
     ["ca", "test/fixtures/tls/ca.pem", 'Expected `ca` to be PEM certificates, as a string or a Buffer, got "test/fixtures/tls/ca.pem"'],
     ["ca", Buffer.from("garbage"), "Expected `ca` to be PEM certificates, as a string or a Buffer, got a Buffer of 7 bytes"],
+    ["robots", "yes", 'Expected `robots` to be a boolean, got "yes"'],
+    ["maxPerHost", 0, "Expected `maxPerHost` to be an integer from 1 and up, got 0"],
+    ["maxPerHost", 1.5, "Expected `maxPerHost` to be an integer from 1 and up, got 1.5"],
+    ["delayMs", -1, "Expected `delayMs` to be a number from 0 to 2147483647, got -1"],
+    ["delayMs", "100", 'Expected `delayMs` to be a number from 0 to 2147483647, got "100"'],
+    ["delayJitter", 1.5, "Expected `delayJitter` to be a number from 0 to 1, got 1.5"],
+    ["delayJitter", -0.1, "Expected `delayJitter` to be a number from 0 to 1, got -0.1"],
+    ["maxCrawlDelayMs", Number.NaN, "Expected `maxCrawlDelayMs` to be a number from 0 to 2147483647, got NaN"],
+    ["maxRetryAfterMs", -5, "Expected `maxRetryAfterMs` to be a number from 0 to 2147483647, got -5"],
   ])("throws a TypeError naming %s for the bad value %o", (name, value, message) => {
     expect(() => resolveUnchecked({ [name]: value })).toThrow(new TypeError(message));
   });
@@ -161,6 +177,17 @@ describe("resolveOptions", () => {
     const broken = "-----BEGIN CERTIFICATE-----\nnot base64\n-----END CERTIFICATE-----\n";
     expect(() => resolveOptions({ ca: broken })).toThrow(/^Expected `ca` to be PEM certificates, as a string or a Buffer, got "-----BEGIN CERTIFICATE-----\\nnot base64/);
     expect(() => resolveUnchecked({ ca: [CA_PEM] })).toThrow(/^Expected `ca` to be PEM certificates/);
+  });
+
+  it("takes the politeness options as given", () => {
+    expect(resolveOptions({ robots: true, maxPerHost: 2, delayMs: 250, delayJitter: 0.5, maxCrawlDelayMs: 5000, maxRetryAfterMs: 0 })).toMatchObject({
+      robots: true,
+      maxPerHost: 2,
+      delayMs: 250,
+      delayJitter: 0.5,
+      maxCrawlDelayMs: 5000,
+      maxRetryAfterMs: 0,
+    });
   });
 
   it("takes an idle timeout and a retry delay, 0 included for the delay", () => {

@@ -14,6 +14,7 @@ function result(records: FetchStatistic[], overrides: Partial<CrawlResult> = {})
     startedAt: STARTED,
     finishedAt: STARTED + 2000,
     options: resolveOptions({ maxTasks: 2 }),
+    robots: [],
     ...overrides,
   };
 }

@@ -1,0 +1,307 @@
+/**
+ * Politeness: each host's `robots.txt`, its share of the requests in flight
+ * (`maxPerHost`), the pause between two requests to it (`delayMs`,
+ * `Crawl-delay`) and the hold a `Retry-After` puts on it. This module only
+ * decides; the stages wait, each in its own style.
+ *
+ * @module
+ */
+import type { HttpResponse } from "../http/parser.js";
+import type { ResolvedCrawlOptions } from "./options.js";
+import type { RobotsFetch, RobotsReading, RobotsRules } from "./robots.js";
+import type { QueueItem } from "./visit.js";
+
+/**
+ * What a URL taken from the queue may do now (from {@link HostLines.turn}):
+ * - `go`: fetch it; its host counts the request until {@link HostLines.finished};
+ * - `wait`: it has joined its host's line and comes back through the stage's `requeue` when its turn comes;
+ * - `robots`: it waits too, and the caller reads the origin's `robots.txt` (with a {@link RobotsReading}) first;
+ * - `refused`: give it a record with this error and do not fetch it.
+ */
+export type Turn =
+  | { readonly kind: "go" }
+  | { readonly kind: "wait" }
+  | { readonly kind: "robots"; readonly origin: string }
+  | { readonly kind: "refused"; readonly error: "RobotsDisallowed" | "RobotsUnreachable" };
+
+/** A pending call of the stage's own, that can be called off. */
+export interface Cancellable {
+  cancel(): void;
+}
+
+/**
+ * How a stage waits for its hosts: the two things {@link HostLines} cannot
+ * do itself, since they are ways of waiting.
+ */
+export interface HostWaiting {
+  /** Puts a URL whose turn has come back where the stage's workers take URLs from. */
+  requeue(item: QueueItem): void;
+  /** Calls `wake` after `ms` milliseconds, the stage's way: a loop timer, a sleeping coroutine, an awaited promise. */
+  later(ms: number, wake: () => void): Cancellable;
+}
+
+/** One origin's state. */
+interface Host {
+  readonly origin: string;
+  /** Its `robots.txt`: not asked for yet, being read, or read. */
+  robots: "unread" | "reading" | RobotsRules;
+  /** The pause between two starts here: `delayMs`, or a longer `Crawl-delay` (capped). */
+  delayMs: number;
+  /** Requests going on here, `robots.txt` included, and URLs handed their turn that have not started yet. */
+  active: number;
+  /** URLs handed their turn, back in the stage's queue, not started yet. */
+  handed: number;
+  /** The clock time (ms) before which no request starts here: the last start plus the delay, or a `Retry-After` hold. */
+  nextStart: number;
+  /** When the last request here started (ms), for the delay once `Crawl-delay` is known. */
+  lastStart: number;
+  /** URLs waiting for their turn, oldest first from `head`. */
+  line: QueueItem[];
+  head: number;
+  /** The stage's pending wake-up for this host, and when it is due. */
+  timer: Cancellable | null;
+  timerAt: number;
+}
+
+const GO: Turn = { kind: "go" };
+const WAIT: Turn = { kind: "wait" };
+
+/**
+ * The hosts of one crawl and the URLs waiting for each: the decisions of
+ * politeness, shared by the three stages.
+ *
+ * A worker that takes a URL asks {@link HostLines.turn}. If its host cannot
+ * take one more request now (its `robots.txt` is being read, `maxPerHost`
+ * requests are in flight there, its delay or a `Retry-After` has not run
+ * out), the URL joins the host's line and the worker goes on with other
+ * URLs: a busy host never holds a worker. When a request to the host ends, its
+ * `robots.txt` is read, or the stage's timer for it goes off, the URLs whose
+ * turn has come are handed back through {@link HostWaiting.requeue}, each
+ * with its slot kept for it. A URL waiting in a line is still unfinished: the
+ * stage counts it as work left, so the crawl cannot end while it waits.
+ *
+ * With `robots` off, no `maxPerHost`, no `delayMs`, and before any
+ * `Retry-After`, `turn()` answers `go` without looking at the URL: politeness
+ * off costs one comparison.
+ *
+ * @remarks A host here is an origin (scheme, name, port), as `robots.txt` is
+ * per origin (RFC 9309 §2.3): `http://a.example` and `https://a.example` are
+ * two hosts.
+ */
+export class HostLines {
+  /** Every `robots.txt` read, in the order they were read. */
+  readonly robotsFetches: RobotsFetch[] = [];
+  private readonly hosts = new Map<string, Host>();
+  /** URLs handed their turn and not started: they go when taken again. */
+  private readonly handed = new Set<QueueItem>();
+  /** True while there is nothing to decide: no politeness option is on and no host is held. */
+  private idle: boolean;
+  private closed = false;
+  private waitingCount = 0;
+
+  constructor(
+    private readonly options: Pick<ResolvedCrawlOptions, "robots" | "maxPerHost" | "delayMs" | "delayJitter" | "maxCrawlDelayMs" | "maxRetryAfterMs">,
+    private readonly waiting: HostWaiting,
+    /** The clock, in milliseconds; a test may pass its own. */
+    private readonly now: () => number = () => performance.now(),
+  ) {
+    this.idle = !options.robots && options.maxPerHost === Infinity && options.delayMs === 0;
+  }
+
+  /** URLs waiting in a line now: work left that is neither queued nor in flight. */
+  get waitingUrls(): number {
+    return this.waitingCount;
+  }
+
+  /**
+   * What the URL may do now (see {@link Turn}). A `go` counts a request to
+   * its host until {@link HostLines.finished}; `robots` counts the
+   * `robots.txt` request until {@link HostLines.robotsRead}.
+   */
+  turn(item: QueueItem): Turn {
+    if (this.idle) return GO;
+    const host = this.host(item.url);
+    const handed = this.handed.delete(item);
+    if (this.options.robots) {
+      if (host.robots === "unread") {
+        host.robots = "reading";
+        host.active += 1; // The robots.txt request is a request to the host too.
+        this.start(host);
+        this.join(host, item);
+        return { kind: "robots", origin: host.origin };
+      }
+      if (host.robots === "reading") return this.join(host, item);
+      const error = host.robots.verdict === "unreachable" ? "RobotsUnreachable" : host.robots.allows(item.url) ? null : "RobotsDisallowed";
+      if (error !== null) {
+        if (handed) this.giveBack(host); // It waited for robots.txt, which refuses it: its kept slot goes to the next URL.
+        return { kind: "refused", error };
+      }
+    }
+    if (handed) {
+      host.handed -= 1;
+      this.start(host);
+      return GO;
+    }
+    if (host.head < host.line.length || !this.free(host)) return this.join(host, item);
+    host.active += 1;
+    this.start(host);
+    return GO;
+  }
+
+  /** A request that `turn()` let go has ended, however: its host may hand the next URL its turn. */
+  finished(item: QueueItem): void {
+    if (this.idle) return;
+    const host = this.host(item.url);
+    // A request that went while nothing was counted (before the first Retry-After of a crawl without politeness).
+    host.active = Math.max(0, host.active - 1);
+    this.wake(host);
+  }
+
+  /** The origin's `robots.txt` has been read: its URLs waiting for it go on (or are refused when taken). */
+  robotsRead(reading: RobotsReading): void {
+    const host = this.hosts.get(reading.origin);
+    if (host === undefined || host.robots !== "reading") return;
+    const rules = reading.rules;
+    host.robots = rules;
+    host.active -= 1;
+    if (rules.crawlDelayMs !== null) host.delayMs = Math.max(host.delayMs, Math.min(rules.crawlDelayMs, this.options.maxCrawlDelayMs));
+    host.nextStart = Math.max(host.nextStart, host.lastStart + host.delayMs);
+    this.robotsFetches.push(reading.report);
+    this.wake(host);
+  }
+
+  /**
+   * The milliseconds a `429` or `503` asks to wait before the URL is tried
+   * again (`Retry-After`, in seconds or as an HTTP date), if the crawl waits
+   * that long: null for any other response, without `Retry-After`, or with a
+   * wait over `maxRetryAfterMs`.
+   */
+  retryAfter(response: HttpResponse): number | null {
+    if (response.status !== 429 && response.status !== 503) return null;
+    const ms = retryAfterMs(response.headers["retry-after"], Date.now());
+    return ms !== null && ms <= this.options.maxRetryAfterMs ? ms : null;
+  }
+
+  /**
+   * Holds the URL's host back for `ms` milliseconds (a `Retry-After`): no
+   * request starts there before then. The caller queues the URL again, with
+   * its attempts so far, and it waits in the host's line.
+   */
+  holdBack(item: QueueItem, ms: number): void {
+    this.idle = false;
+    const host = this.host(item.url);
+    host.nextStart = Math.max(host.nextStart, this.now() + ms);
+  }
+
+  /**
+   * The crawl is stopping: every URL waiting in a line is taken out and
+   * returned (each is `todo`, and the stage marks it done), every pending
+   * wake-up is called off, and no URL is handed back from now on.
+   */
+  close(): QueueItem[] {
+    this.closed = true;
+    const dropped: QueueItem[] = [];
+    for (const host of this.hosts.values()) {
+      dropped.push(...host.line.slice(host.head));
+      host.line = [];
+      host.head = 0;
+      host.timer?.cancel();
+      host.timer = null;
+    }
+    this.waitingCount = 0;
+    return dropped;
+  }
+
+  private host(url: string): Host {
+    const origin = new URL(url).origin;
+    let host = this.hosts.get(origin);
+    if (host === undefined) {
+      host = { origin, robots: "unread", delayMs: this.options.delayMs, active: 0, handed: 0, nextStart: 0, lastStart: -Infinity, line: [], head: 0, timer: null, timerAt: 0 };
+      this.hosts.set(origin, host);
+    }
+    return host;
+  }
+
+  /** A request starts at the host now: the next one waits the delay (with its jitter, if any). */
+  private start(host: Host): void {
+    const now = this.now();
+    host.lastStart = now;
+    const jitter = this.options.delayJitter === 0 ? 0 : host.delayMs * this.options.delayJitter * Math.random();
+    host.nextStart = Math.max(host.nextStart, now + host.delayMs + jitter);
+    if (host.head < host.line.length) this.wake(host); // Its line goes on once the delay is over.
+  }
+
+  /** A URL handed its turn does not go: the slot kept for it is free again. */
+  private giveBack(host: Host): void {
+    host.handed -= 1;
+    host.active -= 1;
+    this.wake(host);
+  }
+
+  /** Puts the URL at the end of its host's line. */
+  private join(host: Host, item: QueueItem): Turn {
+    host.line.push(item);
+    this.waitingCount += 1;
+    this.wake(host);
+    return WAIT;
+  }
+
+  /**
+   * Whether one more request may start at the host now. While a URL handed its
+   * turn has not started, the next waits for it when there is a delay: the
+   * delay counts from that start.
+   */
+  private free(host: Host): boolean {
+    if (host.robots === "reading") return false;
+    if (host.active >= this.options.maxPerHost) return false;
+    if (host.handed > 0 && host.delayMs > 0) return false;
+    return this.now() >= host.nextStart;
+  }
+
+  /**
+   * Hands their turn to the URLs at the front of the host's line while it is
+   * free; if only time stands in the way, asks the stage to wake it then.
+   */
+  private wake(host: Host): void {
+    if (this.closed) return;
+    while (host.head < host.line.length && this.free(host)) {
+      const item = host.line[host.head++];
+      this.waitingCount -= 1;
+      host.active += 1;
+      host.handed += 1;
+      this.handed.add(item);
+      this.waiting.requeue(item);
+    }
+    if (host.head === host.line.length) {
+      host.line = [];
+      host.head = 0;
+      return;
+    }
+    if (host.head * 2 > host.line.length) {
+      host.line = host.line.slice(host.head); // Not shift(): see the stage 1 Crawler's takeTodo.
+      host.head = 0;
+    }
+    const timeOnly = host.robots !== "reading" && host.active < this.options.maxPerHost && !(host.handed > 0 && host.delayMs > 0);
+    if (!timeOnly) return; // A request's end, a handed URL's start or the robots.txt wakes it.
+    if (host.timer !== null && host.timerAt <= host.nextStart) return;
+    host.timer?.cancel();
+    host.timerAt = host.nextStart;
+    host.timer = this.waiting.later(Math.max(0, host.nextStart - this.now()), () => {
+      host.timer = null;
+      this.wake(host);
+    });
+  }
+}
+
+/**
+ * The wait a `Retry-After` value asks for, in milliseconds: delay-seconds
+ * (`120`) or an HTTP date (`Wed, 21 Oct 2026 07:28:00 GMT`, 0 when past);
+ * null when absent or unreadable.
+ */
+export function retryAfterMs(value: string | undefined, nowMs: number): number | null {
+  if (value === undefined) return null;
+  const text = value.trim();
+  if (/^\d+$/.test(text)) return Number(text) * 1000;
+  const date = Date.parse(text);
+  return Number.isNaN(date) ? null : Math.max(0, date - nowMs);
+}

@@ -1,0 +1,189 @@
+/**
+ * Reading an origin's `robots.txt` (RFC 9309): what each attempt's outcome
+ * means, and the rules a crawl then follows there. The stages make the
+ * requests, each in its own style; the decisions are made here, so the three
+ * stages cannot read a `robots.txt` differently.
+ *
+ * @module
+ */
+import robotsParserModule from "robots-parser";
+import type { FetchError } from "../kernel/errors.js";
+import { isRetryable } from "../kernel/errors.js";
+import type { HttpResponse } from "../http/parser.js";
+import { decodeContent, decodeText } from "./body.js";
+import type { ResolvedCrawlOptions } from "./options.js";
+import { isRedirect, redirectTarget } from "./page.js";
+import type { UrlPolicy } from "./urls.js";
+
+/** The most of a `robots.txt` that is parsed: RFC 9309 §2.5 asks for at least 500 KiB. */
+export const ROBOTS_MAX_BYTES = 500 * 1024;
+
+/** Redirects followed to reach a `robots.txt`: RFC 9309 §2.3.1.2 asks for at least five. */
+export const ROBOTS_MAX_REDIRECTS = 5;
+
+/**
+ * What a crawl does at an origin after reading its `robots.txt`:
+ * - `rules`: the file was read; each URL is checked against the group for the crawler's user agent token;
+ * - `allow-all`: no usable file (a 4xx, or too many redirects): everything is allowed (RFC 9309 §2.3.1.3);
+ * - `unreachable`: a 5xx, a 429 or a network failure on every attempt: nothing is fetched there (§2.3.1.4).
+ */
+export type RobotsVerdict = "rules" | "allow-all" | "unreachable";
+
+/** One origin's `robots.txt` as the crawl result reports it, apart from the page records. */
+export interface RobotsFetch {
+  /** The origin the file is for: `http://host:port`. */
+  origin: string;
+  /** The URL last requested: `/robots.txt`, or where its redirects led. */
+  url: string;
+  /** The last response's status, or null when the last attempt failed. */
+  status: number | null;
+  /** Why the last attempt failed (as in records), or null. */
+  error: FetchError | null;
+  /** What the crawl did at the origin because of it. */
+  verdict: RobotsVerdict;
+  /** The `Crawl-delay` of the crawler's group, in milliseconds, or null when none. */
+  crawlDelayMs: number | null;
+  /** Attempts made, over every URL of the redirect chain. */
+  attempts: number;
+}
+
+/** The product token `robots.txt` groups are matched by: `coroutine-crawler/1.0 (+url)` → `coroutine-crawler`. */
+export function userAgentToken(userAgent: string): string {
+  return /^[A-Za-z_-]+/.exec(userAgent.trim())?.[0] ?? "*";
+}
+
+/** The rules of one origin: whether a URL there may be fetched. */
+export interface RobotsRules {
+  readonly verdict: RobotsVerdict;
+  /** The `Crawl-delay` for our token, in milliseconds, or null. */
+  readonly crawlDelayMs: number | null;
+  /** Whether `url` (of this origin) may be fetched. */
+  allows(url: string): boolean;
+}
+
+/**
+ * One origin's `robots.txt`, read over one or more attempts: a stage asks
+ * for {@link RobotsReading.url}, hands each outcome to
+ * {@link RobotsReading.next}, and does what it says (wait and try again,
+ * request the new `url`, or stop), then gives the reading to the host lines.
+ *
+ * @example
+ * ```ts
+ * const reading = new RobotsReading("http://127.0.0.1:8080", options, policy);
+ * let step;
+ * do step = reading.next(await client.get(reading.url).catch(errorName));
+ * while (step !== "done");
+ * ```
+ */
+export class RobotsReading {
+  /** The URL to request next. */
+  url: string;
+  /** Attempts at the current URL (a redirect starts the count again). */
+  attempts = 0;
+  private totalAttempts = 0;
+  private hops = 0;
+  private result: { rules: RobotsRules; fetch: RobotsFetch } | null = null;
+
+  constructor(
+    /** The origin whose file is read. */
+    readonly origin: string,
+    private readonly options: Pick<ResolvedCrawlOptions, "maxTries" | "maxBodyBytes" | "userAgent">,
+    private readonly policy: UrlPolicy,
+  ) {
+    this.url = `${origin}/robots.txt`;
+  }
+
+  /**
+   * What the outcome of the attempt at `url` means: `"retry"` (the same URL,
+   * after the stage's pause before a retry), `"follow"` (`url` is now the
+   * redirect's target) or `"done"` ({@link RobotsReading.rules} and
+   * {@link RobotsReading.report} are ready).
+   */
+  next(outcome: HttpResponse | FetchError): "retry" | "follow" | "done" {
+    this.attempts += 1;
+    this.totalAttempts += 1;
+    const triesLeft = this.attempts < this.options.maxTries;
+    if (typeof outcome === "string") {
+      if (isRetryable(outcome) && triesLeft) return "retry";
+      return this.finish(outcome, null, UNREACHABLE);
+    }
+    const { status } = outcome;
+    if (status >= 500 || status === 429) return triesLeft ? "retry" : this.finish(null, status, UNREACHABLE);
+    if (isRedirect(status)) {
+      const target = redirectTarget(this.url, outcome.headers["location"]);
+      if (target !== null && this.hops < ROBOTS_MAX_REDIRECTS && this.policy.urlAllowed(target)) {
+        this.hops += 1;
+        this.attempts = 0;
+        this.url = target;
+        return "follow";
+      }
+      return this.finish(null, status, ALLOW_ALL);
+    }
+    if (status < 200 || status >= 300) return this.finish(null, status, ALLOW_ALL);
+    let text: string;
+    try {
+      text = readRobotsText(outcome, this.options.maxBodyBytes);
+    } catch {
+      return this.finish("BadResponse", status, UNREACHABLE); // A body that cannot be decoded: safer to fetch nothing.
+    }
+    return this.finish(null, status, parsedRules(this.origin, text, userAgentToken(this.options.userAgent)));
+  }
+
+  /** The rules to crawl the origin by, once `next()` said `"done"`. */
+  get rules(): RobotsRules {
+    if (this.result === null) throw new Error("robots.txt has not been read yet");
+    return this.result.rules;
+  }
+
+  /** The fetch as the crawl result reports it, once `next()` said `"done"`. */
+  get report(): RobotsFetch {
+    if (this.result === null) throw new Error("robots.txt has not been read yet");
+    return this.result.fetch;
+  }
+
+  /** Ends the reading with an error nobody expected (a bug, or the crawl stopping): nothing is fetched there. */
+  fail(): void {
+    if (this.result === null) this.finish("NetworkError", null, UNREACHABLE);
+  }
+
+  private finish(error: FetchError | null, status: number | null, rules: RobotsRules): "done" {
+    const fetch = { origin: this.origin, url: this.url, status, error, verdict: rules.verdict, crawlDelayMs: rules.crawlDelayMs, attempts: this.totalAttempts };
+    this.result = { rules, fetch };
+    return "done";
+  }
+}
+
+/**
+ * robots-parser's function. The package is CommonJS and its `module.exports`
+ * is the function, which Node hands an ES import as its default; its types
+ * declare an ES module whose default export is the function, which
+ * TypeScript then sees one level down.
+ */
+const robotsParser = robotsParserModule as unknown as typeof robotsParserModule.default;
+
+const ALLOW_ALL: RobotsRules = { verdict: "allow-all", crawlDelayMs: null, allows: () => true };
+const UNREACHABLE: RobotsRules = { verdict: "unreachable", crawlDelayMs: null, allows: () => false };
+
+/**
+ * The first {@link ROBOTS_MAX_BYTES} of the body, decoded (gzip, deflate) and
+ * read as UTF-8 (RFC 9309 §2.3), cut after its last whole line.
+ */
+function readRobotsText(response: HttpResponse, maxBodyBytes: number): string {
+  const body = decodeContent(response.headers, response.body, maxBodyBytes);
+  if (body.length <= ROBOTS_MAX_BYTES) return decodeText(body, "utf-8");
+  const head = body.subarray(0, ROBOTS_MAX_BYTES);
+  const lastNewline = head.lastIndexOf(0x0a);
+  return decodeText(lastNewline < 0 ? head : head.subarray(0, lastNewline + 1), "utf-8");
+}
+
+/** The rules robots-parser reads from `text`, for the group of `token`. */
+function parsedRules(origin: string, text: string, token: string): RobotsRules {
+  const robot = robotsParser(`${origin}/robots.txt`, text);
+  const delay = robot.getCrawlDelay(token);
+  return {
+    verdict: "rules",
+    crawlDelayMs: typeof delay === "number" && Number.isFinite(delay) && delay > 0 ? delay * 1000 : null,
+    // undefined: the URL is not of this origin, which a crawl never asks; allowed, like robots-parser's other answers.
+    allows: (url) => robot.isAllowed(url, token) !== false,
+  };
+}
