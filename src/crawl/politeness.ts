@@ -58,6 +58,8 @@ interface Host {
   /** URLs waiting for their turn, oldest first from `head`. */
   line: QueueItem[];
   head: number;
+  /** URLs at the front of the line that were handed their turn and put back by a `Retry-After` hold, in the order they came back. */
+  returned: number;
   /** The stage's pending wake-up for this host, and when it is due. */
   timer: Cancellable | null;
   timerAt: number;
@@ -139,6 +141,7 @@ export class HostLines {
     }
     if (handed) {
       host.handed -= 1;
+      if (this.now() < host.nextStart) return this.putBack(host, item); // A Retry-After hold came after its turn.
       this.start(host);
       return GO;
     }
@@ -205,6 +208,7 @@ export class HostLines {
       dropped.push(...host.line.slice(host.head));
       host.line = [];
       host.head = 0;
+      host.returned = 0;
       host.timer?.cancel();
       host.timer = null;
     }
@@ -216,7 +220,7 @@ export class HostLines {
     const origin = new URL(url).origin;
     let host = this.hosts.get(origin);
     if (host === undefined) {
-      host = { origin, robots: "unread", delayMs: this.options.delayMs, active: 0, handed: 0, nextStart: 0, lastStart: -Infinity, line: [], head: 0, timer: null, timerAt: 0 };
+      host = { origin, robots: "unread", delayMs: this.options.delayMs, active: 0, handed: 0, nextStart: 0, lastStart: -Infinity, line: [], head: 0, returned: 0, timer: null, timerAt: 0 };
       this.hosts.set(origin, host);
     }
     return host;
@@ -236,6 +240,20 @@ export class HostLines {
     host.handed -= 1;
     host.active -= 1;
     this.wake(host);
+  }
+
+  /**
+   * A URL handed its turn met a `Retry-After` hold when taken: its slot is
+   * free again, and it waits ahead of the URLs that joined the line after it
+   * was handed its turn (behind those put back before it).
+   */
+  private putBack(host: Host, item: QueueItem): Turn {
+    host.active -= 1;
+    host.line.splice(host.head + host.returned, 0, item);
+    host.returned += 1;
+    this.waitingCount += 1;
+    this.wake(host);
+    return WAIT;
   }
 
   /** Puts the URL at the end of its host's line. */
@@ -266,6 +284,7 @@ export class HostLines {
     if (this.closed) return;
     while (host.head < host.line.length && this.free(host)) {
       const item = host.line[host.head++];
+      if (host.returned > 0) host.returned -= 1;
       this.waitingCount -= 1;
       host.active += 1;
       host.handed += 1;
@@ -294,14 +313,26 @@ export class HostLines {
 }
 
 /**
+ * An HTTP date starts with the day's name in each of its three forms (RFC
+ * 9110 §5.6.7): `Sun, 06 Nov 1994 08:49:37 GMT`, `Sunday, 06-Nov-94 08:49:37
+ * GMT`, `Sun Nov  6 08:49:37 1994`.
+ */
+const HTTP_DATE_START = /^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*,? /i;
+
+/**
  * The wait a `Retry-After` value asks for, in milliseconds: delay-seconds
  * (`120`) or an HTTP date (`Wed, 21 Oct 2026 07:28:00 GMT`, 0 when past);
  * null when absent or unreadable.
+ *
+ * @remarks `Date.parse` alone reads too much: `1.5` or `-5` as dates of 2001
+ * (long past, so "retry at once"), and the zoneless asctime form in local
+ * time, where HTTP dates are all GMT.
  */
 export function retryAfterMs(value: string | undefined, nowMs: number): number | null {
   if (value === undefined) return null;
   const text = value.trim();
   if (/^\d+$/.test(text)) return Number(text) * 1000;
-  const date = Date.parse(text);
+  if (!HTTP_DATE_START.test(text)) return null;
+  const date = Date.parse(/ GMT$/i.test(text) ? text : `${text} GMT`);
   return Number.isNaN(date) ? null : Math.max(0, date - nowMs);
 }

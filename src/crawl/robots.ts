@@ -166,14 +166,15 @@ const UNREACHABLE: RobotsRules = { verdict: "unreachable", crawlDelayMs: null, a
 
 /**
  * The first {@link ROBOTS_MAX_BYTES} of the body, decoded (gzip, deflate) and
- * read as UTF-8 (RFC 9309 §2.3), cut after its last whole line.
+ * read as UTF-8 (RFC 9309 §2.3), cut after its last whole line. A line ends
+ * with LF, CR or CRLF (RFC 9309 §2.2), as robots-parser splits them.
  */
 function readRobotsText(response: HttpResponse, maxBodyBytes: number): string {
   const body = decodeContent(response.headers, response.body, maxBodyBytes);
   if (body.length <= ROBOTS_MAX_BYTES) return decodeText(body, "utf-8");
   const head = body.subarray(0, ROBOTS_MAX_BYTES);
-  const lastNewline = head.lastIndexOf(0x0a);
-  return decodeText(lastNewline < 0 ? head : head.subarray(0, lastNewline + 1), "utf-8");
+  const lastLineEnd = Math.max(head.lastIndexOf(0x0a), head.lastIndexOf(0x0d));
+  return decodeText(lastLineEnd < 0 ? head : head.subarray(0, lastLineEnd + 1), "utf-8");
 }
 
 /** The rules robots-parser reads from `text`, for the group of `token`. */
