@@ -8,21 +8,42 @@ import { SyntheticSite } from "./synthetic-site.js";
 import { syntheticSite, type SyntheticPage, type SyntheticRoute, type SyntheticSiteDefinition } from "./synthetic.js";
 
 /**
+ * The demo site's `/robots.txt`: every crawler is asked to keep out of
+ * `/private/`; `coroutine-crawler` (this package's user agent) has its own
+ * group, which says the same and adds a 5 ms `Crawl-delay`. A crawl reads it
+ * only with `robots` on; without, `/private/` is crawled like any page.
+ */
+export const DEMO_ROBOTS_TXT = `# The demo site's robots.txt, read by crawls with \`robots\` on.
+User-agent: *
+Disallow: /private/
+
+# A crawler follows only the group that names it (RFC 9309, 2.2.1), so this one repeats the Disallow.
+# Crawl-delay is in seconds: 5 ms here, as long as the site takes to answer.
+User-agent: coroutine-crawler
+Disallow: /private/
+Crawl-delay: 0.005
+`;
+
+/**
  * The demo site's definition: 60 synthetic pages with 4 links each, 3
  * redirects and a missing page among the links, a 5 ms delay on every
- * response (so concurrency shows), plus two pages linked from the root: a
- * gzip-compressed one (`/gzip`) and a windows-1252 one (`/latin-1`).
+ * response (so concurrency shows), plus three pages linked from the root: a
+ * gzip-compressed one (`/gzip`), a windows-1252 one (`/latin-1`) and
+ * `/private/`, which links to `/private/drafts`. Its `robots.txt`
+ * ({@link DEMO_ROBOTS_TXT}) disallows `/private/`.
  */
 export function demoSiteDefinition(): SyntheticSiteDefinition {
   const base = syntheticSite({ pages: 60, linksPerPage: 4, seed: 2015, delayMs: 5, redirects: 3, notFound: 1 });
   const routes = new Map<string, SyntheticRoute>(base.routes);
   const root = routes.get("/");
   const rootLinks = root !== undefined && root.kind === "page" ? root.links : [];
-  const newRoot: SyntheticPage = { kind: "page", links: [...rootLinks, "/gzip", "/latin-1"] };
+  const newRoot: SyntheticPage = { kind: "page", links: [...rootLinks, "/gzip", "/latin-1", "/private/"] };
   routes.set("/", newRoot);
   routes.set("/gzip", { kind: "page", links: ["/p/1", "/p/2"], contentEncoding: "gzip", title: "Compressed with gzip" });
   routes.set("/latin-1", { kind: "page", links: ["/p/3"], charset: "windows-1252", title: "Café, crème brûlée" });
-  return { options: base.options, routes };
+  routes.set("/private/", { kind: "page", links: ["/private/drafts"], title: "Private: robots.txt asks crawlers to keep out" });
+  routes.set("/private/drafts", { kind: "page", links: ["/"], title: "Private drafts" });
+  return { options: base.options, routes, robotsTxt: DEMO_ROBOTS_TXT };
 }
 
 /**

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { deflateRawSync, deflateSync, gzipSync } from "node:zlib";
 import { faultHandler, type Fault, type RouteHandler } from "./faults.js";
@@ -31,6 +31,29 @@ export interface PageOptions {
   headers?: Readonly<Record<string, string>>;
 }
 
+/** What {@link FixtureSite.addPage} serves: a list of links (made into an HTML page), or the body itself. */
+export type PageContent = readonly string[] | string | Uint8Array;
+
+/** Settings for {@link FixtureSite.addRetryAfter}. */
+export interface RetryAfterOptions {
+  /** The refusal's status: 429 Too Many Requests or 503 Service Unavailable. */
+  status: 429 | 503;
+  /** The `Retry-After` header, sent as given: seconds (`"1"`) or an HTTP date. */
+  retryAfter: string;
+  /** How many requests are refused before the page is served, from 0 up. */
+  times: number;
+  /** What every later request gets: a page, as {@link FixtureSite.addPage} serves `content`. */
+  then: PageContent;
+}
+
+/** One request as the site received it: see {@link FixtureSite.requests}. */
+export interface ReceivedRequest {
+  /** The request-target, path and query, as routed: `/a?b=1`. */
+  readonly path: string;
+  /** `performance.now()` when the request arrived, before any delay. */
+  readonly at: number;
+}
+
 /**
  * A loopback web site with scripted routes and counters, for crawling.
  *
@@ -40,7 +63,9 @@ export interface PageOptions {
  * path without a route gets a 404. The counters let a test see, from the
  * server's side, what a crawler did: how many requests came for a path, how
  * many were in flight at once (the chapter's "concurrency achieved"), whether
- * every connection was closed.
+ * every connection was closed; {@link FixtureSite.requests} lists every
+ * request with its arrival time. A site is one origin (one port), so its
+ * counters are per host when a test runs several sites.
  *
  * @remarks The server allows any number of connections, a 16,384-deep listen
  * backlog and no request timeout (a `silent` route must stay silent), so a
@@ -60,6 +85,7 @@ export class FixtureSite {
   private readonly sockets = new Set<Socket>();
   private readonly timers = new Set<NodeJS.Timeout>();
   private readonly requestCounts = new Map<string, number>();
+  private readonly requestLog: ReceivedRequest[] = [];
   private readonly closedWaiters = new Set<() => void>();
   private peakConnectionCount = 0;
   private inFlight = 0;
@@ -107,25 +133,41 @@ export class FixtureSite {
    * Serves a page at `path`: an HTML page of `<a href>`s when `content` is a
    * list of links, else `content` itself (a string is sent as UTF-8).
    */
-  addPage(
-    path: string,
-    content: readonly string[] | string | Uint8Array,
-    contentType = "text/html; charset=utf-8",
-    options: PageOptions = {},
-  ): this {
-    const text = isLinkList(content) ? linksHtml(content) : content;
-    const body = encodeBody(typeof text === "string" ? Buffer.from(text) : text, options.contentEncoding);
-    const headers: Record<string, string> = {
-      "Content-Type": contentType,
-      "Content-Length": String(body.length),
-      ...options.headers,
-    };
-    if (options.contentEncoding !== undefined) {
-      headers["Content-Encoding"] = options.contentEncoding === "deflate-raw" ? "deflate" : options.contentEncoding;
+  addPage(path: string, content: PageContent, contentType = "text/html; charset=utf-8", options: PageOptions = {}): this {
+    return this.addHandler(path, pageHandler(content, contentType, options));
+  }
+
+  /** Serves `text` as `/robots.txt`, `text/plain`. */
+  addRobots(text: string): this {
+    return this.addPage("/robots.txt", text, "text/plain; charset=utf-8");
+  }
+
+  /**
+   * Refuses the first `times` requests for `path` with `status` and a
+   * `Retry-After` header, then serves the page `then` to every later one: a
+   * host that asks the crawler to come back later.
+   *
+   * @throws RangeError when `times` is not an integer from 0 up.
+   * @example
+   * site.addRetryAfter("/busy", { status: 503, retryAfter: "1", times: 2, then: ["/a"] });
+   * // GET /busy → 503 (Retry-After: 1), 503, then 200 with a link to /a
+   */
+  addRetryAfter(path: string, options: RetryAfterOptions): this {
+    const { status, retryAfter, times } = options;
+    if (!Number.isSafeInteger(times) || times < 0) {
+      throw new RangeError(`Expected \`times\` to be an integer from 0 and up, got ${times}`);
     }
-    const status = options.status ?? 200;
-    return this.addHandler(path, function servePage(_request, response) {
-      response.writeHead(status, headers).end(body);
+    const refusal = Buffer.from(`${STATUS_CODES[status] ?? "Come back later"}\n`);
+    const headers = { "Retry-After": retryAfter, "Content-Type": "text/plain; charset=utf-8", "Content-Length": String(refusal.length) };
+    const servePage = pageHandler(options.then, "text/html; charset=utf-8", {});
+    let refused = 0;
+    return this.addHandler(path, function refuseThenServe(request, response) {
+      if (refused >= times) {
+        servePage(request, response);
+        return;
+      }
+      refused += 1;
+      response.writeHead(status, headers).end(refusal);
     });
   }
 
@@ -178,14 +220,23 @@ export class FixtureSite {
     return this.requestTotal;
   }
 
+  /**
+   * Every request received, in order of arrival, since the start or the last
+   * {@link resetCounters}: a copy, so it does not change under the caller.
+   */
+  requests(): ReadonlyArray<ReceivedRequest> {
+    return [...this.requestLog];
+  }
+
   /** Requests received for `path` (normalised like a route). */
   requestsFor(path: string): number {
     return this.requestCounts.get(routeKey(path)) ?? 0;
   }
 
-  /** Zeroes the request counts; the peaks restart from what is open or in flight now. */
+  /** Zeroes the request counts and empties the request log; the peaks restart from what is open or in flight now. */
   resetCounters(): void {
     this.requestCounts.clear();
+    this.requestLog.length = 0;
     this.requestTotal = 0;
     this.peakConnectionCount = this.sockets.size;
     this.peakInFlight = this.inFlight;
@@ -248,6 +299,7 @@ export class FixtureSite {
 
   private onRequest(request: IncomingMessage, response: ServerResponse): void {
     const key = request.url ?? "/";
+    this.requestLog.push({ path: key, at: performance.now() });
     this.requestTotal += 1;
     this.requestCounts.set(key, (this.requestCounts.get(key) ?? 0) + 1);
     this.inFlight += 1;
@@ -284,7 +336,25 @@ function notFound(_request: IncomingMessage, response: ServerResponse): void {
   response.end(NOT_FOUND_BODY);
 }
 
-function isLinkList(content: readonly string[] | string | Uint8Array): content is readonly string[] {
+/** The handler that serves `content` as {@link FixtureSite.addPage} describes. */
+function pageHandler(content: PageContent, contentType: string, options: PageOptions): RouteHandler {
+  const text = isLinkList(content) ? linksHtml(content) : content;
+  const body = encodeBody(typeof text === "string" ? Buffer.from(text) : text, options.contentEncoding);
+  const headers: Record<string, string> = {
+    "Content-Type": contentType,
+    "Content-Length": String(body.length),
+    ...options.headers,
+  };
+  if (options.contentEncoding !== undefined) {
+    headers["Content-Encoding"] = options.contentEncoding === "deflate-raw" ? "deflate" : options.contentEncoding;
+  }
+  const status = options.status ?? 200;
+  return function servePage(_request, response) {
+    response.writeHead(status, headers).end(body);
+  };
+}
+
+function isLinkList(content: PageContent): content is readonly string[] {
   return Array.isArray(content);
 }
 

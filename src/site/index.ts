@@ -3,9 +3,10 @@
  * at, since the tests (and this machine) never touch the real network.
  *
  * Start with {@link startDemoSite} for a ready-made site, {@link FixtureSite}
- * to script pages, redirects and faults one by one, or {@link SyntheticSite}
+ * to script pages, redirects and faults one by one, {@link SyntheticSite}
  * for a seeded site of any size together with the crawl it should get
- * ({@link expectedCrawl}).
+ * ({@link expectedCrawl}), or {@link HostGroup} for several hosts (ports)
+ * whose pages link to each other.
  *
  * @example
  * import { startDemoSite } from "coroutine-crawler/site";
@@ -14,7 +15,15 @@
  *
  * @module
  */
-export { FixtureSite, type ContentEncoding, type FixtureSiteOptions, type PageOptions } from "./fixture-site.js";
+export {
+  FixtureSite,
+  type ContentEncoding,
+  type FixtureSiteOptions,
+  type PageContent,
+  type PageOptions,
+  type ReceivedRequest,
+  type RetryAfterOptions,
+} from "./fixture-site.js";
 export { faultHandler, type Fault, type RouteHandler } from "./faults.js";
 export { escapeHtml, linksHtml, NOT_FOUND_BODY, NOT_FOUND_TYPE, type LinksHtmlOptions } from "./html.js";
 export { encodeLegacy, type LegacyCharset } from "./legacy-charset.js";
@@ -32,4 +41,5 @@ export {
 } from "./synthetic.js";
 export { expectedCrawl, latencyBound, type ExpectedCrawl, type ExpectedCrawlOptions } from "./expected-crawl.js";
 export { SyntheticSite, startSyntheticSite } from "./synthetic-site.js";
-export { demoSiteDefinition, startDemoSite } from "./demo-site.js";
+export { DEMO_ROBOTS_TXT, demoSiteDefinition, startDemoSite } from "./demo-site.js";
+export { HostGroup, hostGroupLayout, startHostGroup, type HostGroupOptions, type HostPage, type HostRequest } from "./host-group.js";

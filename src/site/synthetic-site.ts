@@ -68,6 +68,7 @@ export function startSyntheticSite(options: SyntheticSiteOptions | SyntheticSite
 }
 
 function serve(site: FixtureSite, definition: SyntheticSiteDefinition): void {
+  if (definition.robotsTxt !== undefined) site.addRobots(definition.robotsTxt);
   for (const [path, route] of definition.routes) {
     if (route.kind === "redirect") {
       site.addRedirect(path, route.to, route.status);

@@ -56,6 +56,8 @@ export interface SyntheticSiteDefinition {
   readonly options: Readonly<Required<SyntheticSiteOptions>>;
   /** Every route by path; the root is `/`. */
   readonly routes: ReadonlyMap<string, SyntheticRoute>;
+  /** The site's `/robots.txt`, if it has one (a crawl reads it only with `robots` on, so `expectedCrawl` ignores it). */
+  readonly robotsTxt?: string;
 }
 
 /** The bytes of a synthetic page as served, and what a crawler should record for them. */

@@ -95,6 +95,73 @@ describe("FixtureSite", () => {
     expect(site.totalRequests).toBe(0);
   });
 
+  it("logs every request's path and query with its arrival time, in order of arrival", async () => {
+    site.addPage("/", ["/a"]);
+    const before = performance.now();
+    await get(site.urlFor("/"));
+    await get(site.urlFor("/missing?x=1"));
+    await get(site.urlFor("/日本"));
+    const log = site.requests();
+    expect(log.map((request) => request.path)).toEqual(["/", "/missing?x=1", "/%E6%97%A5%E6%9C%AC"]);
+    expect(log[0]?.at).toBeGreaterThanOrEqual(before);
+    expect(log[1]?.at).toBeGreaterThanOrEqual(log[0]?.at ?? Infinity);
+    expect(log[2]?.at).toBeGreaterThanOrEqual(log[1]?.at ?? Infinity);
+  });
+
+  it("logs a delayed request when it arrives, not when it is answered", async () => {
+    site.addPage("/slow", "slow").setDelay("/slow", 60_000);
+    void rawExchange(site.port, getRequest("/slow"));
+    await vi.waitFor(() => expect(site.requests().map((request) => request.path)).toEqual(["/slow"]));
+    expect(site.requestsInFlight).toBe(1);
+  });
+
+  it("hands out a copy of the log and empties it on resetCounters", async () => {
+    await get(site.urlFor("/a"));
+    const log = site.requests();
+    await get(site.urlFor("/b"));
+    expect(log).toHaveLength(1);
+    expect(site.requests()).toHaveLength(2);
+    site.resetCounters();
+    expect(site.requests()).toEqual([]);
+  });
+
+  it("serves robots.txt as plain text", async () => {
+    site.addRobots("User-agent: *\nDisallow: /private/\n");
+    const response = await get(site.urlFor("/robots.txt"));
+    expect(response.status).toBe(200);
+    expect(response.headers["content-type"]).toBe("text/plain; charset=utf-8");
+    expect(response.body.toString()).toBe("User-agent: *\nDisallow: /private/\n");
+  });
+
+  it("refuses a path the given number of times with Retry-After, then serves its page", async () => {
+    site.addRetryAfter("/busy", { status: 503, retryAfter: "2", times: 2, then: ["/a"] });
+    site.addRetryAfter("/limited", { status: 429, retryAfter: "Wed, 21 Oct 2015 07:28:00 GMT", times: 1, then: "at last" });
+    const statuses: number[] = [];
+    for (let i = 0; i < 4; i++) {
+      const response = await get(site.urlFor("/busy"));
+      statuses.push(response.status);
+      if (response.status === 503) {
+        expect(response.headers["retry-after"]).toBe("2");
+        expect(response.body.toString()).toBe("Service Unavailable\n");
+      } else {
+        expect(response.headers["retry-after"]).toBeUndefined();
+        expect(response.body.toString()).toContain('<a href="/a">');
+      }
+    }
+    expect(statuses).toEqual([503, 503, 200, 200]);
+    const limited = await get(site.urlFor("/limited"));
+    expect(limited).toMatchObject({ status: 429, headers: { "retry-after": "Wed, 21 Oct 2015 07:28:00 GMT" } });
+    expect((await get(site.urlFor("/limited"))).body.toString()).toBe("at last");
+    expect(site.requestsFor("/busy")).toBe(4);
+  });
+
+  it("serves the page at once when no refusal is asked for, and rejects a count below 0", async () => {
+    site.addRetryAfter("/open", { status: 429, retryAfter: "1", times: 0, then: "open" });
+    expect((await get(site.urlFor("/open"))).status).toBe(200);
+    expect(() => site.addRetryAfter("/bad", { status: 429, retryAfter: "1", times: -1, then: "" })).toThrow(RangeError);
+    expect(() => site.addRetryAfter("/bad", { status: 503, retryAfter: "1", times: 1.5, then: "" })).toThrow("times");
+  });
+
   it("counts the peak of requests in flight at once", async () => {
     const held: ServerResponse[] = [];
     site.addHandler("/held", function holdUntilThree(_request, response) {

@@ -1,6 +1,8 @@
+import { createRequire } from "node:module";
 import { gunzipSync } from "node:zlib";
+import type robotsParserModule from "robots-parser";
 import { describe, expect, it } from "vitest";
-import { demoSiteDefinition, startDemoSite } from "../../src/site/demo-site.js";
+import { DEMO_ROBOTS_TXT, demoSiteDefinition, startDemoSite } from "../../src/site/demo-site.js";
 import { expectedCrawl, latencyBound } from "../../src/site/expected-crawl.js";
 import { linksHtml } from "../../src/site/html.js";
 import { mulberry32, renderPage, syntheticSite, type SyntheticRoute } from "../../src/site/synthetic.js";
@@ -8,6 +10,9 @@ import { SyntheticSite } from "../../src/site/synthetic-site.js";
 import { get } from "./helpers.js";
 
 const ORIGIN = "http://127.0.0.1:8080";
+
+// robots-parser is CommonJS: require() hands back its module.exports, the parser function itself.
+const robotsParser: typeof robotsParserModule.default = createRequire(import.meta.url)("robots-parser");
 
 function definitionOf(routes: Record<string, SyntheticRoute>) {
   return { options: syntheticSite({ pages: 1, linksPerPage: 0, seed: 0 }).options, routes: new Map(Object.entries(routes)) };
@@ -157,6 +162,32 @@ describe("startDemoSite", () => {
       expect(records.filter((record) => record.status === 404)).toHaveLength(1);
       expect(records.filter((record) => record.nextUrl !== null).length).toBeGreaterThan(0);
       expect(demoSiteDefinition().options.delayMs).toBe(5);
+    } finally {
+      await demo.close();
+    }
+  });
+
+  it("serves a robots.txt that keeps every crawler out of /private/, which the root links to", async () => {
+    const demo = await startDemoSite();
+    try {
+      const response = await get(`${demo.site.url}/robots.txt`);
+      expect(response.status).toBe(200);
+      expect(response.headers["content-type"]).toBe("text/plain; charset=utf-8");
+      expect(response.body.toString()).toBe(DEMO_ROBOTS_TXT);
+      const robots = robotsParser(`${demo.site.url}/robots.txt`, DEMO_ROBOTS_TXT);
+      for (const agent of ["coroutine-crawler", "SomeOtherBot"]) {
+        expect(robots.isAllowed(`${demo.site.url}/private/`, agent), agent).toBe(false);
+        expect(robots.isAllowed(`${demo.site.url}/private/drafts`, agent), agent).toBe(false);
+        expect(robots.isAllowed(`${demo.site.url}/p/1`, agent), agent).toBe(true);
+        expect(robots.isAllowed(`${demo.site.url}/`, agent), agent).toBe(true);
+      }
+      expect(robots.getCrawlDelay("coroutine-crawler")).toBe(0.005);
+      expect(robots.getCrawlDelay("SomeOtherBot")).toBeUndefined();
+      // A crawl without robots fetches the private pages like any other: the expected crawl has them.
+      const urls = demo.expected.records.map((record) => record.url);
+      expect(urls).toContain(`${demo.site.url}/private/`);
+      expect(urls).toContain(`${demo.site.url}/private/drafts`);
+      expect(urls).not.toContain(`${demo.site.url}/robots.txt`);
     } finally {
       await demo.close();
     }
