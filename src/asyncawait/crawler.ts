@@ -219,7 +219,8 @@ export class Crawler {
       const wait = typeof outcome === "string" ? null : this.hosts.retryAfter(outcome);
       if (wait !== null && attempt < this.options.maxTries && !this.q.isShutdown()) {
         this.hosts.holdBack(item, wait);
-        this.q.putNowait({ ...item, tries: attempt });
+        this.q.putNowait({ ...item, tries: attempt }); // After a Retry-After, the attempts go on from where they were.
+        this.taken -= 1; // It is taken again when its turn comes.
         return;
       }
       if (typeof outcome !== "string" || !isRetryable(outcome) || attempt >= this.options.maxTries) break;

@@ -163,8 +163,9 @@ export class Crawler implements VisitContext {
   private *fetch(item: QueueItem): Coroutine<void> {
     // The response, or why the last attempt failed (and, for a TlsError, why in Node's words).
     let [outcome, detail]: [HttpResponse | FetchError, string | null] = ["NetworkError", null];
-    for (let attempt = (item.tries ?? 0) + 1; attempt <= this.options.maxTries; attempt++) {
-      if (attempt > (item.tries ?? 0) + 1) yield* sleep(retryDelay(this.options.retryDelayMs, attempt - 1) / 1000); // Other workers run meanwhile.
+    const first = (item.tries ?? 0) + 1; // After a Retry-After, the attempts go on from where they were.
+    for (let attempt = first; attempt <= this.options.maxTries; attempt++) {
+      if (attempt > first) yield* sleep(retryDelay(this.options.retryDelayMs, attempt - 1) / 1000); // Other workers run meanwhile.
       if (crawlChannel.hasSubscribers) crawlChannel.publish({ type: "fetch-start", crawl: this.run.id, url: item.url, attempt, ...this.counters() });
       try {
         outcome = yield* waitFor(request(new URL(item.url), this.options, this.run.id), this.options.timeoutMs);
@@ -178,6 +179,7 @@ export class Crawler implements VisitContext {
       if (wait !== null && attempt < this.options.maxTries && this.taken < this.options.maxPages) {
         this.hosts.holdBack(item, wait);
         this.q.putNowait({ ...item, tries: attempt });
+        this.taken -= 1; // It is taken again when its turn comes.
         return;
       }
       if (typeof outcome !== "string" || !isRetryable(outcome)) break;
