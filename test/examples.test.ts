@@ -253,4 +253,32 @@ describe.concurrent("examples", () => {
     expect(out).toMatch(/dispatch connected .* socket#\d+\n.*connect .*\n.*send /);
     expect(out).toContain("maxTasks is 5: no stage ever had more fetches in flight.");
   });
+
+  it("16 crawls three hosts politely with every stage: robots.txt obeyed, one request per host at a time, the delays kept", async ({ expect }) => {
+    const out = await runExample("16-polite-hosts.ts");
+    const blocks = out.split(/^(?=stage \d: )/m).slice(1);
+    expect(blocks.map((block) => block.split("\n")[0])).toEqual([
+      "stage 1: a callLater timer and a list per host",
+      "stage 2: a Task that sleeps",
+      "stage 3: an awaited timer promise",
+    ]);
+    const counts = blocks.map((block) => captured(block, /records: (\d+), RobotsDisallowed: (\d+)/).join(" "));
+    expect(new Set(counts).size, "the same records in every stage").toBe(1);
+    for (const block of blocks) {
+      expect(numberIn(block, /RobotsDisallowed: (\d+)/)).toBeGreaterThan(0);
+      expect(block).toContain("host 0's robots.txt: status 404, verdict allow-all, no Crawl-delay");
+      expect(block).toContain("host 1's robots.txt: status 200, verdict rules, no Crawl-delay");
+      expect(block).toContain("host 2's robots.txt: status 200, verdict rules, Crawl-delay 150 ms");
+      // Host 1 disallows everything but its root: the server saw robots.txt and / only.
+      expect(block).toMatch(/^ {2}host 1: 2 requests, at most 1 in flight;/m);
+      const hosts = [...block.matchAll(/^ {2}host \d: \d+ requests, at most (\d+) in flight; delay (\d+) ms, pages started (?:≥ (\d+) ms apart|only once)/gm)];
+      expect(hosts).toHaveLength(3);
+      for (const [line, peak, delay, gap] of hosts) {
+        expect(Number(peak), line).toBe(1);
+        // The trace's clock is read just after each start: allow it a little slack below the delay.
+        if (gap !== undefined) expect(Number(gap), line).toBeGreaterThanOrEqual(Number(delay) * 0.9);
+      }
+      expect(block).toMatch(/host 2's first pages started: \/ at \d+ ms, \/p\/1 at \d+ ms/);
+    }
+  });
 });

@@ -82,8 +82,8 @@ interface OptionSpec {
   bare?: string;
   /** The `--help` text; each line after the first is indented under it. */
   help: string;
-  /** The `--help` section that lists it: named after crawl.py's options, or ours. */
-  group: "chapter" | "more";
+  /** The `--help` section that lists it: named after crawl.py's options, ours, or how to crawl politely. */
+  group: "chapter" | "more" | "politeness";
 }
 
 /**
@@ -137,6 +137,43 @@ CA, a self-signed server) instead of Node's default CAs`,
 self-signed, another host's): no protection at all`,
   },
   "max-pages": { type: "string", value: "N", group: "more", help: "take no more URLs from the queue after N" },
+  "ignore-robots": {
+    type: "boolean", group: "politeness",
+    help: `do not read robots.txt, and fetch what it forbids too
+(by default each site's robots.txt is read and obeyed)`,
+  },
+  "max-per-host": {
+    type: "string", value: "N", group: "politeness",
+    help: `requests in flight to one host (scheme, name, port) at
+most (default: no limit but --max-tasks)`,
+  },
+  delay: {
+    type: "string", value: "SECONDS", group: "politeness",
+    help: `pause between the starts of two requests to one host
+(default ${DEFAULT_OPTIONS.delayMs / 1000}); a longer robots.txt Crawl-delay wins`,
+  },
+  "delay-jitter": {
+    type: "string", value: "F", group: "politeness",
+    help: `add up to this fraction (0 to 1) of --delay at random to
+each delay (default ${DEFAULT_OPTIONS.delayJitter})`,
+  },
+  "max-crawl-delay": {
+    type: "string", value: "SECONDS", group: "politeness",
+    help: `the longest robots.txt Crawl-delay obeyed
+(default ${DEFAULT_OPTIONS.maxCrawlDelayMs / 1000})`,
+  },
+  "max-retry-after": {
+    type: "string", value: "SECONDS", group: "politeness",
+    help: `a 429 or 503 whose Retry-After asks for at most this
+long is tried again then; a longer one is recorded
+as it is (default ${DEFAULT_OPTIONS.maxRetryAfterMs / 1000})`,
+  },
+  "user-agent": {
+    type: "string", value: "TEXT", group: "politeness",
+    help: `the User-Agent header, e.g. "mybot/1.0 (+https://you.example)";
+its first word picks the robots.txt group (default
+${DEFAULT_OPTIONS.userAgent})`,
+  },
   stage: { type: "string", value: "NAME", default: "asyncawait", group: "more", help: "callbacks, generators or asyncawait" },
   demo: { type: "boolean", group: "more", help: "start the built-in demo site and crawl it: no network needed" },
   compare: {
@@ -178,6 +215,8 @@ report with one line per URL fetched.
 
 Options named after the chapter's crawl.py:
 ${optionLines("chapter")}
+Politeness (on a site that is not yours: --max-per-host 2 --delay 1):
+${optionLines("politeness")}
 More:
 ${optionLines("more")}
 Exit status: 0 when the crawl finished (error records included), 1 when
@@ -225,7 +264,8 @@ export function parseCommandLine(argv: readonly string[]): Invocation {
   if (values.help === true) return { kind: "help" };
   if (values.version === true) return { kind: "version" };
 
-  const crawlOptions: CrawlOptions = { maxTasks: wholeNumber("max-tasks", values["max-tasks"]) };
+  // robots.txt is obeyed unless --ignore-robots: the library's default is off (the chapter's crawler), the command's on.
+  const crawlOptions: CrawlOptions = { maxTasks: wholeNumber("max-tasks", values["max-tasks"]), robots: values["ignore-robots"] !== true };
   if (values["max-redirect"] !== undefined) crawlOptions.maxRedirect = wholeNumber("max-redirect", values["max-redirect"]);
   if (values["max-tries"] !== undefined) crawlOptions.maxTries = wholeNumber("max-tries", values["max-tries"]);
   if (values["max-pages"] !== undefined) crawlOptions.maxPages = wholeNumber("max-pages", values["max-pages"]);
@@ -235,6 +275,12 @@ export function parseCommandLine(argv: readonly string[]): Invocation {
   if (values.ca !== undefined) crawlOptions.ca = certificatesIn(values.ca);
   if (values.insecure === true) crawlOptions.rejectUnauthorized = false;
   if (values.exclude !== undefined) crawlOptions.exclude = values.exclude;
+  if (values["max-per-host"] !== undefined) crawlOptions.maxPerHost = wholeNumber("max-per-host", values["max-per-host"]);
+  if (values.delay !== undefined) crawlOptions.delayMs = seconds("delay", values.delay) * 1000;
+  if (values["delay-jitter"] !== undefined) crawlOptions.delayJitter = decimal("delay-jitter", values["delay-jitter"]);
+  if (values["max-crawl-delay"] !== undefined) crawlOptions.maxCrawlDelayMs = seconds("max-crawl-delay", values["max-crawl-delay"]) * 1000;
+  if (values["max-retry-after"] !== undefined) crawlOptions.maxRetryAfterMs = seconds("max-retry-after", values["max-retry-after"]) * 1000;
+  if (values["user-agent"] !== undefined) crawlOptions.userAgent = values["user-agent"];
   for (const token of tokens) {
     if (token.kind === "option" && (token.name === "strict" || token.name === "lenient")) {
       crawlOptions.strict = token.name === "strict";
@@ -341,10 +387,17 @@ function wholeNumber(name: string, value: string): number {
   return Number(value);
 }
 
+/** A decimal number without sign or exponent: `2`, `0.5`, `.5`, `2.`. */
+const DECIMAL = /^(\d+(\.\d*)?|\.\d+)$/;
+
 function seconds(name: string, value: string): number {
-  if (!/^(\d+(\.\d*)?|\.\d+)$/.test(value)) {
-    throw new UsageError(`--${name} expects a number of seconds, got '${value}'`);
-  }
+  if (!DECIMAL.test(value)) throw new UsageError(`--${name} expects a number of seconds, got '${value}'`);
+  return Number(value);
+}
+
+/** A plain decimal; its range is the library's check. */
+function decimal(name: string, value: string): number {
+  if (!DECIMAL.test(value)) throw new UsageError(`--${name} expects a number, got '${value}'`);
   return Number(value);
 }
 
@@ -379,6 +432,12 @@ const FLAG_FOR: Partial<Record<keyof CrawlOptions, string>> = {
   retryDelayMs: "--retry-delay",
   maxPages: "--max-pages",
   ca: "--ca",
+  maxPerHost: "--max-per-host",
+  delayMs: "--delay",
+  delayJitter: "--delay-jitter",
+  maxCrawlDelayMs: "--max-crawl-delay",
+  maxRetryAfterMs: "--max-retry-after",
+  userAgent: "--user-agent",
 };
 
 /**

@@ -6,6 +6,7 @@
  */
 import { FETCH_ERRORS } from "../crawl/records.js";
 import type { CrawlResult, FetchStatistic } from "../crawl/records.js";
+import type { RobotsFetch } from "../crawl/robots.js";
 import type { StageName } from "../observe/events.js";
 
 /** One stage's crawl, with the concurrency figures seen while it ran. */
@@ -23,8 +24,8 @@ export interface StageRun {
 /**
  * The table `--compare` prints: one column per stage, one row per figure
  * (records, html pages, redirects, errors and each error name that occurred,
- * wall time, pages per second, peak concurrency). A figure nobody could
- * measure prints as `-`.
+ * the origins whose robots.txt was read, wall time, pages per second, peak
+ * concurrency). A figure nobody could measure prints as `-`.
  */
 export function comparisonTable(runs: readonly StageRun[]): string {
   const rows: Array<[string, ...string[]]> = [["", ...runs.map((run) => run.stage)]];
@@ -40,6 +41,7 @@ export function comparisonTable(runs: readonly StageRun[]): string {
     if (counts.some((n) => n > 0)) rows.push([`  ${name}`, ...counts.map(String)]);
   }
   if (runs.some((run) => run.result.todo > 0)) addRow("todo", (run) => String(run.result.todo));
+  if (runs.some((run) => run.result.robots.length > 0)) addRow("robots.txt read", (run) => String(run.result.robots.length));
   addRow("wall time", (run) => `${(wallMs(run.result) / 1000).toFixed(3)} s`);
   addRow("pages/s", (run) => pagesPerSecond(run.result));
   addRow("peak concurrency", (run) => shown(run.peakInFlight));
@@ -57,7 +59,8 @@ export function comparisonTable(runs: readonly StageRun[]): string {
  * and on a crawl without redirects so must the sum of `numNewUrls` (every
  * URL queued from a page). With redirects that sum may differ: when a link
  * and a redirect race to one URL, the one that queues it first depends on
- * timing too.
+ * timing too. Each origin's `robots.txt` fetch must be the same, field by
+ * field, whatever the order they were read in.
  *
  * @see docs/behaviour.md, "The queue, concurrency and the end"
  */
@@ -90,6 +93,20 @@ function differenceBetween(a: StageRun, b: StageRun): string | null {
     ].join("\n");
   }
 
+  const leftRobots = byOrigin(a.result.robots);
+  const rightRobots = byOrigin(b.result.robots);
+  const origins = [...new Set([...leftRobots.keys(), ...rightRobots.keys()])].sort();
+  for (const origin of origins) {
+    const x = leftRobots.get(origin);
+    const y = rightRobots.get(origin);
+    if (x !== undefined && y !== undefined && sameRobotsFetch(x, y)) continue;
+    return [
+      `${a.stage} and ${b.stage} differ at ${origin}/robots.txt:`,
+      `${label(a.stage)}${x === undefined ? "(not read)" : JSON.stringify(x)}`,
+      `${label(b.stage)}${y === undefined ? "(not read)" : JSON.stringify(y)}`,
+    ].join("\n");
+  }
+
   const sums = [sumOfNewUrls(a.result), sumOfNewUrls(b.result)];
   const redirects = a.result.records.some(isRedirect) || b.result.records.some(isRedirect);
   if (!redirects && sums[0] !== sums[1]) {
@@ -119,6 +136,22 @@ function sameRecord(x: FetchStatistic, y: FetchStatistic): boolean {
     x.contentType === y.contentType &&
     x.encoding === y.encoding &&
     x.numUrls === y.numUrls
+  );
+}
+
+function byOrigin(fetches: readonly RobotsFetch[]): Map<string, RobotsFetch> {
+  return new Map(fetches.map((fetch) => [fetch.origin, fetch]));
+}
+
+/** Every field: what a robots.txt fetch gives does not depend on timing. */
+function sameRobotsFetch(x: RobotsFetch, y: RobotsFetch): boolean {
+  return (
+    x.url === y.url &&
+    x.status === y.status &&
+    x.error === y.error &&
+    x.verdict === y.verdict &&
+    x.crawlDelayMs === y.crawlDelayMs &&
+    x.attempts === y.attempts
   );
 }
 

@@ -5,6 +5,7 @@
  * @module
  */
 import type { CrawlResult, FetchStatistic } from "../crawl/records.js";
+import type { RobotsFetch } from "../crawl/robots.js";
 import type { StageName } from "../observe/events.js";
 import type { StageRun } from "./compare.js";
 
@@ -29,8 +30,20 @@ export interface OptionsJson {
   maxPages: number | null;
   /** The largest body accepted, in bytes. */
   maxBodyBytes: number;
-  /** The User-Agent header sent. */
+  /** The User-Agent header sent; its product token picks the robots.txt group. */
   userAgent: string;
+  /** Whether robots.txt was read and obeyed (off only with `--ignore-robots`). */
+  robots: boolean;
+  /** Requests in flight to one host at most; null when there is no limit but `maxTasks`. */
+  maxPerHost: number | null;
+  /** Milliseconds between the starts of two requests to one host. */
+  delayMs: number;
+  /** The random part of each delay, as a fraction of `delayMs`. */
+  delayJitter: number;
+  /** The longest robots.txt `Crawl-delay` obeyed, in milliseconds. */
+  maxCrawlDelayMs: number;
+  /** The longest `Retry-After` waited for, in milliseconds. */
+  maxRetryAfterMs: number;
 }
 
 /** What `crawl --json` writes for one crawl. docs/cli.md describes every field. */
@@ -51,6 +64,8 @@ export interface CrawlResultJson {
   finishedAt: number;
   /** The options in force, defaults filled in. */
   options: OptionsJson;
+  /** Each origin's robots.txt, in the order read (empty with `--ignore-robots`); not records. */
+  robots: RobotsFetch[];
 }
 
 /** What `crawl --compare --json` writes: every stage's result, and the verdict. */
@@ -82,7 +97,14 @@ export function resultJson(stage: StageName, result: CrawlResult, interrupted: b
       maxPages: Number.isFinite(options.maxPages) ? options.maxPages : null,
       maxBodyBytes: options.maxBodyBytes,
       userAgent: options.userAgent,
+      robots: options.robots,
+      maxPerHost: Number.isFinite(options.maxPerHost) ? options.maxPerHost : null,
+      delayMs: options.delayMs,
+      delayJitter: options.delayJitter,
+      maxCrawlDelayMs: options.maxCrawlDelayMs,
+      maxRetryAfterMs: options.maxRetryAfterMs,
     },
+    robots: result.robots,
   };
 }
 

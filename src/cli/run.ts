@@ -218,7 +218,7 @@ async function finish(
       printer.print(report(run.result, { quiet: commandLine.verbosity === 0, verbose: commandLine.verbosity >= 2 }));
     }
     if (nothingFetched) {
-      printer.warn("crawl: nothing fetched: no root got a response\n");
+      printer.warn(`crawl: nothing fetched: no root got a response${robotsRefusals(runs)}\n`);
       status = EXIT.nothingFetched;
     }
   }
@@ -238,6 +238,21 @@ function fetchedNothing(run: StageRun): boolean {
   return run.result.records.every(function failed(record) {
     return record.status === null;
   });
+}
+
+/**
+ * Why some roots of a crawl that fetched nothing were never requested, when
+ * `robots.txt` is the reason (` (1 root not fetched because of robots.txt; …)`),
+ * else nothing. Such a crawl has no records but its roots': nothing else was queued.
+ */
+function robotsRefusals(runs: readonly StageRun[]): string {
+  const refused = runs[0]?.result.records.filter(refusedByRobots).length ?? 0;
+  if (refused === 0) return "";
+  return ` (${refused} root${refused === 1 ? "" : "s"} not fetched because of robots.txt; see the report)`;
+}
+
+function refusedByRobots(record: FetchStatistic): boolean {
+  return record.error === "RobotsDisallowed" || record.error === "RobotsUnreachable";
 }
 
 /** Writes the `--timeline` page; false, after a message, when the file cannot be written. */

@@ -5,6 +5,7 @@
  */
 import { FETCH_ERRORS } from "./records.js";
 import type { CrawlResult, FetchError, FetchStatistic } from "./records.js";
+import type { RobotsFetch } from "./robots.js";
 
 /** What {@link report} prints besides the counters and the summary. */
 export interface ReportOptions {
@@ -43,6 +44,12 @@ interface Counters {
  * - redirect: `url status -> nextUrl`;
  * - error: `url error ErrorName`.
  *
+ * Then, when the crawl obeyed `robots.txt` (option `robots`), its lines,
+ * apart from the records and sorted by origin: one per origin whose
+ * `robots.txt` was not simply read ({@link robotsLine}: unreachable,
+ * everything allowed, or a `Crawl-delay`), then
+ * `N URLs disallowed by robots.txt (read at M origins)`.
+ *
  * Counters (right-aligned in ten columns like the chapter's, only those that
  * are not zero): `html pages` and `other pages` (status 200, `text/html` or
  * not), `redirects`, `status N` for each other status, each error name in
@@ -50,10 +57,12 @@ interface Counters {
  * `Finished N urls in S secs (max_tasks=T) (R urls/sec/task)`, `Todo: N`
  * and `Done: N`.
  *
- * `quiet` keeps only the error lines among the per-URL lines. `verbose` adds a
- * block after the header with the options in force and the start and finish
- * times (ISO 8601, UTC), and ends each per-URL line with ` (from URL)`, the
- * page that linked to it, for finding broken links; the two combine.
+ * `quiet` keeps only the error lines among the per-URL lines, and only the
+ * unreachable origins among the `robots.txt` lines. `verbose` adds a block
+ * after the header with the options in force and the start and finish times
+ * (ISO 8601, UTC), ends each per-URL line with ` (from URL)`, the page that
+ * linked to it, for finding broken links, and lists every origin's
+ * `robots.txt`; the two combine.
  *
  * @remarks The chapter counts a non-200 `text/html` page as `html`, and a
  * non-200 page of any other type as `error` plus `status_N`; here every
@@ -86,6 +95,7 @@ export function report(result: CrawlResult, options: ReportOptions = {}): string
     if (options.quiet !== true || record.error !== null) lines.push(urlLine(record, { referrer: options.verbose === true }));
   }
 
+  if (result.options.robots) lines.push(...robotsLines(result, options));
   lines.push(...counterLines(counters));
   lines.push(summaryLine(result), `Todo: ${result.todo}`, `Done: ${result.records.length}`);
   return lines.join("\n") + "\n";
@@ -119,6 +129,61 @@ export function urlLine(record: FetchStatistic, options: UrlLineOptions = {}): s
     `${record.numNewUrls}/${record.numUrls}`,
   ].join(" ");
   return line + from;
+}
+
+/**
+ * The line for one origin's `robots.txt`, by what the crawl did there:
+ * - unreachable: `robots.txt http://h:8080: unreachable (500 after 4 attempts); nothing fetched there`;
+ * - everything allowed: `robots.txt http://h:8080: 404; everything allowed`;
+ * - rules: `robots.txt http://h:8080: 200; rules read` and, when the group
+ *   has one, `, Crawl-delay 2000 ms` (`, capped at 30000 ms` beyond `maxCrawlDelayMs`).
+ *
+ * When redirects led elsewhere, the status is followed by ` at URL`.
+ */
+export function robotsLine(fetch: RobotsFetch, maxCrawlDelayMs: number): string {
+  const start = `robots.txt ${fetch.origin}: `;
+  const at = fetch.url === `${fetch.origin}/robots.txt` ? "" : ` at ${fetch.url}`;
+  const outcome = `${fetch.error ?? shown(fetch.status)}${at}`;
+  if (fetch.verdict === "unreachable") {
+    const attempts = `${fetch.attempts} attempt${fetch.attempts === 1 ? "" : "s"}`;
+    return `${start}unreachable (${outcome} after ${attempts}); nothing fetched there`;
+  }
+  if (fetch.verdict === "allow-all") return `${start}${outcome}; everything allowed`;
+  if (fetch.crawlDelayMs === null) return `${start}${outcome}; rules read`;
+  const capped = fetch.crawlDelayMs > maxCrawlDelayMs ? `, capped at ${maxCrawlDelayMs} ms` : "";
+  return `${start}${outcome}; rules read, Crawl-delay ${fetch.crawlDelayMs} ms${capped}`;
+}
+
+/**
+ * The `robots.txt` lines: an origin whose file simply set rules is listed
+ * only when `verbose`, one that allowed everything or set a `Crawl-delay`
+ * unless `quiet`, an unreachable one always; then the count of URLs refused.
+ */
+function robotsLines(result: CrawlResult, options: ReportOptions): string[] {
+  const lines: string[] = [];
+  for (const fetch of [...result.robots].sort(byOrigin)) {
+    const shownWhen =
+      fetch.verdict === "unreachable" ||
+      options.verbose === true ||
+      (options.quiet !== true && (fetch.verdict === "allow-all" || fetch.crawlDelayMs !== null));
+    if (shownWhen) lines.push(robotsLine(fetch, result.options.maxCrawlDelayMs));
+  }
+  const disallowed = result.records.filter(isDisallowed).length;
+  const origins = result.robots.length;
+  lines.push(
+    `${disallowed} URL${disallowed === 1 ? "" : "s"} disallowed by robots.txt` +
+      ` (read at ${origins} origin${origins === 1 ? "" : "s"})`,
+  );
+  return lines;
+}
+
+function byOrigin(a: RobotsFetch, b: RobotsFetch): number {
+  if (a.origin === b.origin) return 0;
+  return a.origin < b.origin ? -1 : 1;
+}
+
+function isDisallowed(record: FetchStatistic): boolean {
+  return record.error === "RobotsDisallowed";
 }
 
 function shown(value: string | number | null): string {
@@ -167,17 +232,21 @@ function summaryLine(result: CrawlResult): string {
   return `Finished ${done} urls in ${seconds.toFixed(3)} secs (max_tasks=${maxTasks}) (${speed.toFixed(3)} urls/sec/task)`;
 }
 
-/** The `verbose` block: the crawl's timestamps and the options in force. */
+/** The `verbose` block: the crawl's timestamps and the options in force, politeness on a line of its own. */
 function settingsLines(result: CrawlResult): string[] {
   const settings = result.options;
   const exclude = settings.exclude === null ? "-" : String(settings.exclude);
   const maxPages = Number.isFinite(settings.maxPages) ? String(settings.maxPages) : "-";
+  const maxPerHost = Number.isFinite(settings.maxPerHost) ? String(settings.maxPerHost) : "-";
   return [
     `Started: ${isoTime(result.startedAt)}`,
     `Ended: ${isoTime(result.finishedAt)}`,
     `Options: maxTasks=${settings.maxTasks} maxRedirect=${settings.maxRedirect} maxTries=${settings.maxTries}` +
       ` strict=${settings.strict} exclude=${exclude} timeoutMs=${settings.timeoutMs} maxPages=${maxPages}` +
       ` maxBodyBytes=${settings.maxBodyBytes} userAgent=${JSON.stringify(settings.userAgent)}`,
+    `Politeness: robots=${settings.robots} maxPerHost=${maxPerHost} delayMs=${settings.delayMs}` +
+      ` delayJitter=${settings.delayJitter} maxCrawlDelayMs=${settings.maxCrawlDelayMs}` +
+      ` maxRetryAfterMs=${settings.maxRetryAfterMs}`,
   ];
 }
 

@@ -9,19 +9,19 @@ import { syntheticSite, type SyntheticPage, type SyntheticRoute, type SyntheticS
 
 /**
  * The demo site's `/robots.txt`: every crawler is asked to keep out of
- * `/private/`; `coroutine-crawler` (this package's user agent) has its own
- * group, which says the same and adds a 5 ms `Crawl-delay`. A crawl reads it
- * only with `robots` on; without, `/private/` is crawled like any page.
+ * `/private/`, and `coroutine-crawler` (this package's user agent) has its
+ * own group that says the same. A crawl reads it only with `robots` on (the
+ * `crawl` command's default); without, `/private/` is crawled like any page.
+ * It sets no `Crawl-delay`: `npm start` shows the stages' concurrency on this
+ * site, which a delay per request to its one host would take away.
  */
 export const DEMO_ROBOTS_TXT = `# The demo site's robots.txt, read by crawls with \`robots\` on.
 User-agent: *
 Disallow: /private/
 
 # A crawler follows only the group that names it (RFC 9309, 2.2.1), so this one repeats the Disallow.
-# Crawl-delay is in seconds: 5 ms here, as long as the site takes to answer.
 User-agent: coroutine-crawler
 Disallow: /private/
-Crawl-delay: 0.005
 `;
 
 /**

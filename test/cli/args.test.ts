@@ -27,12 +27,12 @@ describe("parseCommandLine", () => {
       "--exclude", "\\.pdf$", "--lenient", "xkcd.com", "http://example.com/",
     ]);
     expect(parsed.roots).toEqual(["xkcd.com", "http://example.com/"]);
-    expect(parsed.crawlOptions).toEqual({ maxRedirect: 3, maxTries: 2, maxTasks: 7, exclude: "\\.pdf$", strict: false });
+    expect(parsed.crawlOptions).toEqual({ maxRedirect: 3, maxTries: 2, maxTasks: 7, exclude: "\\.pdf$", strict: false, robots: true });
   });
 
-  it("defaults to 100 tasks, the asyncawait stage and the plain report", () => {
+  it("defaults to 100 tasks, robots.txt obeyed, the asyncawait stage and the plain report", () => {
     const parsed = commandLine(["example.com"]);
-    expect(parsed.crawlOptions).toEqual({ maxTasks: 100 });
+    expect(parsed.crawlOptions).toEqual({ maxTasks: 100, robots: true });
     expect(parsed).toMatchObject({ stage: "asyncawait", demo: false, compare: false, json: null, verbosity: 1 });
   });
 
@@ -66,6 +66,41 @@ describe("parseCommandLine", () => {
     expect(usageError(["--ca", "/no/such/file.pem", "a.com"])).toBe("cannot read --ca FILE '/no/such/file.pem': ENOENT");
     const notPem = fileURLToPath(new URL("../fixtures/tls/README.md", import.meta.url));
     expect(usageError(["--ca", notPem, "a.com"])).toMatch(/^bad --ca: expected `ca` to be PEM certificates, as a string or a Buffer, got a Buffer of \d+ bytes$/);
+  });
+
+  it("turns robots.txt off with --ignore-robots", () => {
+    expect(commandLine(["--ignore-robots", "a.com"]).crawlOptions.robots).toBe(false);
+    expect(usageError(["--ignore-robots=yes", "a.com"])).toBe("option '--ignore-robots' takes no value");
+  });
+
+  it("reads the politeness options: a count, milliseconds and a fraction", () => {
+    const parsed = commandLine([
+      "--max-per-host", "2", "--delay", "1", "--delay-jitter", "0.5",
+      "--max-crawl-delay", "5", "--max-retry-after", "0", "--user-agent", "mybot/1.0 (+mailto:me@example.org)", "a.com",
+    ]);
+    expect(parsed.crawlOptions).toEqual({
+      maxTasks: 100, robots: true, maxPerHost: 2, delayMs: 1000, delayJitter: 0.5, maxCrawlDelayMs: 5000, maxRetryAfterMs: 0,
+      userAgent: "mybot/1.0 (+mailto:me@example.org)",
+    });
+    expect(commandLine(["--delay-jitter", "1", "--delay-jitter", ".25", "a.com"]).crawlOptions.delayJitter).toBe(0.25);
+  });
+
+  it.each([
+    [["--max-per-host", "two"], "--max-per-host expects a whole number, got 'two'"],
+    [["--max-per-host", "0"], "bad --max-per-host: expected `maxPerHost` to be an integer from 1 and up, got 0"],
+    [["--delay", "1s"], "--delay expects a number of seconds, got '1s'"],
+    [["--delay", "-5"], "--delay expects a number of seconds, got '-5'"],
+    [["--delay", "9999999"], "bad --delay: expected `delayMs` to be a number from 0 to 2147483647, got 9999999000"],
+    [["--user-agent", "bot\u00e9"], 'bad --user-agent: expected `userAgent` to be a non-empty line of printable ASCII, got "bot\u00e9"'],
+    [["--delay-jitter", "half"], "--delay-jitter expects a number, got 'half'"],
+    [["--delay-jitter", "1.5"], "bad --delay-jitter: expected `delayJitter` to be a number from 0 to 1, got 1.5"],
+    [["--max-crawl-delay", "30s"], "--max-crawl-delay expects a number of seconds, got '30s'"],
+    [["--max-crawl-delay", "2147484"], "bad --max-crawl-delay: expected `maxCrawlDelayMs` to be a number from 0 to 2147483647, got 2147484000"],
+    [["--max-retry-after", "1e3"], "--max-retry-after expects a number of seconds, got '1e3'"],
+    [["--max-retry-after", "2147484"], "bad --max-retry-after: expected `maxRetryAfterMs` to be a number from 0 to 2147483647, got 2147484000"],
+    [["--delay"], "option '--delay' needs a value"],
+  ])("reports a bad politeness value naming its flag: %j", (args, message) => {
+    expect(usageError(["a.com", ...args])).toBe(message);
   });
 
   it("counts repeated -v and maps -q to errors only", () => {

@@ -3,12 +3,13 @@ import { comparisonTable, firstDifference } from "../../src/cli/compare.js";
 import type { StageRun } from "../../src/cli/compare.js";
 import { errorRecord, pageRecord, redirectRecord } from "../../src/crawl/records.js";
 import type { FetchStatistic } from "../../src/crawl/records.js";
+import type { RobotsFetch } from "../../src/crawl/robots.js";
 import { resolveOptions } from "../../src/crawl/options.js";
 import type { StageName } from "../../src/observe/events.js";
 
 const html = { status: 200, size: 100, contentType: "text/html", encoding: "utf-8" };
 
-function run(stage: StageName, records: FetchStatistic[], peakInFlight: number | null = null): StageRun {
+function run(stage: StageName, records: FetchStatistic[], peakInFlight: number | null = null, robots: RobotsFetch[] = []): StageRun {
   const result = {
     records,
     seen: records.map((record) => record.url),
@@ -16,7 +17,7 @@ function run(stage: StageName, records: FetchStatistic[], peakInFlight: number |
     startedAt: 1_000,
     finishedAt: 1_500,
     options: resolveOptions(),
-    robots: [],
+    robots,
   };
   return { stage, result, peakInFlight, serverPeak: null };
 }
@@ -25,6 +26,10 @@ const a = pageRecord("http://h/a", html, 2, 2);
 const b = pageRecord("http://h/b", html, 1, 0);
 const c = redirectRecord("http://h/c", 301, "http://h/a");
 const d = errorRecord("http://h/d", "ConnectionReset");
+
+/** Two origins' robots.txt: rules at h, a 404 at k. */
+const hRobots: RobotsFetch = { origin: "http://h", url: "http://h/robots.txt", status: 200, error: null, verdict: "rules", crawlDelayMs: null, attempts: 1 };
+const kRobots: RobotsFetch = { ...hRobots, origin: "http://k", url: "http://k/robots.txt", status: 404, verdict: "allow-all" };
 
 describe("firstDifference", () => {
   it("finds none between the same records in another order", () => {
@@ -69,6 +74,25 @@ describe("firstDifference", () => {
   });
 });
 
+describe("firstDifference with robots.txt", () => {
+  it("finds none between the same robots.txt fetches read in another order", () => {
+    expect(firstDifference([run("callbacks", [a], null, [hRobots, kRobots]), run("generators", [a], null, [kRobots, hRobots])])).toBeNull();
+  });
+
+  it("names the origin whose robots.txt fetches differ and shows both", () => {
+    const retried: RobotsFetch = { ...kRobots, status: 503, verdict: "unreachable", attempts: 4 };
+    const difference = firstDifference([run("callbacks", [a], null, [hRobots, kRobots]), run("asyncawait", [a], null, [hRobots, retried])]);
+    expect(difference).toContain("callbacks and asyncawait differ at http://k/robots.txt:");
+    expect(difference).toContain('"verdict":"allow-all"');
+    expect(difference).toContain('"verdict":"unreachable"');
+  });
+
+  it("shows a robots.txt one stage did not read", () => {
+    const difference = firstDifference([run("callbacks", [a], null, [hRobots]), run("generators", [a], null, [hRobots, kRobots])]);
+    expect(difference).toMatch(/differ at http:\/\/k\/robots\.txt:\n {2}callbacks: +\(not read\)/);
+  });
+});
+
 describe("comparisonTable", () => {
   it("prints a column per stage and a row per figure", () => {
     const table = comparisonTable([run("callbacks", [a, b, c, d], 3), run("generators", [a, b, c, d])]);
@@ -85,5 +109,13 @@ describe("comparisonTable", () => {
     expect(cells("pages/s")).toEqual(["8", "8"]);
     expect(cells("peak concurrency")).toEqual(["3", "-"]);
     expect(table).not.toContain("seen by server");
+    expect(table).not.toContain("robots.txt");
+  });
+
+  it("counts the origins whose robots.txt was read, and the URLs it refused", () => {
+    const refused = errorRecord("http://h/private", "RobotsDisallowed");
+    const table = comparisonTable([run("callbacks", [a, refused], null, [hRobots, kRobots]), run("generators", [a, refused], null, [hRobots, kRobots])]);
+    expect(table).toMatch(/^robots\.txt read +2 +2$/m);
+    expect(table).toMatch(/^ {2}RobotsDisallowed +1 +1$/m);
   });
 });

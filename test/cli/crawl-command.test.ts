@@ -9,8 +9,10 @@ import { CliProcess, requireBuiltCli, runCli } from "./cli-process.js";
 const STAGES = ["callbacks", "generators", "asyncawait"] as const;
 
 let site: FixtureSite;
-/** A port nothing listens on: a root there gets ConnectionRefused. */
+/** A port nothing listens on: a root there gets ConnectionRefused (RobotsUnreachable while robots.txt is obeyed). */
 let closedPort: number;
+/** A site whose robots.txt disallows /private. */
+let robotsSite: FixtureSite;
 
 beforeAll(async () => {
   requireBuiltCli();
@@ -26,10 +28,15 @@ beforeAll(async () => {
   // A page whose links never answer: a crawl that only Ctrl-C ends early.
   site.addPage("/slow", ["/silent/1", "/silent/2", "/silent/3", "/silent/4"]);
   for (const n of [1, 2, 3, 4]) site.addFault(`/silent/${n}`, { kind: "silent" });
+
+  robotsSite = await FixtureSite.start();
+  robotsSite.addPage("/robots.txt", "User-agent: *\nDisallow: /private\n", "text/plain");
+  robotsSite.addPage("/", ["/public", "/private/secret"]).addPage("/public", []).addPage("/private/secret", []);
 });
 
 afterAll(async () => {
   await site?.close();
+  await robotsSite?.close();
 });
 
 /** The per-URL lines the report lists between its header and its counters. */
@@ -86,7 +93,17 @@ describe("crawl --json", () => {
       maxPages: 10,
       maxBodyBytes: 10 * 1024 * 1024,
       userAgent: "coroutine-crawler/0.1.0",
+      robots: true,
+      maxPerHost: null,
+      delayMs: 0,
+      delayJitter: 0,
+      maxCrawlDelayMs: 30_000,
+      maxRetryAfterMs: 60_000,
     });
+    // The fixture site has no robots.txt: a 404, so everything is allowed.
+    expect(result.robots).toEqual([
+      { origin: site.url, url: `${site.url}/robots.txt`, status: 404, error: null, verdict: "allow-all", crawlDelayMs: null, attempts: 1 },
+    ]);
     expect(stderr).toContain("*** Report ***");
     expect(stderr).toContain("Done: 3");
   });
@@ -118,11 +135,52 @@ describe("crawl --json", () => {
   });
 });
 
+describe("crawl --compare with robots.txt", () => {
+  it("finds the three stages identical, each reading robots.txt once and never requesting what it disallows", async () => {
+    robotsSite.resetCounters();
+    const { code, stdout } = await runCli(["--compare", `${robotsSite.url}/`]);
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/^ {2}RobotsDisallowed +1 +1 +1$/m);
+    expect(stdout).toMatch(/^robots\.txt read +1 +1 +1$/m);
+    expect(stdout).toMatch(/^identical: the 3 stages made the same records$/m);
+    expect(robotsSite.requestsFor("/robots.txt")).toBe(3);
+    expect(robotsSite.requestsFor("/private/secret")).toBe(0);
+  });
+});
+
+describe("crawl --json with robots.txt", () => {
+  it("writes each origin's robots.txt fetch apart from the records", async () => {
+    const { code, stdout } = await runCli(["--json", "-", `${robotsSite.url}/`]);
+    expect(code).toBe(0);
+    const result = JSON.parse(stdout) as CrawlResultJson;
+    expect(result.robots).toEqual([
+      { origin: robotsSite.url, url: `${robotsSite.url}/robots.txt`, status: 200, error: null, verdict: "rules", crawlDelayMs: null, attempts: 1 },
+    ]);
+    expect(result.records.find((record) => record.url === `${robotsSite.url}/private/secret`)).toMatchObject({
+      status: null,
+      error: "RobotsDisallowed",
+      referrer: `${robotsSite.url}/`,
+    });
+    expect(result.records.map((record) => record.url)).not.toContain(`${robotsSite.url}/robots.txt`);
+  });
+
+  it("writes an empty robots list, and robots false, with --ignore-robots", async () => {
+    const { code, stdout } = await runCli(["--json", "-", "--ignore-robots", "--max-per-host", "2", "--delay", "0.005", `${robotsSite.url}/`]);
+    expect(code).toBe(0);
+    const result = JSON.parse(stdout) as CrawlResultJson;
+    expect(result.robots).toEqual([]);
+    expect(result.options).toMatchObject({ robots: false, maxPerHost: 2, delayMs: 5 });
+    expect(result.records).toHaveLength(3);
+  });
+});
+
 describe("crawl --compare of a root that refuses connections", () => {
   it("does not call the three empty crawls identical, and exits with 3", async () => {
     const { code, stdout } = await runCli(["--compare", "--max-tries", "1", `http://127.0.0.1:${closedPort}/`]);
     expect(code).toBe(3);
-    expect(stdout).toMatch(/^ {2}ConnectionRefused +1 +1 +1$/m);
+    // Its robots.txt cannot be read either, so the root is never requested.
+    expect(stdout).toMatch(/^ {2}RobotsUnreachable +1 +1 +1$/m);
+    expect(stdout).toMatch(/^robots\.txt read +1 +1 +1$/m);
     expect(stdout).toContain("nothing fetched: no root got a response in any of the 3 stages\n");
     expect(stdout).not.toContain("identical");
   });
@@ -136,6 +194,12 @@ describe("crawl usage errors", () => {
     [["--exclude", "[", "a.com"], "crawl: bad --exclude: expected `exclude` to be a valid regular expression, got \"[\""],
     [[], "crawl: no ROOT given (or use --demo)"],
     [["--stage", "threads", "a.com"], "crawl: unknown stage 'threads' (choose callbacks, generators, asyncawait)"],
+    [["--max-per-host", "0", "a.com"], "crawl: bad --max-per-host: expected `maxPerHost` to be an integer from 1 and up, got 0"],
+    [["--delay", "1s", "a.com"], "crawl: --delay expects a number of seconds, got '1s'"],
+    [["--delay-jitter", "2", "a.com"], "crawl: bad --delay-jitter: expected `delayJitter` to be a number from 0 to 1, got 2"],
+    [["--max-crawl-delay", "-1", "a.com"], "crawl: --max-crawl-delay expects a number of seconds, got '-1'"],
+    [["--max-retry-after", "soon", "a.com"], "crawl: --max-retry-after expects a number of seconds, got 'soon'"],
+    [["--ignore-robots=1", "a.com"], "crawl: option '--ignore-robots' takes no value"],
   ])("exits with 2 and one line for %j", async (args, message) => {
     const { code, stdout, stderr } = await runCli(args);
     expect(code).toBe(2);
@@ -148,6 +212,10 @@ describe("crawl usage errors", () => {
     expect(help.code).toBe(0);
     expect(help.stdout).toMatch(/^Usage: crawl \[options\] ROOT\.\.\./);
     expect(help.stdout).toContain("--max-tasks N");
+    expect(help.stdout).toContain("Politeness (on a site that is not yours: --max-per-host 2 --delay 1):\n  --ignore-robots ");
+    for (const flag of ["--max-per-host N", "--delay SECONDS", "--delay-jitter F", "--max-crawl-delay SECONDS", "--max-retry-after SECONDS", "--user-agent TEXT"]) {
+      expect(help.stdout).toContain(`  ${flag}`);
+    }
     const version = await runCli(["--version"]);
     expect(version).toEqual({ code: 0, stdout: "crawl (coroutine-crawler) 0.1.0\n", stderr: "" });
   });
@@ -155,6 +223,7 @@ describe("crawl usage errors", () => {
 
 describe.each(STAGES)("crawl --stage %s", (stage) => {
   it("prints the report, and nothing on stderr when it is not a terminal", async () => {
+    site.resetCounters();
     const { code, stdout, stderr } = await runCli(["--stage", stage, `${site.url}/`]);
     expect(code).toBe(0);
     expect(stderr).toBe("");
@@ -162,6 +231,34 @@ describe.each(STAGES)("crawl --stage %s", (stage) => {
     expect(reportUrlLines(stdout)).toHaveLength(4);
     expect(stdout).toContain(`${site.url}/old 302 -> ${site.url}/a`);
     expect(stdout).toContain("Todo: 0\nDone: 4\n");
+    // robots.txt is read once, before the first page: a 404, so everything is allowed.
+    expect(site.requestsFor("/robots.txt")).toBe(1);
+    expect(site.totalRequests).toBe(5);
+    expect(stdout).toContain(`\nrobots.txt ${site.url}: 404; everything allowed\n0 URLs disallowed by robots.txt (read at 1 origin)\n`);
+  });
+
+  it("does not request a path robots.txt disallows, and lists it as an error", async () => {
+    robotsSite.resetCounters();
+    const { code, stdout } = await runCli(["--stage", stage, `${robotsSite.url}/`]);
+    expect(code).toBe(0);
+    expect(robotsSite.requestsFor("/private/secret")).toBe(0);
+    expect(robotsSite.requestsFor("/robots.txt")).toBe(1);
+    const lines = reportUrlLines(stdout);
+    expect(lines).toHaveLength(3);
+    expect(lines[1]).toBe(`${robotsSite.url}/private/secret error RobotsDisallowed`);
+    expect(lines.filter((line) => line.includes(" 200 text/html "))).toHaveLength(2);
+    expect(stdout).toContain("\n1 URL disallowed by robots.txt (read at 1 origin)\n");
+    expect(stdout).toMatch(/^ +1 RobotsDisallowed$/m);
+  });
+
+  it("neither reads robots.txt nor obeys it with --ignore-robots", async () => {
+    robotsSite.resetCounters();
+    const { code, stdout } = await runCli(["--ignore-robots", "--stage", stage, `${robotsSite.url}/`]);
+    expect(code).toBe(0);
+    expect(robotsSite.requestsFor("/robots.txt")).toBe(0);
+    expect(robotsSite.requestsFor("/private/secret")).toBe(1);
+    expect(reportUrlLines(stdout)).toHaveLength(3);
+    expect(stdout).not.toContain("robots.txt");
   });
 
   it("prints a line per URL as it completes with -v, before the report", async () => {
@@ -176,19 +273,32 @@ describe.each(STAGES)("crawl --stage %s", (stage) => {
     expect(live.filter((line) => line.startsWith(`${site.url}/ `))).toEqual([expect.not.stringContaining("(from ")]);
   });
 
-  it("lists only the errors with -q", async () => {
+  it("lists only the errors with -q, and only the robots.txt that could not be read", async () => {
     const { code, stdout } = await runCli(["-q", "--max-tries", "1", "--stage", stage, `${site.url}/with-error`]);
     expect(code).toBe(0);
-    expect(reportUrlLines(stdout)).toEqual([`http://127.0.0.1:${closedPort}/gone error ConnectionRefused`]);
+    // The refused port's robots.txt cannot be read either, so /gone is never requested.
+    expect(reportUrlLines(stdout)).toEqual([`http://127.0.0.1:${closedPort}/gone error RobotsUnreachable`]);
+    expect(stdout.split("\n").filter((line) => line.startsWith("robots.txt "))).toEqual([
+      `robots.txt http://127.0.0.1:${closedPort}: unreachable (ConnectionRefused after 1 attempt); nothing fetched there`,
+    ]);
     expect(stdout).toContain("Done: 3");
   });
 
   it("reports a root that cannot be fetched, says nothing was fetched, and exits with 3", async () => {
-    const { code, stdout, stderr } = await runCli(["--max-tries", "2", "--stage", stage, `http://127.0.0.1:${closedPort}/`]);
+    const args = ["--ignore-robots", "--max-tries", "2", "--stage", stage, `http://127.0.0.1:${closedPort}/`];
+    const { code, stdout, stderr } = await runCli(args);
     expect(code).toBe(3);
     expect(reportUrlLines(stdout)).toEqual([`http://127.0.0.1:${closedPort}/ error ConnectionRefused`]);
     expect(stdout).toContain("Todo: 0\nDone: 1\n");
     expect(stderr).toBe("crawl: nothing fetched: no root got a response\n");
+  });
+
+  it("does not request a root whose robots.txt cannot be read, and says so when it exits with 3", async () => {
+    const { code, stdout, stderr } = await runCli(["--max-tries", "2", "--stage", stage, `http://127.0.0.1:${closedPort}/`]);
+    expect(code).toBe(3);
+    expect(reportUrlLines(stdout)).toEqual([`http://127.0.0.1:${closedPort}/ error RobotsUnreachable`]);
+    expect(stdout).toContain(`\nrobots.txt http://127.0.0.1:${closedPort}: unreachable (ConnectionRefused after 2 attempts); nothing fetched there\n`);
+    expect(stderr).toBe("crawl: nothing fetched: no root got a response (1 root not fetched because of robots.txt; see the report)\n");
   });
 
   it("exits with 0 when one root of several got a response", async () => {

@@ -2,7 +2,8 @@ import { describe, expect, it } from "vitest";
 import type { CrawlResult, FetchStatistic } from "../../src/crawl/records.js";
 import { errorRecord, pageRecord, redirectRecord } from "../../src/crawl/records.js";
 import { resolveOptions } from "../../src/crawl/options.js";
-import { report, urlLine } from "../../src/crawl/report.js";
+import { report, robotsLine, urlLine } from "../../src/crawl/report.js";
+import type { RobotsFetch } from "../../src/crawl/robots.js";
 
 const STARTED = Date.UTC(2024, 0, 2, 3, 4, 5);
 
@@ -74,14 +75,15 @@ describe("report", () => {
     const options = resolveOptions({ maxTasks: 3, exclude: "\\.pdf$", maxPages: 50, userAgent: "bot/1" });
     const text = report(result(records, { options }), { verbose: true });
     const lines = text.split("\n");
-    expect(lines.slice(0, 4)).toEqual([
+    expect(lines.slice(0, 5)).toEqual([
       "*** Report ***",
       "Started: 2024-01-02T03:04:05.000Z",
       "Ended: 2024-01-02T03:04:07.000Z",
       "Options: maxTasks=3 maxRedirect=10 maxTries=4 strict=true exclude=/\\.pdf$/ timeoutMs=120000" +
         ' maxPages=50 maxBodyBytes=10485760 userAgent="bot/1"',
+      "Politeness: robots=false maxPerHost=- delayMs=0 delayJitter=0 maxCrawlDelayMs=30000 maxRetryAfterMs=60000",
     ]);
-    expect(lines.slice(4)).toEqual(report(result(records, { options })).split("\n").slice(1));
+    expect(lines.slice(5)).toEqual(report(result(records, { options })).split("\n").slice(1));
   });
 
   it("ends each URL line with the page that linked to it when verbose, for finding broken links", () => {
@@ -157,5 +159,103 @@ describe("report", () => {
     expect(urlLine(record)).toBe(
       "https://x.test/ error TlsError (SELF_SIGNED_CERT_IN_CHAIN: self-signed certificate in certificate chain; to trust a private CA use --ca FILE, or --insecure)",
     );
+  });
+});
+
+/** A robots.txt fetch of origin `http://x.test`, read at the first attempt, rules and no Crawl-delay unless overridden. */
+function robotsFetch(overrides: Partial<RobotsFetch> = {}): RobotsFetch {
+  return {
+    origin: "http://x.test",
+    url: "http://x.test/robots.txt",
+    status: 200,
+    error: null,
+    verdict: "rules",
+    crawlDelayMs: null,
+    attempts: 1,
+    ...overrides,
+  };
+}
+
+describe("report with robots.txt", () => {
+  const polite = resolveOptions({ maxTasks: 2, robots: true, maxPerHost: 2, delayMs: 1000 });
+  const fetches: RobotsFetch[] = [
+    robotsFetch({ origin: "http://z.test", url: "http://z.test/robots.txt", status: 503, verdict: "unreachable", attempts: 4 }),
+    robotsFetch(),
+    robotsFetch({ origin: "http://y.test", url: "http://y.test/robots.txt", status: 404, verdict: "allow-all" }),
+  ];
+  const robotsRecords = [
+    pageRecord("http://x.test/", html, 3, 3),
+    errorRecord("http://x.test/private/1", "RobotsDisallowed", "http://x.test/"),
+    errorRecord("http://x.test/private/2", "RobotsDisallowed", "http://x.test/"),
+    errorRecord("http://z.test/", "RobotsUnreachable", "http://x.test/"),
+  ];
+
+  it("prints the origins whose robots.txt was not simply read, then the URLs it disallowed, between the URL lines and the counters", () => {
+    expect(report(result(robotsRecords, { options: polite, robots: fetches }))).toBe(
+      [
+        "*** Report ***",
+        "http://x.test/ 200 text/html utf-8 1000 3/3",
+        "http://x.test/private/1 error RobotsDisallowed",
+        "http://x.test/private/2 error RobotsDisallowed",
+        "http://z.test/ error RobotsUnreachable",
+        "robots.txt http://y.test: 404; everything allowed",
+        "robots.txt http://z.test: unreachable (503 after 4 attempts); nothing fetched there",
+        "2 URLs disallowed by robots.txt (read at 3 origins)",
+        "         1 html pages",
+        "         2 RobotsDisallowed",
+        "         1 RobotsUnreachable",
+        "      1000 bytes",
+        "Finished 4 urls in 2.000 secs (max_tasks=2) (1.000 urls/sec/task)",
+        "Todo: 0",
+        "Done: 4",
+        "",
+      ].join("\n"),
+    );
+  });
+
+  it("lists every origin's robots.txt when verbose, and only the unreachable ones when quiet", () => {
+    const robotsLines = (text: string): string[] => text.split("\n").filter((line) => line.startsWith("robots.txt "));
+    expect(robotsLines(report(result(robotsRecords, { options: polite, robots: fetches }), { verbose: true }))).toEqual([
+      "robots.txt http://x.test: 200; rules read",
+      "robots.txt http://y.test: 404; everything allowed",
+      "robots.txt http://z.test: unreachable (503 after 4 attempts); nothing fetched there",
+    ]);
+    const quiet = report(result(robotsRecords, { options: polite, robots: fetches }), { quiet: true });
+    expect(robotsLines(quiet)).toEqual(["robots.txt http://z.test: unreachable (503 after 4 attempts); nothing fetched there"]);
+    expect(quiet).toContain("\n2 URLs disallowed by robots.txt (read at 3 origins)\n");
+  });
+
+  it("shows the politeness options in force when verbose", () => {
+    expect(report(result([], { options: polite }), { verbose: true })).toContain(
+      "\nPoliteness: robots=true maxPerHost=2 delayMs=1000 delayJitter=0 maxCrawlDelayMs=30000 maxRetryAfterMs=60000\n",
+    );
+  });
+
+  it("says nothing of robots.txt when the crawl did not read it", () => {
+    expect(report(result(records))).not.toContain("robots.txt");
+  });
+
+  it("counts one origin and one URL in the singular", () => {
+    const text = report(result([errorRecord("http://x.test/", "RobotsDisallowed")], { options: polite, robots: [robotsFetch()] }));
+    expect(text).toContain("\n1 URL disallowed by robots.txt (read at 1 origin)\n");
+  });
+});
+
+describe("robotsLine", () => {
+  it("names the network error and the attempts of an unreachable robots.txt", () => {
+    const fetch = robotsFetch({ status: null, error: "ConnectionRefused", verdict: "unreachable", attempts: 1 });
+    expect(robotsLine(fetch, 30_000)).toBe("robots.txt http://x.test: unreachable (ConnectionRefused after 1 attempt); nothing fetched there");
+  });
+
+  it("shows a Crawl-delay, and the cap it was held to", () => {
+    expect(robotsLine(robotsFetch({ crawlDelayMs: 2000 }), 30_000)).toBe("robots.txt http://x.test: 200; rules read, Crawl-delay 2000 ms");
+    expect(robotsLine(robotsFetch({ crawlDelayMs: 60_000 }), 30_000)).toBe(
+      "robots.txt http://x.test: 200; rules read, Crawl-delay 60000 ms, capped at 30000 ms",
+    );
+  });
+
+  it("names where redirects led", () => {
+    const fetch = robotsFetch({ url: "http://x.test/gone/robots.txt", status: 410, verdict: "allow-all" });
+    expect(robotsLine(fetch, 30_000)).toBe("robots.txt http://x.test: 410 at http://x.test/gone/robots.txt; everything allowed");
   });
 });
