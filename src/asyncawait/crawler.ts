@@ -249,11 +249,18 @@ export class Crawler {
     try {
       for (;;) {
         let outcome: HttpResponse | FetchError;
+        let detail: string | null = null;
+        const { url } = reading;
+        if (crawlChannel.hasSubscribers) crawlChannel.publish({ type: "take", crawl: this.id, url });
+        if (crawlChannel.hasSubscribers) crawlChannel.publish({ type: "fetch-start", crawl: this.id, url, attempt: reading.attempts + 1, ...this.counters() });
         try {
-          outcome = await this.client.get(reading.url);
+          outcome = await this.client.get(url);
         } catch (error) {
           outcome = errorName(error);
+          detail = errorDetail(error);
         }
+        if (crawlChannel.hasSubscribers) crawlChannel.publish({ type: "fetch-end", crawl: this.id, url, attempt: reading.attempts + 1, ...ended(outcome, detail), ...this.counters() });
+        if (crawlChannel.hasSubscribers) crawlChannel.publish({ type: "done", crawl: this.id, url });
         const step = reading.next(outcome);
         if (step === "done") break;
         if (step === "retry") await sleep(retryDelay(this.options.retryDelayMs, reading.attempts), undefined, { signal: this.aborting.signal });

@@ -152,7 +152,7 @@ export class Crawler implements VisitContext {
     }
   }
 
-  /** Starts the Fetcher's next attempt: at once, or when the pause before a retry is over. */
+  /** Starts the Fetcher's next attempt (a page's or a robots.txt's): at once, or when the pause before a retry is over. */
   private readonly attempt = (fetcher: Fetcher): void => {
     if (crawlChannel.hasSubscribers) crawlChannel.publish({ type: "fetch-start", crawl: fetcher.crawl, url: fetcher.url, attempt: fetcher.tries + 1, ...this.counters() });
     fetcher.fetch();
@@ -212,7 +212,7 @@ export class Crawler implements VisitContext {
     const reading = new RobotsReading(origin, this.options, this.policy);
     const fetcher = new Fetcher(reading.url, this.loop, this.options, this.robotsFetched, this.run?.id);
     this.readingRobots.set(fetcher, reading);
-    fetcher.fetch();
+    this.attempt(fetcher);
   }
 
   /**
@@ -222,14 +222,17 @@ export class Crawler implements VisitContext {
    */
   private readonly robotsFetched = (fetcher: Fetcher, outcome: FetchOutcome): void => {
     const reading = this.readingRobots.get(fetcher);
-    if (reading === undefined || this.stopped) return; // Stopping: the loop's end closes it.
+    if (reading === undefined) return;
+    const [status, error] = typeof outcome === "string" ? [null, outcome] : [outcome.status, null];
+    if (crawlChannel.hasSubscribers) crawlChannel.publish({ type: "fetch-end", crawl: fetcher.crawl, url: fetcher.url, attempt: fetcher.tries, status, error, detail: error === null ? null : fetcher.detail, ...this.counters() });
+    if (this.stopped) return; // Stopping: the loop's end closes it.
     const step = reading.next(outcome);
-    if (step === "retry") return fetcher.later(retryDelay(this.options.retryDelayMs, reading.attempts), fetchAgain);
+    if (step === "retry") return fetcher.later(retryDelay(this.options.retryDelayMs, reading.attempts), this.attempt);
     this.readingRobots.delete(fetcher);
     if (step === "follow") {
       const next = new Fetcher(reading.url, this.loop, this.options, this.robotsFetched, this.run?.id);
       this.readingRobots.set(next, reading);
-      return next.fetch();
+      return this.attempt(next);
     }
     this.hosts.robotsRead(reading);
     this.startFetchers();
@@ -281,7 +284,3 @@ export class Crawler implements VisitContext {
   };
 }
 
-/** Starts a Fetcher's next attempt (a robots.txt Fetcher's, after its pause). */
-function fetchAgain(fetcher: Fetcher): void {
-  fetcher.fetch();
-}

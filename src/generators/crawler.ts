@@ -199,13 +199,16 @@ export class Crawler implements VisitContext {
     const reading = new RobotsReading(origin, this.options, this.policy);
     try {
       for (;;) {
-        let outcome: HttpResponse | FetchError;
+        let [outcome, detail]: [HttpResponse | FetchError, string | null] = ["NetworkError", null];
+        const { url } = reading;
+        if (crawlChannel.hasSubscribers) crawlChannel.publish({ type: "fetch-start", crawl: this.run.id, url, attempt: reading.attempts + 1, ...this.counters() });
         try {
-          outcome = yield* waitFor(request(new URL(reading.url), this.options, this.run.id), this.options.timeoutMs);
+          outcome = yield* waitFor(request(new URL(url), this.options, this.run.id), this.options.timeoutMs);
         } catch (caught) {
           if (caught instanceof CancelledError) throw caught;
-          outcome = errorName(caught);
+          [outcome, detail] = [errorName(caught), errorDetail(caught)];
         }
+        if (crawlChannel.hasSubscribers) crawlChannel.publish({ type: "fetch-end", crawl: this.run.id, url, attempt: reading.attempts + 1, ...(typeof outcome === "string" ? { status: null, error: outcome, detail } : { status: outcome.status, error: null, detail: null }), ...this.counters() });
         const step = reading.next(outcome);
         if (step === "done") break;
         if (step === "retry") yield* sleep(retryDelay(this.options.retryDelayMs, reading.attempts) / 1000);

@@ -88,7 +88,9 @@ describe("crawl --trace", () => {
     expect(outcome.stdout).not.toMatch(/fetch-start/); // the report stays on stdout, the trace on stderr
     const lines = outcome.stderr.split("\n").filter((line) => line !== "");
     expect(lines.every((line) => /^ +\d+\.\dms {2}callbacks {3}[a-z-]+ /.test(line))).toBe(true);
-    const root = /fetch-start (\S+) slot 0 try 1/.exec(lines[0])?.[1];
+    // The command reads robots.txt first (robots is on by default there), as a fetch of its own.
+    expect(lines[0]).toMatch(/fetch-start http:\/\/127\.0\.0\.1:\d+\/robots\.txt slot 0 try 1/);
+    const root = lines.map((line) => /fetch-start (\S+\/) slot \d+ try 1/.exec(line)?.[1]).find((url) => url !== undefined);
     expect(root).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/$/);
     const journey = lines
       .filter((line) => line.includes(` ${root} `))
