@@ -8,9 +8,19 @@ import { execFile } from "node:child_process";
 import type { FetchStatistic } from "../src/crawl/records.js";
 import { childScript } from "./build.js";
 import type { CrawlReport, CrawlRequest } from "./children/crawl-child.js";
+import type { InFlightReport } from "./children/host-group-child.js";
 import type { BenchSubject } from "./children/load-stage.js";
 import type { Scenario } from "./scenarios.js";
-import type { SiteProcess } from "./site-process.js";
+
+/** What a crawl is checked against: a `SiteProcess` or a `HostGroupProcess`. */
+export interface CrawlTarget {
+  /** The root URL to crawl. */
+  readonly url: string;
+  /** Every record a correct crawl makes. */
+  readonly expectedRecords: readonly FetchStatistic[];
+  /** The least wall time of a crawl, in ms (0 when the site has no delay). */
+  readonly bound: number;
+}
 
 /** One crawl's figures, or why it does not count. */
 export interface RunResult {
@@ -29,6 +39,8 @@ export interface RunResult {
   /** Wall time over the site's lower bound (null when the bound is 0: no delay). */
   boundRatio: number | null;
   traceEvents: number;
+  /** Requests in flight as the servers saw them (P1's host groups); null where the site does not count them. */
+  inFlight: InFlightReport | null;
 }
 
 /**
@@ -40,10 +52,16 @@ export interface RunResult {
 export async function runCrawl(
   stage: BenchSubject,
   scenario: Scenario,
-  site: SiteProcess,
+  site: CrawlTarget,
   options: { trace: boolean },
 ): Promise<RunResult> {
-  const request: CrawlRequest = { stage, url: site.url, maxTasks: scenario.maxTasks, trace: options.trace };
+  const request: CrawlRequest = {
+    stage,
+    url: site.url,
+    maxTasks: scenario.maxTasks,
+    maxPerHost: scenario.maxPerHost,
+    trace: options.trace,
+  };
   const expectedPages = site.expectedRecords.length;
   // A run far beyond its bound has hung: give up on it instead of waiting forever.
   const timeout = Math.max(120_000, 20 * site.bound);
@@ -62,7 +80,7 @@ export async function runCrawl(
     });
   } catch (error) {
     const failure = `crawl process failed: ${error instanceof Error ? error.message : String(error)}`;
-    return { pages: 0, expectedPages, failure, wallMs: 0, cpuMs: 0, pagesPerSecond: 0, peakRssBytes: 0, peakHeapBytes: 0, boundRatio: null, traceEvents: 0 };
+    return { pages: 0, expectedPages, failure, wallMs: 0, cpuMs: 0, pagesPerSecond: 0, peakRssBytes: 0, peakHeapBytes: 0, boundRatio: null, traceEvents: 0, inFlight: null };
   }
   const report = JSON.parse(stdout) as CrawlReport; // the one line crawl-child.ts prints
   const pages = report.records.length;
@@ -77,6 +95,7 @@ export async function runCrawl(
     peakHeapBytes: report.peakHeapBytes,
     boundRatio: site.bound > 0 ? report.wallMs / site.bound : null,
     traceEvents: report.traceEvents,
+    inFlight: null,
   };
 }
 

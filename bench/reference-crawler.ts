@@ -31,8 +31,8 @@ export interface ReferenceResult {
 const HREF = /\bhref\s*=\s*(?:"([^"]*)"|'([^']*)')/gi;
 
 /**
- * Crawls everything reachable from `root` on the root's host with
- * `maxTasks` workers.
+ * Crawls everything reachable from `root` on the root's host name (any
+ * port) with `maxTasks` workers, and no limit per host.
  *
  * @throws Error if a request fails: the yardstick has no retries, and the
  * benchmark's site never fails.
@@ -75,7 +75,7 @@ export async function referenceCrawl(root: string, options: { maxTasks: number }
       }
       busy += 1;
       const page = await get(url, agent);
-      const links = extractLinks(page.body, url, rootUrl.host);
+      const links = extractLinks(page.body, url, rootUrl.hostname);
       let fresh = 0;
       for (const link of links) {
         if (seen.has(link)) continue;
@@ -131,13 +131,16 @@ function get(url: string, agent: Agent): Promise<Page> {
   });
 }
 
-/** The distinct same-host http(s) links of `body`, fragments dropped, in document order. */
-function extractLinks(body: Buffer, base: string, host: string): Set<string> {
+/**
+ * The distinct http(s) links of `body` to `hostname`, any port (as the
+ * stages' URL policy compares host names), fragments dropped, in document order.
+ */
+function extractLinks(body: Buffer, base: string, hostname: string): Set<string> {
   const links = new Set<string>();
   for (const match of body.toString("latin1").matchAll(HREF)) {
     const href = (match[1] ?? match[2] ?? "").replaceAll("&amp;", "&").trim();
     const url = URL.parse(href, base);
-    if (url === null || url.host !== host || (url.protocol !== "http:" && url.protocol !== "https:")) continue;
+    if (url === null || url.hostname !== hostname || (url.protocol !== "http:" && url.protocol !== "https:")) continue;
     const hash = url.href.indexOf("#");
     links.add(hash === -1 ? url.href : url.href.slice(0, hash));
   }

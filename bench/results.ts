@@ -25,6 +25,10 @@ export interface StageOnScenario {
   pagesPerSecond: Spread | null;
   peakRssBytes: Spread | null;
   boundRatio: Spread | null;
+  /** Time-weighted mean of the requests in flight, as the servers saw them (P1 only, else null). */
+  averageInFlight: Spread | null;
+  /** The most requests in flight at once on one host, the busiest host of each run (P1 only, else null). */
+  peakPerHost: Spread | null;
 }
 
 /** One scenario: its site, its bound, and every stage's results. */
@@ -53,7 +57,15 @@ export function summarise(stage: BenchSubject, traced: boolean, runs: RunResult[
     return run.failure === null;
   });
   const ratios: number[] = [];
-  for (const run of good) if (run.boundRatio !== null) ratios.push(run.boundRatio);
+  const averages: number[] = [];
+  const peaks: number[] = [];
+  for (const run of good) {
+    if (run.boundRatio !== null) ratios.push(run.boundRatio);
+    if (run.inFlight !== null) {
+      averages.push(run.inFlight.averageInFlight);
+      peaks.push(Math.max(0, ...run.inFlight.peakPerHost));
+    }
+  }
   return {
     stage,
     traced,
@@ -64,6 +76,8 @@ export function summarise(stage: BenchSubject, traced: boolean, runs: RunResult[
     pagesPerSecond: spread(good.map(pagesPerSecondOf)),
     peakRssBytes: spread(good.map(peakRssOf)),
     boundRatio: spread(ratios),
+    averageInFlight: spread(averages),
+    peakPerHost: spread(peaks),
   };
 }
 

@@ -1,11 +1,11 @@
 /**
- * `npm run bench`: crawls three synthetic sites with each stage, several
- * times, each crawl in its own process, and measures the memory of a
- * waiting unit of each stage; prints a markdown table and writes
- * `latest.json` and `latest.md`.
+ * `npm run bench`: crawls three synthetic sites and a group of hosts with
+ * each stage, several times, each crawl in its own process, and measures
+ * the memory of a waiting unit of each stage; prints a markdown table and
+ * writes `latest.json` and `latest.md`.
  *
  * `tsx bench/run.ts [--quick] [--runs N] [--stages callbacks,generators,asyncawait[,reference]]
- *  [--scenarios S1,S2,S3] [--units N] [--no-memory] [--trace-overhead] [--out DIR]`
+ *  [--scenarios S1,S2,S3,P1] [--units N] [--no-memory] [--trace-overhead] [--out DIR]`
  *
  * `--stages` may add `reference`: the plain node:http crawler of
  * `bench/reference-crawler.ts`, a yardstick for what the machine and the
@@ -25,10 +25,11 @@ import { buildChildren, PROJECT_ROOT } from "./build.js";
 import { STAGE_NAMES, SUBJECT_NAMES, type BenchSubject } from "./children/load-stage.js";
 import type { MemoryReport } from "./children/memory-child.js";
 import { runCrawl, type RunResult } from "./crawl-process.js";
+import { HostGroupProcess } from "./host-group-process.js";
 import { describeMachine } from "./machine.js";
 import { measureWaitingUnits } from "./memory-process.js";
 import { summarise, type BenchResults, type ScenarioResult } from "./results.js";
-import { QUICK_SCENARIOS, SCENARIOS, type Scenario } from "./scenarios.js";
+import { DEFAULT_SCENARIO_IDS, QUICK_SCENARIOS, SCENARIOS, type Scenario } from "./scenarios.js";
 import { SiteProcess } from "./site-process.js";
 import { markdownReport } from "./table.js";
 
@@ -37,7 +38,7 @@ const { values } = parseArgs({
     quick: { type: "boolean", default: false },
     runs: { type: "string" },
     stages: { type: "string", default: STAGE_NAMES.join(",") },
-    scenarios: { type: "string", default: "S1,S2,S3" },
+    scenarios: { type: "string", default: DEFAULT_SCENARIO_IDS },
     units: { type: "string" },
     "no-memory": { type: "boolean", default: false },
     "trace-overhead": { type: "boolean", default: false },
@@ -47,7 +48,7 @@ const { values } = parseArgs({
 const quick = values.quick;
 // Only a full run replaces the committed bench/results/latest.md; a quick or
 // partial run writes beside it, into a git-ignored folder.
-const full = !quick && values.stages === STAGE_NAMES.join(",") && values.scenarios === "S1,S2,S3";
+const full = !quick && values.stages === STAGE_NAMES.join(",") && values.scenarios === DEFAULT_SCENARIO_IDS;
 const out = values.out ?? join(PROJECT_ROOT, "bench", "results", full ? "" : "partial");
 const runs = Number(values.runs ?? (quick ? 1 : 3));
 const units = Number(values.units ?? (quick ? 10_000 : 100_000));
@@ -72,12 +73,30 @@ function log(message: string): void {
 function describeRun(run: RunResult): string {
   if (run.failure !== null) return `FAILED (${run.failure})`;
   const ratio = run.boundRatio === null ? "" : `, ${run.boundRatio.toFixed(2)} × bound`;
-  return `${run.pages} pages in ${run.wallMs.toFixed(0)} ms (CPU ${run.cpuMs.toFixed(0)} ms), ${run.pagesPerSecond.toFixed(0)}/s, ${(run.peakRssBytes / 1e6).toFixed(0)} MB RSS (heap ${(run.peakHeapBytes / 1e6).toFixed(0)} MB)${ratio}`;
+  const inFlight =
+    run.inFlight === null
+      ? ""
+      : `, ${run.inFlight.averageInFlight.toFixed(1)} in flight on average (peak ${run.inFlight.peakInFlight}, per host ${Math.max(0, ...run.inFlight.peakPerHost)})`;
+  return `${run.pages} pages in ${run.wallMs.toFixed(0)} ms (CPU ${run.cpuMs.toFixed(0)} ms), ${run.pagesPerSecond.toFixed(0)}/s, ${(run.peakRssBytes / 1e6).toFixed(0)} MB RSS (heap ${(run.peakHeapBytes / 1e6).toFixed(0)} MB)${ratio}${inFlight}`;
+}
+
+/** The site a scenario crawls: one synthetic site, or a group of hosts when it has several. */
+function startSite(scenario: Scenario): Promise<SiteProcess | HostGroupProcess> {
+  return scenario.hosts > 1 ? HostGroupProcess.start(scenario) : SiteProcess.start(scenario);
+}
+
+/** One timed crawl; on a host group, with the requests in flight the servers saw. */
+async function timedCrawl(stage: BenchSubject, scenario: Scenario, site: SiteProcess | HostGroupProcess, trace: boolean): Promise<RunResult> {
+  if (site instanceof SiteProcess) return runCrawl(stage, scenario, site, { trace });
+  const { result, inFlight } = await site.countInFlight(function crawlOnce() {
+    return runCrawl(stage, scenario, site, { trace });
+  });
+  return { ...result, inFlight };
 }
 
 /** Crawls one scenario's site with every stage, `runs` times, the stages taking turns. */
 async function benchScenario(scenario: Scenario): Promise<ScenarioResult> {
-  const site = await SiteProcess.start(scenario);
+  const site = await startSite(scenario);
   log(`${scenario.id}: ${site.expectedRecords.length} pages, depth ${site.maxDepth}, bound ${site.bound.toFixed(0)} ms`);
   const traceToo = values["trace-overhead"] && scenario.id === "S1";
   const variants = stages.flatMap(function withTrace(stage) {
@@ -99,7 +118,7 @@ async function benchScenario(scenario: Scenario): Promise<ScenarioResult> {
     }
     for (let round = 0; round < runs; round++) {
       for (const [i, variant] of variants.entries()) {
-        const run = await runCrawl(variant.stage, scenario, site, { trace: variant.trace });
+        const run = await timedCrawl(variant.stage, scenario, site, variant.trace);
         results[i]?.push(run);
         log(`  ${variant.stage}${variant.trace ? " (traced)" : ""} #${round + 1}: ${describeRun(run)}`);
       }

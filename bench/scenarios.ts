@@ -1,42 +1,69 @@
 /**
  * The benchmark's scenarios: the synthetic site each one crawls and the
- * `maxTasks` it crawls with (issue 8), full size and `--quick`.
+ * options it crawls with (issue 8; P1, issue 14), full size and `--quick`.
  *
  * @module
  */
 
 /** One scenario: a site, a worker count, and the question it asks. */
 export interface Scenario {
-  /** `S1`, `S2` or `S3`. */
+  /** `S1`, `S2`, `S3` or `P1`. */
   readonly id: string;
   /** What the scenario measures, for the table. */
   readonly title: string;
-  /** Pages of the synthetic site. */
+  /** Pages of the site, all its hosts together. */
   readonly pages: number;
+  /**
+   * Hosts the pages are spread over, evenly: 1 is one synthetic site
+   * (`src/site/cli.ts`); more is a host group (`src/site/host-group.ts`), one
+   * fixture site per port of 127.0.0.1, run by `bench/children/host-group-child.ts`.
+   */
+  readonly hosts: number;
   /** Links on each page. */
   readonly links: number;
   /** Delay before every response, in ms. */
   readonly delayMs: number;
   /** The crawl's `maxTasks`. */
   readonly maxTasks: number;
+  /** The crawl's `maxPerHost`; null: not set (no limit but `maxTasks`). */
+  readonly maxPerHost: number | null;
   /** The PRNG seed of the site: same seed, same site, same crawl. */
   readonly seed: number;
 }
 
 /**
- * The three scenarios of issue 8: throughput with no delay (S1), latency
- * with a 50 ms delay (S2), and C10K, ten thousand slow responses in flight
- * at once (S3).
+ * The scenarios of issue 8, throughput with no delay (S1), latency with a
+ * 50 ms delay (S2) and C10K, ten thousand slow responses in flight at once
+ * (S3), and the politeness scenario of issue 14 (P1): 20 hosts of 200 pages,
+ * at most 2 requests in flight on each, 40 workers, so the crawl can keep 40
+ * requests in flight only if no host's line ever runs dry and no worker
+ * waits for a busy host. `robots` stays off (the library's default): P1
+ * measures how the stages share out the requests, not `robots.txt`.
  */
 export const SCENARIOS: readonly Scenario[] = [
-  { id: "S1", title: "throughput", pages: 2_000, links: 10, delayMs: 0, maxTasks: 100, seed: 1 },
-  { id: "S2", title: "latency", pages: 2_000, links: 10, delayMs: 50, maxTasks: 100, seed: 1 },
-  { id: "S3", title: "C10K", pages: 10_000, links: 10, delayMs: 1_000, maxTasks: 10_000, seed: 1 },
+  { id: "S1", title: "throughput", pages: 2_000, hosts: 1, links: 10, delayMs: 0, maxTasks: 100, maxPerHost: null, seed: 1 },
+  { id: "S2", title: "latency", pages: 2_000, hosts: 1, links: 10, delayMs: 50, maxTasks: 100, maxPerHost: null, seed: 1 },
+  { id: "S3", title: "C10K", pages: 10_000, hosts: 1, links: 10, delayMs: 1_000, maxTasks: 10_000, maxPerHost: null, seed: 1 },
+  { id: "P1", title: "politeness", pages: 4_000, hosts: 20, links: 10, delayMs: 50, maxTasks: 40, maxPerHost: 2, seed: 1 },
 ];
 
-/** The same three shapes, small enough for a test to run in seconds (`--quick`). */
+/** The same shapes, small enough for a test to run in seconds (`--quick`). */
 export const QUICK_SCENARIOS: readonly Scenario[] = [
-  { id: "S1", title: "throughput", pages: 200, links: 10, delayMs: 0, maxTasks: 20, seed: 1 },
-  { id: "S2", title: "latency", pages: 200, links: 10, delayMs: 20, maxTasks: 20, seed: 1 },
-  { id: "S3", title: "C10K", pages: 500, links: 10, delayMs: 200, maxTasks: 500, seed: 1 },
+  { id: "S1", title: "throughput", pages: 200, hosts: 1, links: 10, delayMs: 0, maxTasks: 20, maxPerHost: null, seed: 1 },
+  { id: "S2", title: "latency", pages: 200, hosts: 1, links: 10, delayMs: 20, maxTasks: 20, maxPerHost: null, seed: 1 },
+  { id: "S3", title: "C10K", pages: 500, hosts: 1, links: 10, delayMs: 200, maxTasks: 500, maxPerHost: null, seed: 1 },
+  { id: "P1", title: "politeness", pages: 200, hosts: 5, links: 10, delayMs: 20, maxTasks: 10, maxPerHost: 2, seed: 1 },
 ];
+
+/** The scenarios `npm run bench` runs when `--scenarios` is not given: all of them. */
+export const DEFAULT_SCENARIO_IDS: string = SCENARIOS.map(function idOf(scenario) {
+  return scenario.id;
+}).join(",");
+
+/**
+ * The most requests a crawl of `scenario` can have in flight at once:
+ * `min(maxTasks, hosts × maxPerHost)`.
+ */
+export function idealInFlight(scenario: Scenario): number {
+  return Math.min(scenario.maxTasks, scenario.hosts * (scenario.maxPerHost ?? Infinity));
+}

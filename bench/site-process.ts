@@ -61,14 +61,18 @@ export class SiteProcess {
 
   /** Stops the site process and waits for it to exit. */
   stop(): Promise<void> {
-    const child = this.child;
-    if (child.exitCode !== null) return Promise.resolve();
-    const exited = new Promise<void>(function waitForExit(resolve) {
-      child.once("exit", function stopped() {
-        resolve();
-      });
-    });
-    child.stdin?.end();
-    return exited;
+    return stopChild(this.child);
   }
+}
+
+/** Ends a site process by closing its stdin, and resolves when it has exited. */
+export function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return Promise.resolve();
+  const exited = new Promise<void>(function waitForExit(resolve) {
+    child.once("exit", function stopped() {
+      resolve();
+    });
+  });
+  child.stdin?.end();
+  return exited;
 }

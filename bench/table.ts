@@ -1,12 +1,14 @@
 /**
- * The benchmark's results as markdown: the crawl table, the memory table
- * beside the chapter's figures, and (when measured) the cost of tracing.
+ * The benchmark's results as markdown: the crawl table, the requests in
+ * flight of a scenario with `maxPerHost` (P1), the memory table beside the
+ * chapter's figures, and (when measured) the cost of tracing.
  *
  * @module
  */
 import type { StageName } from "../src/observe/events.js";
 import type { MemoryReport } from "./children/memory-child.js";
 import type { BenchResults, ScenarioResult, StageOnScenario } from "./results.js";
+import { idealInFlight, type Scenario } from "./scenarios.js";
 import type { Spread } from "./stats.js";
 import { CHAPTER_FIGURES, TARGETS } from "./targets.js";
 
@@ -42,6 +44,9 @@ export function markdownReport(results: BenchResults): string {
       "CPU is the crawler process's user + system time during the crawl: a check on wall times taken while " +
       "other work shared the machine. A run that misses or gets a page wrong is a failure and is left out of the figures.",
   );
+  for (const scenario of results.scenarios) {
+    if (scenario.scenario.maxPerHost !== null) lines.push(...politenessSection(scenario, results.quick));
+  }
   if (results.memory.length > 0) lines.push(...memorySection(results));
   const traced = traceRows(results.scenarios);
   if (traced.length > 0) {
@@ -78,9 +83,48 @@ function memorySection(results: BenchResults): string[] {
   return lines;
 }
 
+/** Requests in flight per stage on a scenario with `maxPerHost` (P1), against the most it allows. */
+function politenessSection(scenario: ScenarioResult, quick: boolean): string[] {
+  const { scenario: s } = scenario;
+  const ideal = idealInFlight(s);
+  const lines = [
+    "",
+    `## Requests in flight: ${s.id}, ${s.hosts} hosts, maxPerHost ${s.maxPerHost ?? "—"}, maxTasks ${s.maxTasks}`,
+    "",
+    `Counted by the servers: the requests in flight on all hosts together, sampled every millisecond and weighted ` +
+      `by time, from the first request of a crawl to its last response; against min(maxTasks, hosts × maxPerHost) = ${ideal}. ` +
+      "The peak per host is each run's busiest host, exact (the server's own counter). Lower bound = " +
+      "max(pages × delay / that most, the busiest host's pages × delay / maxPerHost, (BFS depth + 1) × delay).",
+    "",
+    "| stage | in flight (mean) | share of the most | peak per host (max) | wall / bound | target |",
+    "|---|---|---|---|---|---|",
+  ];
+  for (const entry of scenario.stages) {
+    if (entry.traced) continue;
+    lines.push(
+      [
+        entry.stage === "reference" ? "reference (no maxPerHost: a yardstick)" : entry.stage,
+        show(entry.averageInFlight, 1),
+        show(scale(entry.averageInFlight, 1 / ideal), 2),
+        entry.peakPerHost === null ? "—" : fixed(entry.peakPerHost.max, 0),
+        show(entry.boundRatio, 2),
+        quick ? "—" : crawlTarget(s, entry),
+      ].join(" | ").replace(/^/, "| ").concat(" |"),
+    );
+  }
+  return lines;
+}
+
+/** The scenario as the table names it: `S1 throughput: 2,000 pages, 0 ms, maxTasks 100`. */
+function scenarioLabel(s: Scenario): string {
+  const hosts = s.hosts > 1 ? ` on ${s.hosts} hosts` : "";
+  const perHost = s.maxPerHost === null ? "" : `, maxPerHost ${s.maxPerHost}`;
+  return `${s.id} ${s.title}: ${s.pages.toLocaleString("en-US")} pages${hosts}, ${s.delayMs} ms, maxTasks ${s.maxTasks.toLocaleString("en-US")}${perHost}`;
+}
+
 function crawlRow(scenario: ScenarioResult, entry: StageOnScenario, quick: boolean): string {
   const { scenario: s } = scenario;
-  const label = `${s.id} ${s.title}: ${s.pages.toLocaleString("en-US")} pages, ${s.delayMs} ms, maxTasks ${s.maxTasks.toLocaleString("en-US")}`;
+  const label = scenarioLabel(s);
   const pages = entry.failures === 0 ? `${scenario.expectedPages} ✓` : `✗ ${entry.failures}/${entry.runs.length} failed: ${firstFailure(entry)}`;
   return [
     label,
@@ -91,15 +135,15 @@ function crawlRow(scenario: ScenarioResult, entry: StageOnScenario, quick: boole
     show(entry.pagesPerSecond, 0),
     show(scale(entry.peakRssBytes, 1e-6), 0),
     show(entry.boundRatio, 2),
-    quick ? "—" : crawlTarget(s.id, entry),
+    quick ? "—" : crawlTarget(s, entry),
   ].join(" | ").replace(/^/, "| ").concat(" |");
 }
 
-function crawlTarget(id: string, entry: StageOnScenario): string {
+function crawlTarget(scenario: Scenario, entry: StageOnScenario): string {
   if (entry.failures > 0) return "✗ missed pages";
   if (entry.stage === "reference") return "— (no target)";
   const targets = TARGETS[entry.stage];
-  switch (id) {
+  switch (scenario.id) {
     case "S1":
       return verdict((entry.pagesPerSecond?.median ?? 0) >= targets.s1PagesPerSecond, `≥ ${targets.s1PagesPerSecond.toLocaleString("en-US")}/s`);
     case "S2":
@@ -108,6 +152,12 @@ function crawlTarget(id: string, entry: StageOnScenario): string {
       const fast = (entry.boundRatio?.median ?? Infinity) <= targets.s3BoundRatio;
       const small = (entry.peakRssBytes?.max ?? Infinity) <= targets.s3PeakRssBytes;
       return verdict(fast && small, `≤ ${targets.s3BoundRatio} × bound, ≤ ${targets.s3PeakRssBytes / 1e6} MB`);
+    }
+    case "P1": {
+      const least = targets.p1InFlightShare * idealInFlight(scenario);
+      const busy = (entry.averageInFlight?.median ?? 0) >= least;
+      const polite = (entry.peakPerHost?.max ?? Infinity) <= (scenario.maxPerHost ?? Infinity);
+      return verdict(busy && polite, `≥ ${fixed(least, 0)} in flight, ≤ ${scenario.maxPerHost ?? "∞"} per host`);
     }
     default:
       return "—";

@@ -42,7 +42,7 @@ describe("npm run bench --quick", () => {
   const out = mkdtempSync(join(tmpdir(), "bench-"));
   afterAll(() => rmSync(out, { recursive: true, force: true }));
 
-  it("crawls every scenario with every stage, measures memory, and writes the JSON and the table", async () => {
+  it("crawls every scenario with every stage, counts P1's requests in flight, measures memory, and writes the JSON and the table", async () => {
     const child = spawn(process.execPath, ["--import", "tsx", "bench/run.ts", "--quick", "--out", out], {
       stdio: ["ignore", "pipe", "pipe"],
     });
@@ -55,7 +55,7 @@ describe("npm run bench --quick", () => {
     const results = JSON.parse(readFileSync(join(out, "latest.json"), "utf8")) as BenchResults;
     expect(results.quick).toBe(true);
     expect(results.machine.cores).toBeGreaterThan(0);
-    expect(results.scenarios.map((s) => s.scenario.id)).toEqual(["S1", "S2", "S3"]);
+    expect(results.scenarios.map((s) => s.scenario.id)).toEqual(["S1", "S2", "S3", "P1"]);
     for (const scenario of results.scenarios) {
       expect(scenario.stages.map((s) => s.stage)).toEqual(["callbacks", "generators", "asyncawait"]);
       for (const entry of scenario.stages) {
@@ -70,8 +70,21 @@ describe("npm run bench --quick", () => {
 
     const markdown = readFileSync(join(out, "latest.md"), "utf8");
     expect(stdout).toBe(markdown);
-    expect(markdown.match(/^\| S[123] /gm)).toHaveLength(9);
+    expect(markdown.match(/^\| (S[123]|P1) /gm)).toHaveLength(12);
     expect(markdown).toContain(`Node ${process.version}`);
+    expect(markdown).toContain("## Requests in flight: P1, 5 hosts, maxPerHost 2, maxTasks 10");
+
+    // P1's servers count the requests in flight; the synthetic site of S1–S3 does not.
+    const [p1] = results.scenarios.filter((s) => s.scenario.id === "P1");
+    for (const entry of p1?.stages ?? []) {
+      const inFlight = entry.runs[0]?.inFlight;
+      expect(inFlight?.requests).toBe(p1?.expectedPages);
+      expect(inFlight?.averageInFlight).toBeGreaterThan(0);
+      expect(inFlight?.peakPerHost).toHaveLength(5);
+      expect(Math.max(...(inFlight?.peakPerHost ?? []))).toBeLessThanOrEqual(2);
+    }
+    const s1Run = results.scenarios[0]?.stages[0]?.runs[0];
+    expect(s1Run?.inFlight).toBeNull();
   }, 300_000);
 });
 

@@ -18,6 +18,8 @@ export interface CrawlRequest {
   stage: BenchSubject;
   url: string;
   maxTasks: number;
+  /** The crawl's `maxPerHost`; null: not set. */
+  maxPerHost: number | null;
   /** Pass a `trace` callback that only counts events (the `--trace-overhead` comparison). */
   trace: boolean;
 }
@@ -43,7 +45,11 @@ let traceEvents = 0;
 function countEvent(_event: TraceEvent): void {
   traceEvents += 1;
 }
-const options: CrawlOptions & { maxTasks: number } = { maxTasks: request.maxTasks, ...(request.trace ? { trace: countEvent } : {}) };
+const options: CrawlOptions & { maxTasks: number } = {
+  maxTasks: request.maxTasks,
+  ...(request.maxPerHost === null ? {} : { maxPerHost: request.maxPerHost }),
+  ...(request.trace ? { trace: countEvent } : {}),
+};
 
 let peakHeapBytes = 0;
 function sampleHeap(): void {
