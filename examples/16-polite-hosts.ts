@@ -13,7 +13,7 @@
  * waits for a host its own way, named on the stage's first line (the guides'
  * sections "Waiting for something shared: a host"). Look at the lines per
  * host: at most 1 request in flight, page fetches started at least the delay
- * apart (from the `trace`), and host 1 never asked for the pages its
+ * apart (from the `trace`, where each host's `robots.txt` is its first fetch), and host 1 never asked for the pages its
  * `robots.txt` disallows (their records have the error `RobotsDisallowed`).
  * The server sees each request a little after its start, the time it takes
  * to connect, so two arrivals can be a few ms closer than the delay. The
@@ -101,13 +101,13 @@ export async function main(): Promise<void> {
         });
         console.log(
           `  host ${host}: ${arrivals.length} requests, at most ${peaks[host]} in flight; delay ${delays[host]} ms, ` +
-            `pages started ${gapOf(started)}, requests arrived ${gapOf(arrivals)}`,
+            `fetches started ${gapOf(started)}, requests arrived ${gapOf(arrivals)}`,
         );
       }
-      const firstPages = starts[2].slice(0, 4).map(function startLine(start) {
+      const firstFetches = starts[2].slice(0, 4).map(function startLine(start) {
         return `${start.path} at ${Math.round(start.t)} ms`;
       });
-      console.log(`  host 2's first pages started: ${firstPages.join(", ")}, …`);
+      console.log(`  host 2's first fetches started: ${firstFetches.join(", ")}, …`);
     }
   } finally {
     await group.close();

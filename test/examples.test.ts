@@ -271,14 +271,14 @@ describe.concurrent("examples", () => {
       expect(block).toContain("host 2's robots.txt: status 200, verdict rules, Crawl-delay 150 ms");
       // Host 1 disallows everything but its root: the server saw robots.txt and / only.
       expect(block).toMatch(/^ {2}host 1: 2 requests, at most 1 in flight;/m);
-      const hosts = [...block.matchAll(/^ {2}host \d: \d+ requests, at most (\d+) in flight; delay (\d+) ms, pages started (?:≥ (\d+) ms apart|only once)/gm)];
+      const hosts = [...block.matchAll(/^ {2}host \d: \d+ requests, at most (\d+) in flight; delay (\d+) ms, fetches started (?:≥ (\d+) ms apart|only once)/gm)];
       expect(hosts).toHaveLength(3);
       for (const [line, peak, delay, gap] of hosts) {
         expect(Number(peak), line).toBe(1);
         // The trace's clock is read just after each start: allow it a little slack below the delay.
         if (gap !== undefined) expect(Number(gap), line).toBeGreaterThanOrEqual(Number(delay) * 0.9);
       }
-      expect(block).toMatch(/host 2's first pages started: \/ at \d+ ms, \/p\/1 at \d+ ms/);
+      expect(block).toMatch(/host 2's first fetches started: \/robots\.txt at \d+ ms, \/ at \d+ ms, \/p\/1 at \d+ ms/);
     }
   });
 });
