@@ -26,6 +26,7 @@ export type Turn =
 
 /** A pending call of the stage's own, that can be called off. */
 export interface Cancellable {
+  /** Calls it off: what was to be called later is not called. */
   cancel(): void;
 }
 
