@@ -74,7 +74,24 @@ export function mediaType(headers: Readonly<Record<string, string>>): string | n
   const contentType = headers["content-type"];
   if (contentType === undefined) return null;
   const type = (contentType.split(";")[0] ?? "").trim().toLowerCase();
-  return type === "" ? null : type;
+  return type === "" ? null : interned(type);
+}
+
+/** One string per distinct media type or charset label, at most this many. */
+const MAX_INTERNED = 1024;
+const internedStrings = new Map<string, string>();
+
+/**
+ * The one copy of `text` that every record shares. A crawl of 300,000 pages
+ * keeps a `contentType` and an `encoding` in each record: the same few
+ * values, each a fresh string from its response's headers, about 6 MB
+ * altogether until they share one copy (docs/benchmarks.md, S4).
+ */
+function interned(text: string): string {
+  const known = internedStrings.get(text);
+  if (known !== undefined) return known;
+  if (internedStrings.size < MAX_INTERNED) internedStrings.set(text, text);
+  return text;
 }
 
 /** `; name=value` or `; name="quoted \" value"` in a Content-Type. */
@@ -110,7 +127,7 @@ export interface Charset {
 export function sniffCharset(headers: Readonly<Record<string, string>>, bytes: Uint8Array): Charset {
   const named = headerCharset(headers["content-type"]);
   const encoding = getEncoding(bytes, { transportLayerEncodingLabel: named, defaultEncoding: "utf-8" });
-  return { label: named ?? encoding.toLowerCase(), encoding };
+  return { label: interned(named ?? encoding.toLowerCase()), encoding };
 }
 
 /** The `charset` parameter of a Content-Type, unquoted, trimmed and lowercased; undefined when absent or empty. */
