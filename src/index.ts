@@ -15,7 +15,7 @@
  * const result = await asyncawait.crawl("http://127.0.0.1:8080/");
  * console.log(report(result));
  * ```
- * @module
+ * @module coroutine-crawler
  */
 export * as callbacks from "./callbacks/index.js";
 export * as generators from "./generators/index.js";

@@ -275,8 +275,11 @@ describe.concurrent("examples", () => {
       expect(hosts).toHaveLength(3);
       for (const [line, peak, delay, gap] of hosts) {
         expect(Number(peak), line).toBe(1);
-        // The trace's clock is read just after each start: allow it a little slack below the delay.
-        if (gap !== undefined) expect(Number(gap), line).toBeGreaterThanOrEqual(Number(delay) * 0.9);
+        // The trace reads its clock when a fetch-start is published, just after the host let the fetch
+        // go; a garbage collection between the two (tens of ms on a loaded machine) delays that reading
+        // for one fetch and so shortens the gap after it. A quarter of the delay is slack enough, and
+        // still far from the 1 ms apart that fetches start with no delay at all.
+        if (gap !== undefined) expect(Number(gap), line).toBeGreaterThanOrEqual(Number(delay) * 0.75);
       }
       expect(block).toMatch(/host 2's first fetches started: \/robots\.txt at \d+ ms, \/ at \d+ ms, \/p\/1 at \d+ ms/);
     }
