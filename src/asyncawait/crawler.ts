@@ -91,9 +91,9 @@ export class Crawler {
     this.options = resolveOptions(options);
     this.policy = new UrlPolicy(typeof roots === "string" ? [roots] : roots, this.options);
     this.roots = this.policy.roots;
-    const { maxTasks, timeoutMs, idleTimeoutMs, maxBodyBytes, userAgent, ca, rejectUnauthorized, maxRedirect } = this.options;
+    const { maxTasks, timeoutMs, idleTimeoutMs, maxBodyBytes, userAgent, headers, skipNonHtml, ca, rejectUnauthorized, maxRedirect } = this.options;
     this.context = { policy: this.policy, seenUrls: this.seenUrls, maxRedirect, maxBodyBytes };
-    this.client = new HttpClient({ connections: maxTasks, timeoutMs, idleTimeoutMs, maxBodyBytes, userAgent, ca, rejectUnauthorized });
+    this.client = new HttpClient({ connections: maxTasks, timeoutMs, idleTimeoutMs, maxBodyBytes, userAgent, headers, skipNonHtml, ca, rejectUnauthorized });
     setMaxListeners(0, this.aborting.signal); // As many pauses as workers may listen at once; each stops listening when it ends.
     const crawler = this;
     const waiting: HostWaiting = {
@@ -254,7 +254,7 @@ export class Crawler {
         if (crawlChannel.hasSubscribers) crawlChannel.publish({ type: "take", crawl: this.id, url });
         if (crawlChannel.hasSubscribers) crawlChannel.publish({ type: "fetch-start", crawl: this.id, url, attempt: reading.attempts + 1, ...this.counters() });
         try {
-          outcome = await this.client.get(url);
+          outcome = await this.client.get(url, undefined, { skipNonHtml: false });
         } catch (error) {
           outcome = errorName(error);
           detail = errorDetail(error);

@@ -7,10 +7,11 @@
 import { constants as bufferConstants } from "node:buffer";
 import type { Socket } from "node:net";
 import { Agent, buildConnector, type Dispatcher } from "undici";
+import { skippableBody } from "../crawl/page.js";
 import { CancelledError, FetchFailure } from "../kernel/errors.js";
 import { MAX_HEADER_BYTES, type HttpResponse } from "../http/parser.js";
 import { requestHeaders } from "../http/request.js";
-import { codeOf, failureFor, joinHeaders, socketOf, watchedPools } from "../http/undici.js";
+import { codeOf, failureFor, joinHeaders, skipBodies, socketOf, watchedPools } from "../http/undici.js";
 
 /** How an {@link HttpClient} connects, waits and reads. */
 export interface HttpClientOptions {
@@ -27,6 +28,15 @@ export interface HttpClientOptions {
   maxBodyBytes: number;
   /** The `User-Agent` header, sent with the rest of {@link requestHeaders}. */
   userAgent: string;
+  /** The crawl's `headers`, sent after the default ones (see {@link requestHeaders}). Default: none. */
+  headers?: Readonly<Record<string, string>>;
+  /**
+   * True: a response whose body no link is read from (`skippableBody`) is
+   * resolved as soon as its head has come, `bodySkipped` and with an empty
+   * body, and its connection is closed unread. Default false; one `get()` can
+   * say otherwise.
+   */
+  skipNonHtml?: boolean;
   /** PEM certificates `https:` trusts instead of Node's default CAs; null: the defaults. */
   ca: string | Buffer | null;
   /** False: take any certificate, unchecked. */
@@ -78,7 +88,7 @@ export class HttpClient {
   constructor(options: HttpClientOptions) {
     // A longer body could not be joined into one Buffer.
     this.options = { ...options, maxBodyBytes: Math.min(options.maxBodyBytes, bufferConstants.MAX_LENGTH) };
-    this.headers = requestHeaders(options.userAgent);
+    this.headers = requestHeaders(options.userAgent, options.headers);
     this.agent = new Agent({
       connections: options.connections,
       maxHeaderSize: MAX_HEADER_BYTES,
@@ -99,13 +109,17 @@ export class HttpClient {
    * `BodyTooLarge`, `TlsError`, `NetworkError`.
    * @throws `signal.reason` when `signal` aborts first; the request is abandoned
    * and its connection closed.
+   * @param reading - `skipNonHtml` for this request alone, where it differs
+   * from the client's: a `robots.txt` is read whole, whatever the crawl skips.
    */
-  get(url: string, signal?: AbortSignal): Promise<HttpResponse> {
+  get(url: string, signal?: AbortSignal, reading: { skipNonHtml?: boolean } = {}): Promise<HttpResponse> {
     if (signal?.aborted === true) return Promise.reject(signal.reason);
     const target = new URL(url);
-    const { agent, headers, options } = this;
+    const { agent, headers } = this;
+    const options = reading.skipNonHtml === undefined ? this.options : { ...this.options, skipNonHtml: reading.skipNonHtml };
     return new Promise<HttpResponse>(function sendRequest(resolve, reject) {
       const request: Dispatcher.DispatchOptions = { origin: target.origin, path: target.pathname + target.search, method: "GET", headers };
+      if (options.skipNonHtml === true) skipBodies(request, skippableBody);
       agent.dispatch(request, new ResponseCollector(request, resolve, reject, options, signal ?? null));
     });
   }
@@ -152,6 +166,8 @@ function idledOut(this: Socket): void {
 /**
  * The undici handler for one request: undici calls its methods as the
  * response arrives, and it settles the promise `get()` returned exactly once.
+ * With `skipNonHtml`, a head that says the body holds no links settles it at
+ * once, and the request is aborted unread.
  *
  * @remarks A handler of our own rather than undici's `request()`: it stops a
  * body at `maxBodyBytes` as it streams in, and it sees the first response
@@ -209,6 +225,10 @@ class ResponseCollector implements Dispatcher.DispatchHandler {
     this.started = true;
     this.status = statusCode;
     this.headers = joinHeaders(headers);
+    if (this.options.skipNonHtml !== true || !skippableBody(statusCode, this.headers) || !this.settle()) return;
+    // The head says no link is in the body: done, and the connection is closed before its bytes are read.
+    this.resolve({ status: statusCode, headers: this.headers, body: new Uint8Array(0), bodySkipped: true });
+    this.abort(new CancelledError("the body is not read (skipNonHtml)"));
   }
 
   onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
@@ -243,8 +263,12 @@ class ResponseCollector implements Dispatcher.DispatchHandler {
   fail(reason: unknown): void {
     if (!this.settle()) return;
     this.reject(reason);
+    this.abort(reason instanceof Error ? reason : new CancelledError("the request was abandoned"));
+  }
+
+  /** Aborts the request, settled already, closing its socket with `error`. */
+  private abort(error: Error): void {
     if (this.controller === null) return; // not sent yet: onRequestStart aborts it
-    const error = reason instanceof Error ? reason : new CancelledError("the request was abandoned");
     // Closed by us first: after undici's abort alone, its Client would connect again for this request.
     socketOf(this.request)?.destroy(error);
     this.controller.abort(error);

@@ -210,7 +210,7 @@ export class Crawler implements VisitContext {
   /** Starts reading an origin's robots.txt: a Fetcher like a page's, with its own callback. */
   private readRobots(origin: string): void {
     const reading = new RobotsReading(origin, this.options, this.policy);
-    const fetcher = new Fetcher(reading.url, this.loop, this.options, this.robotsFetched, this.run?.id);
+    const fetcher = new Fetcher(reading.url, this.loop, { ...this.options, skipNonHtml: false }, this.robotsFetched, this.run?.id);
     this.readingRobots.set(fetcher, reading);
     this.attempt(fetcher);
   }
@@ -230,7 +230,7 @@ export class Crawler implements VisitContext {
     if (step === "retry") return fetcher.later(retryDelay(this.options.retryDelayMs, reading.attempts), this.attempt);
     this.readingRobots.delete(fetcher);
     if (step === "follow") {
-      const next = new Fetcher(reading.url, this.loop, this.options, this.robotsFetched, this.run?.id);
+      const next = new Fetcher(reading.url, this.loop, { ...this.options, skipNonHtml: false }, this.robotsFetched, this.run?.id);
       this.readingRobots.set(next, reading);
       return this.attempt(next);
     }

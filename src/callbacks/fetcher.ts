@@ -6,6 +6,7 @@
 import type { Socket } from "node:net";
 import { cutShort, errorDetail, errorName, FetchFailure, type FetchError } from "../kernel/errors.js";
 import type { ResolvedCrawlOptions } from "../crawl/options.js";
+import { parserOptions } from "../crawl/page.js";
 import { ResponseParser, type HttpResponse } from "../http/parser.js";
 import { formatGetRequest } from "../http/request.js";
 import { EVENT_READ, EVENT_WRITE } from "../kernel/selector.js";
@@ -17,9 +18,12 @@ import type { EventLoop, ExceptionSource, IoCallback } from "./event-loop.js";
 /**
  * The options a Fetcher needs, as `resolveOptions` fills them in: `timeoutMs`
  * bounds one attempt; the socket itself keeps `idleTimeoutMs` and checks
- * certificates with `ca` and `rejectUnauthorized`.
+ * certificates with `ca` and `rejectUnauthorized`; `headers` go with
+ * `userAgent` into the request, and `skipNonHtml` tells the parser which
+ * bodies to leave unread (both may be left out: no more headers, every body read).
  */
-export type FetcherOptions = Pick<ResolvedCrawlOptions, "timeoutMs" | "idleTimeoutMs" | "maxBodyBytes" | "userAgent" | "ca" | "rejectUnauthorized">;
+export type FetcherOptions = Pick<ResolvedCrawlOptions, "timeoutMs" | "idleTimeoutMs" | "maxBodyBytes" | "userAgent" | "ca" | "rejectUnauthorized"> &
+  Partial<Pick<ResolvedCrawlOptions, "headers" | "skipNonHtml">>;
 
 /** How an attempt ended: the complete response, or the name of its error. */
 export type FetchOutcome = HttpResponse | FetchError;
@@ -28,8 +32,9 @@ export type FetchOutcome = HttpResponse | FetchError;
  * Fetches one URL with callbacks: `fetch()` starts connecting and registers
  * `connected`; `connected` sends the request and registers `readResponse`;
  * `readResponse` takes at most 4096 bytes per call and feeds them to the
- * shared HTTP parser, until the response is complete. Then the Fetcher
- * closes its socket and hands the outcome to `onFetched`.
+ * shared HTTP parser, until the response is complete (with `skipNonHtml`, a
+ * body no link is read from is complete at the end of its head). Then the
+ * Fetcher closes its socket and hands the outcome to `onFetched`.
  *
  * Between two callbacks the fetch is not running anywhere: all it knows lives
  * on `this` (URL, socket, parser, tries, timer). That is the state a callback
@@ -87,14 +92,14 @@ export class Fetcher {
     /** The id of the crawl it works for, in its messages (0: none). */
     readonly crawl = 0,
   ) {
-    this.parser = new ResponseParser(options);
+    this.parser = new ResponseParser(parserOptions(options));
   }
 
   /** Starts an attempt: connects a non-blocking socket and registers `connected` for when it is writable. */
   fetch(): void {
     this.tries += 1;
     this.received = 0;
-    this.parser = new ResponseParser(this.options);
+    this.parser = new ResponseParser(parserOptions(this.options));
     this.timer = this.loop.callLater(this.options.timeoutMs, this.timedOut);
     try {
       this.socket = connect(new URL(this.url), this.options);
@@ -108,7 +113,7 @@ export class Fetcher {
   readonly connected: IoCallback = (key) => {
     try {
       this.loop.selector.unregister(key.socket);
-      send(key.socket, formatGetRequest(new URL(this.url), this.options.userAgent)); // Throws if the connect failed.
+      send(key.socket, formatGetRequest(new URL(this.url), this.options.userAgent, this.options.headers)); // Throws if the connect failed.
       this.loop.selector.register(key.socket, EVENT_READ, this.readResponse);
     } catch (error) {
       this.failed(error);

@@ -82,8 +82,8 @@ interface OptionSpec {
   bare?: string;
   /** The `--help` text; each line after the first is indented under it. */
   help: string;
-  /** The `--help` section that lists it: named after crawl.py's options, ours, or how to crawl politely. */
-  group: "chapter" | "more" | "politeness";
+  /** The `--help` section that lists it: named after crawl.py's options, what to crawl, how to crawl politely, or the rest. */
+  group: "chapter" | "scope" | "politeness" | "more";
 }
 
 /**
@@ -137,6 +137,31 @@ CA, a self-signed server) instead of Node's default CAs`,
 self-signed, another host's): no protection at all`,
   },
   "max-pages": { type: "string", value: "N", group: "more", help: "take no more URLs from the queue after N" },
+  include: {
+    type: "string", value: "REGEX", group: "scope",
+    help: `crawl only URLs that REGEX matches (the roots always)`,
+  },
+  "no-parent": {
+    type: "boolean", group: "scope",
+    help: `crawl only URLs under a root's directory: for the root
+http://h/a/b.html (or http://h/a/), the paths under /a/`,
+  },
+  "max-depth": {
+    type: "string", value: "N", group: "scope",
+    help: `follow links at most N deep: the roots are at 0, their
+links at 1; a redirect adds none (default: no limit)`,
+  },
+  "skip-non-html": {
+    type: "boolean", group: "scope",
+    help: `close a 200 response that is neither HTML nor XML once its
+head says so, unread: its record has the type and the
+Content-Length (0 when there is none)`,
+  },
+  header: {
+    type: "string", value: "'NAME: VALUE'", multiple: true, group: "scope",
+    help: `send this request header too (repeat for more); one
+named like a default (Accept) replaces it`,
+  },
   "ignore-robots": {
     type: "boolean", group: "politeness",
     help: `do not read robots.txt, and fetch what it forbids too
@@ -215,6 +240,8 @@ report with one line per URL fetched.
 
 Options named after the chapter's crawl.py:
 ${optionLines("chapter")}
+What to crawl, and how to ask:
+${optionLines("scope")}
 Politeness (on a site that is not yours: --max-per-host 2 --delay 1):
 ${optionLines("politeness")}
 More:
@@ -281,6 +308,11 @@ export function parseCommandLine(argv: readonly string[]): Invocation {
   if (values["max-crawl-delay"] !== undefined) crawlOptions.maxCrawlDelayMs = seconds("max-crawl-delay", values["max-crawl-delay"]) * 1000;
   if (values["max-retry-after"] !== undefined) crawlOptions.maxRetryAfterMs = seconds("max-retry-after", values["max-retry-after"]) * 1000;
   if (values["user-agent"] !== undefined) crawlOptions.userAgent = values["user-agent"];
+  if (values.include !== undefined) crawlOptions.include = values.include;
+  if (values["no-parent"] === true) crawlOptions.noParent = true;
+  if (values["max-depth"] !== undefined) crawlOptions.maxDepth = wholeNumber("max-depth", values["max-depth"]);
+  if (values["skip-non-html"] === true) crawlOptions.skipNonHtml = true;
+  if (values.header !== undefined) crawlOptions.headers = headerFlags(values.header);
   for (const token of tokens) {
     if (token.kind === "option" && (token.name === "strict" || token.name === "lenient")) {
       crawlOptions.strict = token.name === "strict";
@@ -411,6 +443,25 @@ function certificatesIn(file: string): Buffer {
   }
 }
 
+/**
+ * The `--header 'Name: value'` flags as the `headers` option: the name is
+ * what comes before the first colon, the value what follows, spaces around
+ * both dropped. Whether they can be sent is the library's check.
+ */
+function headerFlags(flags: readonly string[]): Record<string, string> {
+  const headers: Record<string, string> = {};
+  const given = new Set<string>();
+  for (const flag of flags) {
+    const colon = flag.indexOf(":");
+    const name = flag.slice(0, colon).trim();
+    if (colon === -1 || name === "") throw new UsageError(`--header expects 'NAME: VALUE', got '${flag}'`);
+    if (given.has(name.toLowerCase())) throw new UsageError(`--header gives ${name} twice`);
+    given.add(name.toLowerCase());
+    headers[name] = flag.slice(colon + 1).trim();
+  }
+  return headers;
+}
+
 /** A root the crawl would refuse (not http(s), not a URL) is a usage error too. */
 function checkRoot(root: string): void {
   try {
@@ -438,6 +489,9 @@ const FLAG_FOR: Partial<Record<keyof CrawlOptions, string>> = {
   maxCrawlDelayMs: "--max-crawl-delay",
   maxRetryAfterMs: "--max-retry-after",
   userAgent: "--user-agent",
+  include: "--include",
+  maxDepth: "--max-depth",
+  headers: "--header",
 };
 
 /**

@@ -6,6 +6,7 @@
  */
 import { X509Certificate } from "node:crypto";
 import pkg from "../../package.json" with { type: "json" };
+import { isHeaderName, isHeaderValue, RESERVED_HEADERS } from "../http/request.js";
 import type { FetchStatistic } from "./records.js";
 import type { TraceEvent } from "../observe/events.js";
 
@@ -19,6 +20,23 @@ export interface CrawlOptions {
   maxTasks?: number;
   /** URLs matching it are not crawled (a string is compiled as a RegExp). */
   exclude?: string | RegExp;
+  /**
+   * Only URLs matching it (anywhere in the string) are crawled; a string is
+   * compiled as a RegExp. The roots are crawled whether or not it matches them.
+   */
+  include?: string | RegExp;
+  /**
+   * True: only URLs under a root's directory are crawled (wget's `--no-parent`):
+   * for the root `http://h/a/b.html` (or `http://h/a/`), the paths that start
+   * with `/a/`, on the hosts that root allows. Default false.
+   */
+  noParent?: boolean;
+  /**
+   * How many links deep the crawl goes: a root is at depth 0, a page's links
+   * one deeper than the page, a redirect's target as deep as the redirect.
+   * Links deeper than this are not queued. Default: no limit.
+   */
+  maxDepth?: number;
   /**
    * Default true: a link's host must equal a root's host, modulo a leading
    * "www.". False (lenient): compare the last two labels of the host.
@@ -47,8 +65,25 @@ export interface CrawlOptions {
   maxPages?: number;
   /** A larger body (on the wire or once decoded) is a `BodyTooLarge` record. Default 10 MiB. */
   maxBodyBytes?: number;
+  /**
+   * True: a `200` response whose media type is neither `text/html` nor
+   * `application/xml` (the types links are read from) is closed as soon as its
+   * head says so, and its body is never read; its record has the type, and
+   * as `size` the `Content-Length` (0 when the head gives none). Default false.
+   */
+  skipNonHtml?: boolean;
   /** The User-Agent header, printable ASCII. Default `coroutine-crawler/<version>`. */
   userAgent?: string;
+  /**
+   * More request headers, sent with every request of the crawl (`robots.txt`
+   * included) in every stage, after the default ones; one named like a
+   * default (`Accept`) replaces it, and `User-Agent` here is the same as
+   * `userAgent`. Names are RFC 9110 tokens, values printable ASCII. The headers
+   * the crawler controls (`Host`, `Connection`, `Content-Length`,
+   * `Transfer-Encoding`, `Accept-Encoding` and the other hop-by-hop ones) are
+   * refused. Default: none.
+   */
+  headers?: Record<string, string>;
   /**
    * PEM certificates (a string or a Buffer) to trust for `https:`, instead of
    * Node's default CAs: a private CA, or a server's self-signed certificate.
@@ -96,6 +131,12 @@ export interface ResolvedCrawlOptions {
   maxTasks: number;
   /** URLs matching it are not crawled (roots excepted); null: none excluded. */
   exclude: RegExp | null;
+  /** Only URLs matching it are crawled (roots excepted); null: no such condition. */
+  include: RegExp | null;
+  /** Whether only URLs under a root's directory are crawled. */
+  noParent: boolean;
+  /** The deepest link followed (a root is at 0); `Infinity`: no limit (JSON shows it as null). */
+  maxDepth: number;
   /** True: hosts must equal a root host (modulo `www.`); false: the last two labels must match. */
   strict: boolean;
   /** Milliseconds one attempt may take: connecting and the whole response. */
@@ -108,8 +149,12 @@ export interface ResolvedCrawlOptions {
   maxPages: number;
   /** The longest body accepted, on the wire and decoded. */
   maxBodyBytes: number;
+  /** Whether a `200` body links are not read from is left unread. */
+  skipNonHtml: boolean;
   /** Sent as the `User-Agent` header. */
   userAgent: string;
+  /** The request headers sent besides the defaults and `User-Agent` (which `userAgent` holds), names as given. */
+  headers: Readonly<Record<string, string>>;
   /** The certificates `https:` trusts; null: Node's default CAs. */
   ca: string | Buffer | null;
   /** Whether a TLS server's certificate is checked. */
@@ -147,13 +192,18 @@ export const DEFAULT_OPTIONS: Readonly<ResolvedCrawlOptions> = Object.freeze({
   maxTries: 4,
   maxTasks: 10,
   exclude: null,
+  include: null,
+  noParent: false,
+  maxDepth: Infinity,
   strict: true,
   timeoutMs: 120_000,
   idleTimeoutMs: 30_000,
   retryDelayMs: 500,
   maxPages: Infinity,
   maxBodyBytes: 10 * 1024 * 1024,
+  skipNonHtml: false,
   userAgent: `coroutine-crawler/${VERSION}`,
+  headers: Object.freeze({}),
   ca: null,
   rejectUnauthorized: true,
   robots: false,
@@ -182,18 +232,24 @@ export function resolveOptions(options: CrawlOptions = {}): ResolvedCrawlOptions
   for (const key of Object.keys(options)) {
     if (!KNOWN.has(key)) throw new TypeError(`Unknown option \`${key}\``);
   }
+  const { headers, userAgent } = requestHeaderOptions(options.headers, options.userAgent);
   return {
     maxRedirect: integer("maxRedirect", options.maxRedirect, 0, DEFAULT_OPTIONS.maxRedirect),
     maxTries: integer("maxTries", options.maxTries, 1, DEFAULT_OPTIONS.maxTries),
     maxTasks: integer("maxTasks", options.maxTasks, 1, DEFAULT_OPTIONS.maxTasks),
-    exclude: regExp(options.exclude),
+    exclude: regExp("exclude", options.exclude),
+    include: regExp("include", options.include),
+    noParent: boolean("noParent", options.noParent, DEFAULT_OPTIONS.noParent),
+    maxDepth: integer("maxDepth", options.maxDepth, 0, DEFAULT_OPTIONS.maxDepth, true),
     strict: boolean("strict", options.strict, DEFAULT_OPTIONS.strict),
     timeoutMs: positiveNumber("timeoutMs", options.timeoutMs, DEFAULT_OPTIONS.timeoutMs),
     idleTimeoutMs: positiveNumber("idleTimeoutMs", options.idleTimeoutMs, DEFAULT_OPTIONS.idleTimeoutMs),
     retryDelayMs: delay("retryDelayMs", options.retryDelayMs, DEFAULT_OPTIONS.retryDelayMs),
     maxPages: integer("maxPages", options.maxPages, 1, DEFAULT_OPTIONS.maxPages, true),
     maxBodyBytes: integer("maxBodyBytes", options.maxBodyBytes, 1, DEFAULT_OPTIONS.maxBodyBytes),
-    userAgent: userAgent(options.userAgent),
+    skipNonHtml: boolean("skipNonHtml", options.skipNonHtml, DEFAULT_OPTIONS.skipNonHtml),
+    userAgent,
+    headers,
     ca: certificates(options.ca),
     rejectUnauthorized: boolean("rejectUnauthorized", options.rejectUnauthorized, DEFAULT_OPTIONS.rejectUnauthorized),
     robots: boolean("robots", options.robots, DEFAULT_OPTIONS.robots),
@@ -281,29 +337,63 @@ function boolean(name: string, value: unknown, fallback: boolean): boolean {
   return value;
 }
 
-function regExp(value: unknown): RegExp | null {
+function regExp(name: string, value: unknown): RegExp | null {
   if (value === undefined) return null;
   if (value instanceof RegExp) {
     // Without g and y, test() keeps no lastIndex between URLs.
     return new RegExp(value.source, value.flags.replace(/[gy]/g, ""));
   }
   if (typeof value !== "string") {
-    throw new TypeError(`Expected \`exclude\` to be a string or RegExp, got ${show(value)}`);
+    throw new TypeError(`Expected \`${name}\` to be a string or RegExp, got ${show(value)}`);
   }
   try {
     return new RegExp(value);
   } catch (error) {
-    throw new TypeError(`Expected \`exclude\` to be a valid regular expression, got ${show(value)}`, { cause: error });
+    throw new TypeError(`Expected \`${name}\` to be a valid regular expression, got ${show(value)}`, { cause: error });
   }
 }
 
-function userAgent(value: unknown): string {
+function userAgent(name: string, value: unknown): string {
   if (value === undefined) return DEFAULT_OPTIONS.userAgent;
   // Printable ASCII only: every stage then sends the same bytes, and no header can be injected.
   if (typeof value !== "string" || value.trim() === "" || !/^[\t\x20-\x7e]+$/.test(value)) {
-    throw new TypeError(`Expected \`userAgent\` to be a non-empty line of printable ASCII, got ${show(value)}`);
+    throw new TypeError(`Expected \`${name}\` to be a non-empty line of printable ASCII, got ${show(value)}`);
   }
   return value;
+}
+
+/**
+ * Checks `headers` and `userAgent` together: a `User-Agent` in `headers`
+ * becomes `userAgent` (robots.txt groups are picked by it, so it is kept in
+ * one place), unless `userAgent` is given too.
+ */
+function requestHeaderOptions(headersValue: unknown, userAgentValue: unknown): { headers: Readonly<Record<string, string>>; userAgent: string } {
+  if (headersValue === undefined) return { headers: DEFAULT_OPTIONS.headers, userAgent: userAgent("userAgent", userAgentValue) };
+  if (typeof headersValue !== "object" || headersValue === null || Array.isArray(headersValue)) {
+    throw new TypeError(`Expected \`headers\` to be an object of header names and values, got ${show(headersValue)}`);
+  }
+  const headers: Record<string, string> = {};
+  const names = new Map<string, string>(); // lowercased → as given
+  let agentHeader: string | undefined;
+  for (const [name, value] of Object.entries(headersValue)) {
+    const lower = name.toLowerCase();
+    if (!isHeaderName(name)) throw new TypeError(`Expected \`headers\` to have names that are HTTP tokens, got ${show(name)}`);
+    if (RESERVED_HEADERS.has(lower)) throw new TypeError(`Expected \`headers\` not to set ${name}, which the crawler sets itself`);
+    const twice = names.get(lower);
+    if (twice !== undefined) throw new TypeError(`Expected \`headers\` to name each header once, got ${show(twice)} and ${show(name)}`);
+    names.set(lower, name);
+    if (typeof value !== "string" || !isHeaderValue(value)) {
+      throw new TypeError(`Expected \`headers\` to have values of printable ASCII on one line, got ${show(value)} for ${name}`);
+    }
+    // Spaces around a field value are not part of it (RFC 9110 §5.5).
+    if (lower === "user-agent") agentHeader = value.trim();
+    else headers[name] = value.trim();
+  }
+  if (agentHeader === undefined) return { headers: Object.freeze(headers), userAgent: userAgent("userAgent", userAgentValue) };
+  if (userAgentValue !== undefined) {
+    throw new TypeError("Expected `headers` not to set User-Agent when `userAgent` is given: give it once");
+  }
+  return { headers: Object.freeze(headers), userAgent: userAgent("headers", agentHeader) };
 }
 
 function certificates(value: unknown): string | Buffer | null {

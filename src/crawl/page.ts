@@ -5,7 +5,7 @@
  * @module
  */
 import { decodeContent, decodeText, mediaType, sniffCharset } from "./body.js";
-import type { HttpResponse } from "../http/parser.js";
+import type { HttpResponse, ResponseParserOptions } from "../http/parser.js";
 import { parseLinks } from "./links.js";
 import { dropCredentials, parseUrl } from "./urls.js";
 
@@ -26,7 +26,11 @@ export interface Page {
    * its body names (by its WHATWG name); `utf-8` when none; null for a redirect.
    */
   encoding: string | null;
-  /** Body bytes after content decoding; 0 for a redirect. */
+  /**
+   * Body bytes after content decoding; 0 for a redirect. For a body left
+   * unread (`skipNonHtml`), the size its head announced: the `Content-Length`
+   * (the bytes on the wire, before any content decoding), or 0 without one.
+   */
   size: number;
   /**
    * The page's links: absolute http(s) URLs without fragment, each once, in
@@ -52,6 +56,33 @@ export function isRedirect(status: number): boolean {
 }
 
 /**
+ * Whether links are read from a response's body: a `200` whose media type is
+ * `text/html` or `application/xml` (the types in `LINK_TYPES`).
+ */
+function hasLinkBody(status: number, contentType: string | null): boolean {
+  return status === 200 && contentType !== null && LINK_TYPES.has(contentType);
+}
+
+/**
+ * Whether the crawl's `skipNonHtml` leaves a response's body unread: a `200`
+ * whose body no link would be read from. Asked once the head has come, by
+ * the shared parser in stages 1 and 2 (as its `skipBody`) and by stage 3's
+ * HTTP client; every other response (a redirect, a `404`, an HTML page) is
+ * read as it always is.
+ */
+export function skippableBody(status: number, headers: Readonly<Record<string, string>>): boolean {
+  return status === 200 && !hasLinkBody(status, mediaType(headers));
+}
+
+/**
+ * What stages 1 and 2 tell the shared parser: the body limit and, with
+ * `skipNonHtml`, to leave the {@link skippableBody} bodies unread.
+ */
+export function parserOptions(options: { maxBodyBytes: number; skipNonHtml?: boolean }): ResponseParserOptions {
+  return { maxBodyBytes: options.maxBodyBytes, skipBody: options.skipNonHtml === true ? skippableBody : null };
+}
+
+/**
  * Reads a response the way every stage's crawler does.
  *
  * A redirect status with a `Location` that resolves against `url` gives a
@@ -60,7 +91,10 @@ export function isRedirect(status: number): boolean {
  * without a usable `Location`, is an ordinary page: its body is decoded
  * ({@link decodeContent}), `size`, `contentType` and `encoding` are filled in,
  * and a 200 `text/html` or `application/xml` body is decoded as text in the
- * encoding {@link sniffCharset} finds and searched for links.
+ * encoding {@link sniffCharset} finds and searched for links. A response
+ * whose body was left unread (`bodySkipped`, see {@link skippableBody}) has
+ * its type and charset from its headers and, as `size`, the `Content-Length`
+ * it announced (0 when it announced none: chunked, or until the close).
  *
  * @param url - The URL that was fetched (absolute, without fragment).
  * @param response - The parsed response.
@@ -84,12 +118,24 @@ export function readPage(url: string, response: HttpResponse, maxBodyBytes: numb
   if (nextUrl !== null) {
     return { status, nextUrl, contentType: null, encoding: null, size: 0, links: [] };
   }
-  const body = decodeContent(headers, response.body, maxBodyBytes);
   const contentType = mediaType(headers);
+  if (response.bodySkipped === true) {
+    const encoding = sniffCharset(headers, response.body).label;
+    return { status, nextUrl: null, contentType, encoding, size: announcedSize(headers), links: [] };
+  }
+  const body = decodeContent(headers, response.body, maxBodyBytes);
   const charset = sniffCharset(headers, body);
-  const hasLinks = status === 200 && contentType !== null && LINK_TYPES.has(contentType);
-  const links = hasLinks ? parseLinks(decodeText(body, charset.encoding), url) : [];
+  const links = hasLinkBody(status, contentType) ? parseLinks(decodeText(body, charset.encoding), url) : [];
   return { status, nextUrl: null, contentType, encoding: charset.label, size: body.length, links };
+}
+
+/**
+ * The body size a head announces: its `Content-Length` (both parsers refuse
+ * a malformed one), or 0 when it has none.
+ */
+function announcedSize(headers: Readonly<Record<string, string>>): number {
+  const length = headers["content-length"];
+  return length !== undefined && /^\d+$/.test(length) ? Number(length) : 0;
 }
 
 /** `Location` resolved against the URL (the chapter's `urljoin`), without fragment or credentials; null when unusable. */

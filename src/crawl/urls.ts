@@ -162,15 +162,34 @@ export function hostIsAllowed(host: string, rootDomains: ReadonlySet<string>, st
   return false;
 }
 
+/** The options a {@link UrlPolicy} reads, as `resolveOptions` fills them in; the newer ones may be left out. */
+export interface UrlPolicyOptions {
+  strict: boolean;
+  exclude: RegExp | null;
+  /** Default null: no URL must match. */
+  include?: RegExp | null;
+  /** Default false. */
+  noParent?: boolean;
+  /** Default `Infinity`. */
+  maxDepth?: number;
+}
+
+/** One root's part of `noParent`: its hostname (as a set, for {@link hostIsAllowed}) and its directory (`/a/` for `/a/b.html`). */
+interface RootDirectory {
+  readonly host: ReadonlySet<string>;
+  readonly path: string;
+}
+
 /**
  * The crawl's URL policy: the normalised roots, the hosts they allow, and the
- * chapter's `url_allowed` for any link.
+ * chapter's `url_allowed` for any link, narrowed by `include` and `noParent`;
+ * and how deep links are followed (`maxDepth`, which `visit()` applies).
  *
- * Built once per crawl from the roots and the `strict` and `exclude` options;
- * every stage asks it the same question about every link and redirect target.
+ * Built once per crawl from the roots and the options; every stage asks it
+ * the same question about every link and redirect target.
  *
- * @remarks Roots are always crawled, even when `exclude` matches them: the
- * policy filters links, the crawler queues the roots.
+ * @remarks Roots are always crawled, even when `exclude` matches them or
+ * `include` does not: the policy filters links, the crawler queues the roots.
  * @see The chapter's `crawling.py`: `Crawler.__init__` (root_domains) and `url_allowed`
  */
 export class UrlPolicy {
@@ -182,13 +201,21 @@ export class UrlPolicy {
   readonly strict: boolean;
   /** URLs this matches (anywhere in the string) are not allowed. */
   readonly exclude: RegExp | null;
+  /** When not null, only URLs this matches (anywhere in the string) are allowed. */
+  readonly include: RegExp | null;
+  /** True: only URLs under a root's directory, on a host that root allows, are allowed. */
+  readonly noParent: boolean;
+  /** The deepest link `visit()` queues: a root is at depth 0, a page's links one deeper. */
+  readonly maxDepth: number;
+  /** Each root's host and directory, for `noParent`. */
+  private readonly directories: readonly RootDirectory[];
 
   /**
    * @param roots - Where the crawl starts; each is normalised by {@link normalizeRoot}.
-   * @param options - `strict` and `exclude` as resolved by `resolveOptions`.
+   * @param options - `strict`, `exclude`, `include`, `noParent` and `maxDepth` as resolved by `resolveOptions`.
    * @throws TypeError when `roots` is empty or holds a root that is not an http(s) URL.
    */
-  constructor(roots: readonly string[], options: { strict: boolean; exclude: RegExp | null }) {
+  constructor(roots: readonly string[], options: UrlPolicyOptions) {
     if (!Array.isArray(roots) || roots.length === 0) {
       const shown = Array.isArray(roots) ? "an empty list" : String(roots);
       throw new TypeError(`Expected \`roots\` to hold at least one http(s) URL, got ${shown}`);
@@ -197,19 +224,48 @@ export class UrlPolicy {
     this.rootDomains = new Set(this.roots.map(hostnameOf));
     this.strict = options.strict;
     this.exclude = withoutState(options.exclude);
+    this.include = withoutState(options.include ?? null);
+    this.noParent = options.noParent ?? false;
+    this.maxDepth = options.maxDepth ?? Infinity;
+    this.directories = this.roots.map(directoryOf);
   }
 
   /**
    * Whether a URL may be crawled: its scheme is http(s), its host is allowed
-   * by {@link hostIsAllowed}, and `exclude` does not match the string.
-   * Never throws: a string that is not an absolute URL is not allowed.
+   * by {@link hostIsAllowed}, `exclude` does not match the string, `include`
+   * (if given) does, and with `noParent` it is under a root's directory
+   * ({@link UrlPolicy.underRoot}). Never throws: a string that is not an
+   * absolute URL is not allowed.
    */
   urlAllowed(url: string): boolean {
     const parsed = parseHttpUrl(url);
     if (parsed === null) return false;
     if (!hostIsAllowed(parsed.hostname, this.rootDomains, this.strict)) return false;
-    return this.exclude === null || !this.exclude.test(url);
+    if (this.exclude !== null && this.exclude.test(url)) return false;
+    if (this.include !== null && !this.include.test(url)) return false;
+    return !this.noParent || this.underRoot(parsed);
   }
+
+  /**
+   * Whether a URL is under a root's directory (wget's `--no-parent`): its
+   * path starts with the directory of some root (`/a/` for `http://h/a/b.html`
+   * and for `http://h/a/`, `/` for `http://h/a`) and its host is one that
+   * root's host allows ({@link hostIsAllowed}, by `strict`). Scheme, port and
+   * query are not compared; paths are compared as WHATWG `URL` serialises
+   * them (percent-encoded, case kept).
+   */
+  underRoot(url: URL): boolean {
+    for (const root of this.directories) {
+      if (url.pathname.startsWith(root.path) && hostIsAllowed(url.hostname, root.host, this.strict)) return true;
+    }
+    return false;
+  }
+}
+
+/** A root's host and the directory of its path: everything up to its last `/`. */
+function directoryOf(root: string): RootDirectory {
+  const { hostname, pathname } = new URL(root);
+  return { host: new Set([hostname]), path: pathname.slice(0, pathname.lastIndexOf("/") + 1) };
 }
 
 /** The pattern without the g and y flags, so `test()` keeps no `lastIndex` between URLs. */

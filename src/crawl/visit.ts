@@ -12,15 +12,17 @@ import type { UrlPolicy } from "./urls.js";
 
 /**
  * A URL to queue and the redirects it may still follow (the chapter's
- * `(url, max_redirect)` pair), and the page that queued it. A stage queues
- * the items `visit()` returns as they are, so the referrer reaches the URL's
- * own `visit()` and its record.
+ * `(url, max_redirect)` pair), the page that queued it and how deep it lies.
+ * A stage queues the items `visit()` returns as they are, so the referrer and
+ * the depth reach the URL's own `visit()`.
  */
 export interface QueueItem {
   url: string;
   maxRedirect: number;
   /** The URL of the page (or redirect) whose `visit()` queued this one; absent or null for a root. */
   referrer?: string | null;
+  /** Links followed from a root to reach it (redirects do not count); absent for a root: 0. */
+  depth?: number;
   /** Attempts already made at this URL: a URL queued again after a `Retry-After` carries them. Absent: none. */
   tries?: number;
 }
@@ -33,7 +35,7 @@ export interface Visit {
   next: QueueItem[];
 }
 
-/** What `visit()` reads of the crawl: its policy, the URLs seen so far, and two options. */
+/** What `visit()` reads of the crawl: its policy (with `maxDepth`), the URLs seen so far, and two options. */
 export interface VisitContext {
   readonly policy: UrlPolicy;
   readonly seenUrls: ReadonlySet<string>;
@@ -46,10 +48,14 @@ export interface VisitContext {
  * last failed attempt, with `detail`, Node's reason for a `TlsError`) into
  * the URL's record and the URLs to queue next.
  *
- * A redirect's target is queued with one redirect less, unless it was seen,
- * is not allowed, or no redirect is left; a page's links are filtered by the
- * policy, and those not seen are queued with the full `maxRedirect`. Each
- * URL queued names `item` as its referrer: the page that first found it
+ * A redirect's target is queued with one redirect less and at the
+ * redirect's depth, unless it was seen, is not allowed, or no redirect is
+ * left; a page's links are filtered by the policy, and those not seen are
+ * queued with the full `maxRedirect`, one level deeper than the page, unless
+ * that is deeper than the policy's `maxDepth`: such links still count in the
+ * record's `numUrls` (they are allowed), but they are neither queued nor
+ * counted as new, and stay unseen, so a shallower page may still queue them.
+ * Each URL queued names `item` as its referrer: the page that first found it
  * unseen, since a URL is queued once. The record carries `item`'s own
  * referrer. A body that cannot be read (`BadResponse`, `BodyTooLarge`) gives
  * an error record.
@@ -67,6 +73,7 @@ export interface VisitContext {
 export function visit(item: QueueItem, outcome: HttpResponse | FetchError, context: VisitContext, detail: string | null = null): Visit {
   const { url, maxRedirect } = item;
   const referrer = item.referrer ?? null;
+  const depth = item.depth ?? 0;
   if (typeof outcome === "string") return { record: errorRecord(url, outcome, referrer, detail), next: [] };
   let page;
   try {
@@ -80,15 +87,16 @@ export function visit(item: QueueItem, outcome: HttpResponse | FetchError, conte
     const follow = maxRedirect > 0 && !context.seenUrls.has(target) && context.policy.urlAllowed(target);
     return {
       record: redirectRecord(url, page.status, target, referrer),
-      next: follow ? [{ url: target, maxRedirect: maxRedirect - 1, referrer: url }] : [],
+      next: follow ? [{ url: target, maxRedirect: maxRedirect - 1, referrer: url, depth }] : [],
     };
   }
+  const queueLinks = depth < context.policy.maxDepth; // The links lie at depth + 1.
   let numUrls = 0;
   const next: QueueItem[] = [];
   for (const link of page.links) {
     if (!context.policy.urlAllowed(link)) continue;
     numUrls += 1;
-    if (!context.seenUrls.has(link)) next.push({ url: link, maxRedirect: context.maxRedirect, referrer: url });
+    if (queueLinks && !context.seenUrls.has(link)) next.push({ url: link, maxRedirect: context.maxRedirect, referrer: url, depth: depth + 1 });
   }
   return { record: pageRecord(url, page, numUrls, next.length, referrer), next };
 }

@@ -203,7 +203,7 @@ export class Crawler implements VisitContext {
         const { url } = reading;
         if (crawlChannel.hasSubscribers) crawlChannel.publish({ type: "fetch-start", crawl: this.run.id, url, attempt: reading.attempts + 1, ...this.counters() });
         try {
-          outcome = yield* waitFor(request(new URL(url), this.options, this.run.id), this.options.timeoutMs);
+          outcome = yield* waitFor(request(new URL(url), { ...this.options, skipNonHtml: false }, this.run.id), this.options.timeoutMs);
         } catch (caught) {
           if (caught instanceof CancelledError) throw caught;
           [outcome, detail] = [errorName(caught), errorDetail(caught)];

@@ -37,7 +37,7 @@ export { getRunningLoop, runningLoopOrNull } from "./events.js";
 export { Future, type Coroutine, type FutureState } from "./futures.js";
 export { Task, allTasks, cancelAndWait, gather, sleep, waitDone, waitFor } from "./tasks.js";
 export { Fifo, JoinableQueue, QueueEmpty } from "./queues.js";
-export { connect, read, readAll, request, sendAll } from "./sockets.js";
+export { connect, read, readAll, request, sendAll, type RequestOptions } from "./sockets.js";
 export { Crawler } from "./crawler.js";
 export { TimerHandle, TimerHeap } from "../kernel/timers.js";
 

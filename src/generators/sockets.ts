@@ -4,6 +4,7 @@
  * @module
  */
 import type { Socket } from "node:net";
+import { parserOptions } from "../crawl/page.js";
 import { ResponseParser, type HttpResponse } from "../http/parser.js";
 import { formatGetRequest } from "../http/request.js";
 import { EVENT_READ, EVENT_WRITE } from "../kernel/selector.js";
@@ -118,9 +119,23 @@ export function* readAll(socket: Socket): Coroutine<Uint8Array> {
 }
 
 /**
- * Fetches `url` once: connects, sends the GET request every stage sends,
- * and feeds each chunk `read` returns to the shared HTTP parser until the
- * response is complete. The socket is closed in `finally`, whether the
+ * What `request` needs besides the connection's options: the crawl's
+ * `userAgent`, `headers` and `maxBodyBytes`, and whether to leave the bodies
+ * no link is read from unread (`skipNonHtml`; absent: read every body).
+ */
+export type RequestOptions = ConnectOptions & {
+  userAgent: string;
+  maxBodyBytes: number;
+  headers?: Readonly<Record<string, string>>;
+  skipNonHtml?: boolean;
+};
+
+/**
+ * Fetches `url` once: connects, sends the GET request every stage sends
+ * (`options.headers` after the default ones), and feeds each chunk `read`
+ * returns to the shared HTTP parser until the response is complete (with
+ * `options.skipNonHtml`, a body no link is read from is complete at the end
+ * of its head). The socket is closed in `finally`, whether the
  * response came, an error was thrown, or the Task was cancelled (a timeout).
  *
  * Read it next to stage 1's Fetcher: the same steps (connect, send, read
@@ -137,14 +152,14 @@ export function* readAll(socket: Socket): Coroutine<Uint8Array> {
  * within `maxBodyBytes` while it arrives.
  * @see Chapter, "Factoring Coroutines With yield from" (`Fetcher.fetch` with `read_all`)
  */
-export function* request(url: URL, options: ConnectOptions & { userAgent: string; maxBodyBytes: number }, crawl = 0): Coroutine<HttpResponse> {
+export function* request(url: URL, options: RequestOptions, crawl = 0): Coroutine<HttpResponse> {
   const socket = yield* connect(url, options);
   let received = 0;
   try {
     if (crawlChannel.hasSubscribers) crawlChannel.publish({ type: "connect", crawl, url: url.href, fd: fileno(socket) });
-    yield* sendAll(socket, formatGetRequest(url, options.userAgent));
+    yield* sendAll(socket, formatGetRequest(url, options.userAgent, options.headers));
     if (crawlChannel.hasSubscribers) crawlChannel.publish({ type: "send", crawl, url: url.href });
-    const parser = new ResponseParser({ maxBodyBytes: options.maxBodyBytes });
+    const parser = new ResponseParser(parserOptions(options));
     while (!parser.done) {
       const chunk = yield* read(socket);
       if (crawlChannel.hasSubscribers && received === 0 && chunk.length > 0) crawlChannel.publish({ type: "first-byte", crawl, url: url.href });

@@ -35,6 +35,35 @@ export interface HttpResponse {
   headers: Record<string, string>;
   /** The body bytes, de-chunked but still content-encoded. */
   body: Uint8Array;
+  /**
+   * True when the body was left unread: the response was given up after its
+   * head, as the reader asked (the crawl's `skipNonHtml`), and `body` is
+   * empty. Absent when the body was read.
+   */
+  bodySkipped?: boolean;
+}
+
+/**
+ * Whether to leave a response's body unread, asked once its final head has
+ * come: the status and the headers (as {@link HttpResponse} has them).
+ */
+export type SkipBody = (status: number, headers: Readonly<Record<string, string>>) => boolean;
+
+/** What a {@link ResponseParser} is told. */
+export interface ResponseParserOptions {
+  /** The longest body accepted, before content decoding. */
+  maxBodyBytes: number;
+  /** False: only count the body (the response's `body` is then empty), for a reader that follows the framing alone. Default true. */
+  keepBody?: boolean;
+  /**
+   * Asked after the final head of a response that may have a body (not a
+   * 204 or 304): when it says yes, the response is complete there, with an
+   * empty body and `bodySkipped: true`, and the bytes after the head are
+   * ignored (the reader closes the connection); `maxBodyBytes` does not apply
+   * to a body never read, even one its `Content-Length` announces longer.
+   * Default: every body is read.
+   */
+  skipBody?: SkipBody | null;
 }
 
 /**
@@ -90,7 +119,9 @@ const LF = 0x0a;
  * `Transfer-Encoding: chunked`, else by `Content-Length`, else when the server
  * closes the connection. 1xx interim responses are skipped (but a `101
  * Switching Protocols`, which no request of ours asks for, is refused); 204,
- * 304 and 1xx have no body.
+ * 304 and 1xx have no body. A reader that does not want some bodies (the
+ * crawl's `skipNonHtml`) says which with `skipBody`: such a response is
+ * complete at the end of its head.
  *
  * The rules that exist only so that stages 1 and 2 refuse exactly the
  * responses stage 3 refuses live apart, in `llhttp-rules.ts`: the three stages
@@ -127,6 +158,7 @@ const LF = 0x0a;
 export class ResponseParser {
   private readonly maxBodyBytes: number;
   private readonly keepBody: boolean;
+  private readonly skipBody: SkipBody | null;
   private state: ParserState = "status-line";
   private started = false;
   private failure: FetchFailure | null = null;
@@ -150,12 +182,14 @@ export class ResponseParser {
   /**
    * @param options - `maxBodyBytes`: the longest body accepted, before content
    * decoding; `keepBody: false` only counts the body (the response's `body` is
-   * then empty), for a reader that follows the framing alone.
+   * then empty), for a reader that follows the framing alone; `skipBody`:
+   * which bodies not to read at all.
    */
-  constructor(options: { maxBodyBytes: number; keepBody?: boolean }) {
+  constructor(options: ResponseParserOptions) {
     // A longer body could not be joined into one Buffer.
     this.maxBodyBytes = Math.min(options.maxBodyBytes, bufferConstants.MAX_LENGTH);
     this.keepBody = options.keepBody ?? true;
+    this.skipBody = options.skipBody ?? null;
   }
 
   /** Whether a complete response has been parsed. */
@@ -323,6 +357,10 @@ export class ResponseParser {
     const contentLength = contentLengthOf(this.headerLines, transferEncoding);
     if (this.status === 204 || this.status === 304) {
       this.finish();
+      return;
+    }
+    if (this.skipBody?.(this.status, this.headers) === true) {
+      this.finish(true); // Before the body limits: a body never read is never too large.
     } else if (transferEncoding !== undefined) {
       // Chunked only when it is the final coding; otherwise the body runs until close (RFC 9112 §6.3).
       const codings = transferEncoding.toLowerCase().split(",");
@@ -355,8 +393,10 @@ export class ResponseParser {
     if (this.keepBody) this.bodyParts.push(bytes);
   }
 
-  private finish(): void {
-    this.result = { status: this.status, headers: this.headers, body: Buffer.concat(this.bodyParts) };
+  /** The response is complete; `skipped`: its body was left unread. */
+  private finish(skipped = false): void {
+    const body = Buffer.concat(this.bodyParts);
+    this.result = skipped ? { status: this.status, headers: this.headers, body, bodySkipped: true } : { status: this.status, headers: this.headers, body };
     this.bodyParts = [];
     this.state = "done";
   }
@@ -377,7 +417,7 @@ export class ResponseParser {
  *
  * @throws FetchFailure as {@link ResponseParser} does.
  */
-export function parseResponse(bytes: Uint8Array, options: { maxBodyBytes: number }): HttpResponse {
+export function parseResponse(bytes: Uint8Array, options: ResponseParserOptions): HttpResponse {
   const parser = new ResponseParser(options);
   parser.feed(bytes);
   parser.end();

@@ -6,7 +6,7 @@
  */
 import { FetchFailure } from "../kernel/errors.js";
 import { HeadTooLarge } from "./llhttp-rules.js";
-import { ResponseParser } from "./parser.js";
+import { ResponseParser, type SkipBody } from "./parser.js";
 
 /**
  * Follows the responses on one connection, from its raw bytes, for the two
@@ -34,14 +34,22 @@ export class ResponseLimits {
   private parser: ResponseParser | null = null;
   private reading = true;
 
-  /** @param maxBodyBytes - the longest body accepted, before content decoding. */
-  constructor(private readonly maxBodyBytes: number) {}
+  /**
+   * @param maxBodyBytes - the longest body accepted, before content decoding.
+   * @param skipBodyOf - which bodies the request being answered leaves unread
+   * (its `skipBody`), asked at the start of each response: no body limit
+   * applies past such a head, as the request's handler closes the connection there.
+   */
+  constructor(
+    private readonly maxBodyBytes: number,
+    private readonly skipBodyOf: () => SkipBody | null = noSkipping,
+  ) {}
 
   /** Reads the next bytes of the connection; returns the limit they break, or null. */
   read(chunk: Uint8Array): FetchFailure | null {
     if (!this.reading) return null;
     if (this.parser === null || this.parser.done) {
-      this.parser = new ResponseParser({ maxBodyBytes: this.maxBodyBytes, keepBody: false });
+      this.parser = new ResponseParser({ maxBodyBytes: this.maxBodyBytes, keepBody: false, skipBody: this.skipBodyOf() });
     }
     try {
       this.parser.feed(chunk);
@@ -51,6 +59,10 @@ export class ResponseLimits {
       return isLimit(error) ? error : null;
     }
   }
+}
+
+function noSkipping(): null {
+  return null;
 }
 
 function isLimit(error: unknown): error is FetchFailure {

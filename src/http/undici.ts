@@ -10,11 +10,31 @@
 import type { Socket } from "node:net";
 import { buildConnector, Client, Pool, type Dispatcher } from "undici";
 import { errorName, FetchFailure } from "../kernel/errors.js";
-import { FIRST_ONLY_HEADERS, type HttpResponse } from "./parser.js";
+import { FIRST_ONLY_HEADERS, type HttpResponse, type SkipBody } from "./parser.js";
 import { ResponseLimits } from "./response-limits.js";
 
-/** The socket each dispatched request's connection has open, by the request's dispatch options. */
-const sockets = new WeakMap<Dispatcher.DispatchOptions, { socket: Socket | null }>();
+/** What a Connection keeps in view: its socket, and the bodies the request it answers leaves unread. */
+interface Opened {
+  socket: Socket | null;
+  skipBody: SkipBody | null;
+}
+
+/** What each dispatched request's connection has open, by the request's dispatch options. */
+const sockets = new WeakMap<Dispatcher.DispatchOptions, Opened>();
+
+/** The bodies a request leaves unread, by its dispatch options (see {@link skipBodies}). */
+const bodySkips = new WeakMap<Dispatcher.DispatchOptions, SkipBody>();
+
+/**
+ * Says that `request`, before it is dispatched on a {@link watchedPools}
+ * Agent, leaves the bodies `skipBody` names unread (its handler closes the
+ * connection after such a head): the connection's {@link ResponseLimits}
+ * then applies no body limit past that head, as the shared parser does in
+ * stages 1 and 2.
+ */
+export function skipBodies(request: Dispatcher.DispatchOptions, skipBody: SkipBody): void {
+  bodySkips.set(request, skipBody);
+}
 
 /**
  * The `factory` for an undici `Agent` whose pools are made of
@@ -61,16 +81,16 @@ export function socketOf(request: Dispatcher.DispatchOptions): Socket | null {
  * dispatched to it and started last.
  */
 class Connection extends Client {
-  private readonly opened: { socket: Socket | null };
+  private readonly opened: Opened;
 
   constructor(origin: URL, options: object, connect: buildConnector.connector, maxBodyBytes: number) {
-    const opened: { socket: Socket | null } = { socket: null };
+    const opened: Opened = { socket: null, skipBody: null };
     super(origin, {
       ...options,
       connect: function connectAndWatch(where: buildConnector.Options, connected: buildConnector.Callback): void {
         connect(where, function socketOpened(...result: Parameters<buildConnector.Callback>): void {
           const socket = result[1] ?? null; // undici's connector leaves it out on failure
-          if (socket !== null) watchLimits(socket, new ResponseLimits(maxBodyBytes));
+          if (socket !== null) watchLimits(socket, new ResponseLimits(maxBodyBytes, function skipBodyOfRequest() { return opened.skipBody; }));
           opened.socket = socket;
           connected(...result);
         });
@@ -82,6 +102,7 @@ class Connection extends Client {
   /** Remembers that `options`' request is on this connection (the Pool hands it our options, not our handler). */
   override dispatch(options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): boolean {
     sockets.set(options, this.opened);
+    this.opened.skipBody = bodySkips.get(options) ?? null; // With pipelining 1, the next response answers this request.
     return super.dispatch(options, handler);
   }
 }

@@ -103,6 +103,43 @@ describe("parseCommandLine", () => {
     expect(usageError(["a.com", ...args])).toBe(message);
   });
 
+  it("reads the crawl controls: --include, --no-parent, --max-depth, --skip-non-html and repeated --header", () => {
+    const parsed = commandLine([
+      "--include", "/docs/", "--no-parent", "--max-depth", "0", "--skip-non-html",
+      "--header", "X-Api-Key: k1", "--header", "Accept:text/html", "--header", "Cookie: a=1; b=2", "a.com",
+    ]);
+    expect(parsed.crawlOptions).toEqual({
+      maxTasks: 100,
+      robots: true,
+      include: "/docs/",
+      noParent: true,
+      maxDepth: 0,
+      skipNonHtml: true,
+      headers: { "X-Api-Key": "k1", Accept: "text/html", Cookie: "a=1; b=2" },
+    });
+  });
+
+  it("leaves the crawl controls out when their flags are not given", () => {
+    expect(commandLine(["a.com"]).crawlOptions).not.toHaveProperty("headers");
+    expect(commandLine(["a.com"]).crawlOptions).not.toHaveProperty("maxDepth");
+  });
+
+  it.each([
+    [["--header", "X-Api-Key"], "--header expects 'NAME: VALUE', got 'X-Api-Key'"],
+    [["--header", ": v"], "--header expects 'NAME: VALUE', got ': v'"],
+    [["--header", "X-A: 1", "--header", "x-a: 2"], "--header gives x-a twice"],
+    [["--header", "Host: elsewhere"], "bad --header: expected `headers` not to set Host, which the crawler sets itself"],
+    [["--header", "X A: 1"], 'bad --header: expected `headers` to have names that are HTTP tokens, got "X A"'],
+    [["--header", "User-Agent: a/1", "--user-agent", "b/1"], "bad --header: expected `headers` not to set User-Agent when `userAgent` is given: give it once"],
+    [["--max-depth", "-1"], "--max-depth expects a whole number, got '-1'"],
+    [["--max-depth", "two"], "--max-depth expects a whole number, got 'two'"],
+    [["--include", "("], /^bad --include: expected `include` to be a valid regular expression/],
+    [["--no-parent=yes"], "option '--no-parent' takes no value"],
+  ])("reports a bad crawl control naming its flag: %j", (args, message) => {
+    if (typeof message === "string") expect(usageError(["a.com", ...args])).toBe(message);
+    else expect(usageError(["a.com", ...args])).toMatch(message);
+  });
+
   it("counts repeated -v and maps -q to errors only", () => {
     expect(commandLine(["-v", "a.com"]).verbosity).toBe(2);
     expect(commandLine(["-vv", "a.com"]).verbosity).toBe(3);

@@ -19,13 +19,18 @@ describe("resolveOptions", () => {
       maxTries: 4,
       maxTasks: 10,
       exclude: null,
+      include: null,
+      noParent: false,
+      maxDepth: Infinity,
       strict: true,
       timeoutMs: 120_000,
       idleTimeoutMs: 30_000,
       retryDelayMs: 500,
       maxPages: Infinity,
       maxBodyBytes: 10 * 1024 * 1024,
+      skipNonHtml: false,
       userAgent: `coroutine-crawler/${VERSION}`,
+      headers: {},
       ca: null,
       rejectUnauthorized: true,
       robots: false,
@@ -68,9 +73,10 @@ describe("resolveOptions", () => {
     expect(resolved.signal).toBe(signal);
   });
 
-  it("accepts Infinity for maxPages and maxPerHost only", () => {
+  it("accepts Infinity for maxPages, maxPerHost and maxDepth only", () => {
     expect(resolveOptions({ maxPages: Infinity }).maxPages).toBe(Infinity);
     expect(resolveOptions({ maxPerHost: Infinity }).maxPerHost).toBe(Infinity);
+    expect(resolveOptions({ maxDepth: Infinity }).maxDepth).toBe(Infinity);
     expect(() => resolveOptions({ maxTasks: Infinity })).toThrow("Expected `maxTasks` to be an integer from 1 and up, got Infinity");
   });
 
@@ -123,6 +129,25 @@ describe("resolveOptions", () => {
     ["delayJitter", -0.1, "Expected `delayJitter` to be a number from 0 to 1, got -0.1"],
     ["maxCrawlDelayMs", Number.NaN, "Expected `maxCrawlDelayMs` to be a number from 0 to 2147483647, got NaN"],
     ["maxRetryAfterMs", -5, "Expected `maxRetryAfterMs` to be a number from 0 to 2147483647, got -5"],
+    ["maxDepth", -1, "Expected `maxDepth` to be an integer from 0 and up, got -1"],
+    ["maxDepth", 1.5, "Expected `maxDepth` to be an integer from 0 and up, got 1.5"],
+    ["maxDepth", "2", 'Expected `maxDepth` to be an integer from 0 and up, got "2"'],
+    ["include", 42, "Expected `include` to be a string or RegExp, got 42"],
+    ["include", "([a-z", 'Expected `include` to be a valid regular expression, got "([a-z"'],
+    ["noParent", "yes", 'Expected `noParent` to be a boolean, got "yes"'],
+    ["skipNonHtml", 1, "Expected `skipNonHtml` to be a boolean, got 1"],
+    ["headers", "X-A: 1", 'Expected `headers` to be an object of header names and values, got "X-A: 1"'],
+    ["headers", null, "Expected `headers` to be an object of header names and values, got null"],
+    ["headers", [["X-A", "1"]], "Expected `headers` to be an object of header names and values, got X-A,1"],
+    ["headers", { "X A": "1" }, 'Expected `headers` to have names that are HTTP tokens, got "X A"'],
+    ["headers", { "X-A:": "1" }, 'Expected `headers` to have names that are HTTP tokens, got "X-A:"'],
+    ["headers", { "": "1" }, 'Expected `headers` to have names that are HTTP tokens, got ""'],
+    ["headers", { "X-A": "1\r\nX-Evil: 2" }, 'Expected `headers` to have values of printable ASCII on one line, got "1\\r\\nX-Evil: 2" for X-A'],
+    ["headers", { "X-A": "a\u0000b" }, 'Expected `headers` to have values of printable ASCII on one line, got "a\\u0000b" for X-A'],
+    ["headers", { "X-A": "caf\u00e9" }, 'Expected `headers` to have values of printable ASCII on one line, got "café" for X-A'],
+    ["headers", { "X-A": 1 }, "Expected `headers` to have values of printable ASCII on one line, got 1 for X-A"],
+    ["headers", { "X-A": "1", "x-a": "2" }, 'Expected `headers` to name each header once, got "X-A" and "x-a"'],
+    ["headers", { "User-Agent": " " }, 'Expected `headers` to be a non-empty line of printable ASCII, got ""'],
   ])("throws a TypeError naming %s for the bad value %o", (name, value, message) => {
     expect(() => resolveUnchecked({ [name]: value })).toThrow(new TypeError(message));
   });
@@ -192,6 +217,44 @@ describe("resolveOptions", () => {
 
   it("takes an idle timeout and a retry delay, 0 included for the delay", () => {
     expect(resolveOptions({ idleTimeoutMs: 250, retryDelayMs: 0 })).toMatchObject({ idleTimeoutMs: 250, retryDelayMs: 0 });
+  });
+
+  it("compiles a string include as a regular expression, without the g and y flags", () => {
+    expect(resolveOptions({ include: "^http://x\\.test/docs/" }).include?.test("http://x.test/docs/a")).toBe(true);
+    expect(resolveOptions({ include: /docs/gi }).include?.flags).toBe("i");
+  });
+
+  it("takes noParent, maxDepth and skipNonHtml as given, 0 included for maxDepth", () => {
+    expect(resolveOptions({ noParent: true, maxDepth: 0, skipNonHtml: true })).toMatchObject({ noParent: true, maxDepth: 0, skipNonHtml: true });
+  });
+
+  describe("headers", () => {
+    it("keeps the names as given and the values without spaces around them, frozen", () => {
+      const { headers } = resolveOptions({ headers: { "X-Api-Key": "  k1 ", accept: "text/html", "X-Empty": "" } });
+      expect(headers).toEqual({ "X-Api-Key": "k1", accept: "text/html", "X-Empty": "" });
+      expect(Object.isFrozen(headers)).toBe(true);
+    });
+
+    it.each(["Host", "content-length", "Transfer-Encoding", "Connection", "Keep-Alive", "Upgrade", "TE", "Trailer", "Proxy-Connection", "Expect", "Accept-Encoding"])(
+      "refuses %s, which the crawler sets itself",
+      (name) => {
+        expect(() => resolveOptions({ headers: { [name]: "x" } })).toThrow(new TypeError(`Expected \`headers\` not to set ${name}, which the crawler sets itself`));
+      },
+    );
+
+    it("takes a User-Agent header as userAgent, in any case, and refuses it beside userAgent", () => {
+      expect(resolveOptions({ headers: { "user-agent": " mybot/1 ", "X-A": "1" } })).toMatchObject({ userAgent: "mybot/1", headers: { "X-A": "1" } });
+      expect(() => resolveOptions({ headers: { "User-Agent": "a/1" }, userAgent: "b/1" })).toThrow(
+        new TypeError("Expected `headers` not to set User-Agent when `userAgent` is given: give it once"),
+      );
+    });
+
+    it("does not keep the caller's object", () => {
+      const given = { "X-A": "1" };
+      const { headers } = resolveOptions({ headers: given });
+      given["X-A"] = "2";
+      expect(headers).toEqual({ "X-A": "1" });
+    });
   });
 
   it("keeps DEFAULT_OPTIONS frozen", () => {

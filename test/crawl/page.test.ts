@@ -3,7 +3,7 @@ import { gzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
 import { FetchFailure } from "../../src/kernel/errors.js";
 import type { HttpResponse } from "../../src/http/parser.js";
-import { isRedirect, readPage } from "../../src/crawl/page.js";
+import { isRedirect, parserOptions, readPage, skippableBody } from "../../src/crawl/page.js";
 
 const URL_ = "http://example.com/dir/page";
 const MAX = 10_000;
@@ -159,5 +159,53 @@ describe("readPage", () => {
       const page = readPage(URL_, response(500, { "content-type": "text/html" }, "oops"), MAX);
       expect(page).toEqual({ status: 500, nextUrl: null, contentType: "text/html", encoding: "utf-8", size: 4, links: [] });
     });
+  });
+
+  describe("reads a response whose body was left unread", () => {
+    function skipped(headers: Record<string, string>): HttpResponse {
+      return { status: 200, headers, body: Buffer.alloc(0), bodySkipped: true };
+    }
+
+    it("records its type, its charset and the Content-Length as its size", () => {
+      const page = readPage(URL_, skipped({ "content-type": "Application/PDF", "content-length": "52428800" }), MAX);
+      expect(page).toEqual({ status: 200, nextUrl: null, contentType: "application/pdf", encoding: "utf-8", size: 52_428_800, links: [] });
+      expect(readPage(URL_, skipped({ "content-type": "text/plain; charset=latin1", "content-length": "7" }), MAX).encoding).toBe("latin1");
+    });
+
+    it("records size 0 without a Content-Length, and the encoded length for an encoded body", () => {
+      expect(readPage(URL_, skipped({ "content-type": "image/png", "transfer-encoding": "chunked" }), MAX).size).toBe(0);
+      expect(readPage(URL_, skipped({ "content-type": "text/csv", "content-encoding": "br", "content-length": "120" }), MAX).size).toBe(120);
+    });
+
+    it("records its announced size even over maxBodyBytes, which is for bodies read", () => {
+      expect(readPage(URL_, skipped({ "content-type": "video/mp4", "content-length": String(MAX * 10) }), MAX).size).toBe(MAX * 10);
+    });
+  });
+});
+
+describe("skippableBody", () => {
+  it("is true for a 200 whose media type links are not read from, or that has none", () => {
+    for (const type of ["application/pdf", "image/png", "text/plain; charset=utf-8", "application/xhtml+xml", "text/xml"]) {
+      expect(skippableBody(200, { "content-type": type }), type).toBe(true);
+    }
+    expect(skippableBody(200, {})).toBe(true);
+  });
+
+  it("is false for text/html and application/xml, in any case and with parameters", () => {
+    expect(skippableBody(200, { "content-type": "text/html" })).toBe(false);
+    expect(skippableBody(200, { "content-type": "TEXT/HTML; charset=utf-8" })).toBe(false);
+    expect(skippableBody(200, { "content-type": "application/xml" })).toBe(false);
+  });
+
+  it("is false for every other status: redirects, errors, 203", () => {
+    for (const status of [203, 206, 301, 404, 500]) expect(skippableBody(status, { "content-type": "image/png" }), String(status)).toBe(false);
+  });
+});
+
+describe("parserOptions", () => {
+  it("tells the parser to skip the skippable bodies only with skipNonHtml", () => {
+    expect(parserOptions({ maxBodyBytes: 5, skipNonHtml: true })).toEqual({ maxBodyBytes: 5, skipBody: skippableBody });
+    expect(parserOptions({ maxBodyBytes: 5, skipNonHtml: false })).toEqual({ maxBodyBytes: 5, skipBody: null });
+    expect(parserOptions({ maxBodyBytes: 5 })).toEqual({ maxBodyBytes: 5, skipBody: null });
   });
 });

@@ -218,4 +218,54 @@ describe("UrlPolicy", () => {
     expect(first).toEqual([true, false, false, false]);
     expect(urls.map((url) => policy.urlAllowed(url))).toEqual(first);
   });
+  it("allows only URLs include matches anywhere in the string, and lets exclude win", () => {
+    const policy = new UrlPolicy(["example.com"], { strict: true, exclude: /private/, include: /\/docs\// });
+    expect(policy.urlAllowed("http://example.com/docs/a")).toBe(true);
+    expect(policy.urlAllowed("http://example.com/blog/a")).toBe(false);
+    expect(policy.urlAllowed("http://example.com/docs/private/a")).toBe(false);
+    expect(policy.urlAllowed("http://example.org/docs/a")).toBe(false);
+  });
+
+  it("gives the same answer every time for a global include pattern", () => {
+    const policy = new UrlPolicy(["example.com"], { strict: true, exclude: null, include: /docs/g });
+    expect([1, 2, 3].map(() => policy.urlAllowed("http://example.com/docs/"))).toEqual([true, true, true]);
+  });
+
+  describe("noParent", () => {
+    const noParent = { strict: true, exclude: null, noParent: true };
+
+    it("allows only paths under the directory of a root's path", () => {
+      const policy = new UrlPolicy(["http://example.com/a/b.html"], noParent);
+      const allowed = ["http://example.com/a/", "http://example.com/a/c.html", "http://example.com/a/sub/d?e=1", "https://example.com:8443/a/x"];
+      const refused = ["http://example.com/", "http://example.com/a", "http://example.com/ab/c", "http://example.com/b/a/", "http://example.com/A/x"];
+      for (const url of allowed) expect(policy.urlAllowed(url), url).toBe(true);
+      for (const url of refused) expect(policy.urlAllowed(url), url).toBe(false);
+    });
+
+    it("takes a root ending in / as its own directory, and a root without one as its parent's", () => {
+      expect(new UrlPolicy(["http://example.com/a/"], noParent).urlAllowed("http://example.com/a/x")).toBe(true);
+      expect(new UrlPolicy(["http://example.com/a/"], noParent).urlAllowed("http://example.com/x")).toBe(false);
+      expect(new UrlPolicy(["http://example.com/a"], noParent).urlAllowed("http://example.com/x")).toBe(true);
+    });
+
+    it("pairs each root's directory with the hosts that root allows", () => {
+      const policy = new UrlPolicy(["http://a.com/docs/", "http://b.com/blog/"], noParent);
+      expect(policy.urlAllowed("http://a.com/docs/1")).toBe(true);
+      expect(policy.urlAllowed("http://www.a.com/docs/1")).toBe(true);
+      expect(policy.urlAllowed("http://b.com/blog/1")).toBe(true);
+      expect(policy.urlAllowed("http://a.com/blog/1")).toBe(false);
+      expect(policy.urlAllowed("http://b.com/docs/1")).toBe(false);
+    });
+
+    it("compares paths as URL serialises them", () => {
+      const policy = new UrlPolicy(["http://example.com/caf%C3%A9/"], noParent);
+      expect(policy.urlAllowed("http://example.com/café/menu")).toBe(true);
+      expect(policy.urlAllowed("http://example.com/a/../caf%C3%A9/menu")).toBe(true);
+    });
+  });
+
+  it("holds maxDepth for visit(), Infinity when not given", () => {
+    expect(new UrlPolicy(["example.com"], strict).maxDepth).toBe(Infinity);
+    expect(new UrlPolicy(["example.com"], { ...strict, maxDepth: 2 }).maxDepth).toBe(2);
+  });
 });

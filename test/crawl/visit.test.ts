@@ -6,9 +6,9 @@ import { visit, type QueueItem, type VisitContext } from "../../src/crawl/visit.
 
 const ROOT = "http://example.com/";
 
-function context(seen: readonly string[] = [], maxBodyBytes = 10_000): VisitContext {
+function context(seen: readonly string[] = [], maxBodyBytes = 10_000, maxDepth = Infinity): VisitContext {
   return {
-    policy: new UrlPolicy([ROOT], { strict: true, exclude: null }),
+    policy: new UrlPolicy([ROOT], { strict: true, exclude: null, maxDepth }),
     seenUrls: new Set(seen),
     maxRedirect: 10,
     maxBodyBytes,
@@ -30,8 +30,8 @@ describe("visit", () => {
       const v = visit(root, html('<a href="/a">a</a> <a href="/b">b</a> <a href="/seen">s</a>'), context([ROOT, `${ROOT}seen`]));
       expect(v.record.referrer).toBeNull();
       expect(v.next).toEqual([
-        { url: `${ROOT}a`, maxRedirect: 10, referrer: ROOT },
-        { url: `${ROOT}b`, maxRedirect: 10, referrer: ROOT },
+        { url: `${ROOT}a`, maxRedirect: 10, referrer: ROOT, depth: 1 },
+        { url: `${ROOT}b`, maxRedirect: 10, referrer: ROOT, depth: 1 },
       ]);
     });
 
@@ -45,7 +45,38 @@ describe("visit", () => {
 
     it("queues a redirect's target with the redirect as its referrer", () => {
       const item: QueueItem = { url: `${ROOT}old`, maxRedirect: 3, referrer: ROOT };
-      expect(visit(item, redirect("/new"), context()).next).toEqual([{ url: `${ROOT}new`, maxRedirect: 2, referrer: `${ROOT}old` }]);
+      expect(visit(item, redirect("/new"), context()).next).toEqual([{ url: `${ROOT}new`, maxRedirect: 2, referrer: `${ROOT}old`, depth: 0 }]);
+    });
+  });
+
+  describe("depth", () => {
+    const LINKS = '<a href="/a">a</a> <a href="/b">b</a> <a href="/seen">s</a>';
+
+    it("queues a page's links one level deeper than the page, a root being at 0", () => {
+      expect(visit({ url: ROOT, maxRedirect: 10 }, html(LINKS), context([ROOT])).next.map((item) => item.depth)).toEqual([1, 1, 1]);
+      const deep: QueueItem = { url: `${ROOT}x`, maxRedirect: 10, referrer: ROOT, depth: 4 };
+      expect(visit(deep, html(LINKS), context([ROOT])).next.map((item) => item.depth)).toEqual([5, 5, 5]);
+    });
+
+    it("queues a redirect's target as deep as the redirect", () => {
+      const item: QueueItem = { url: `${ROOT}old`, maxRedirect: 3, referrer: ROOT, depth: 2 };
+      expect(visit(item, redirect("/new"), context([], 10_000, 2)).next).toEqual([{ url: `${ROOT}new`, maxRedirect: 2, referrer: `${ROOT}old`, depth: 2 }]);
+    });
+
+    it("queues no link deeper than maxDepth, but counts it in numUrls and leaves it unseen", () => {
+      const item: QueueItem = { url: `${ROOT}x`, maxRedirect: 10, referrer: ROOT, depth: 1 };
+      const atLimit = visit(item, html(LINKS), context([ROOT, `${ROOT}seen`], 10_000, 1));
+      expect(atLimit.next).toEqual([]);
+      expect(atLimit.record).toMatchObject({ numUrls: 3, numNewUrls: 0 });
+      const below = visit(item, html(LINKS), context([ROOT, `${ROOT}seen`], 10_000, 2));
+      expect(below.next.map((next) => next.url)).toEqual([`${ROOT}a`, `${ROOT}b`]);
+      expect(below.record).toMatchObject({ numUrls: 3, numNewUrls: 2 });
+    });
+
+    it("queues nothing from a root with maxDepth 0", () => {
+      const v = visit({ url: ROOT, maxRedirect: 10 }, html(LINKS), context([ROOT], 10_000, 0));
+      expect(v.next).toEqual([]);
+      expect(v.record).toMatchObject({ numUrls: 3, numNewUrls: 0 });
     });
   });
 
