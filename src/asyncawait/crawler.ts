@@ -69,6 +69,8 @@ export class Crawler {
   private readonly q = new JoinableQueue<QueueItem>();
   private readonly seenUrls = new Set<string>();
   private readonly records: FetchStatistic[] = [];
+  /** Records made, kept or not. */
+  private recorded = 0;
   /** What `visit()` reads of the crawl. */
   private readonly context: VisitContext;
   /** The connection pool, opened lazily by the first request and closed when the crawl ends. */
@@ -149,7 +151,7 @@ export class Crawler {
       await this.client.close();
       run.end();
     }
-    return crawlResult(this.seenUrls, this.records, startedAt, this.options, this.hosts.robotsFetches);
+    return crawlResult(this.seenUrls, this.records, this.recorded, startedAt, this.options, this.hosts.robotsFetches);
   }
 
   /**
@@ -277,9 +279,10 @@ export class Crawler {
     if (!this.q.isShutdown()) this.q.putNowait(item);
   }
 
-  /** Appends a record and reports it (a throwing `onRecord` is ignored). */
+  /** Counts a record, keeps it (unless `keepRecords` is false) and reports it (a throwing `onRecord` is ignored). */
   private record(statistic: FetchStatistic): void {
-    appendRecord(this.records, statistic, this.options.onRecord);
+    this.recorded += 1;
+    appendRecord(this.records, statistic, this.options);
   }
 
   /** Stops early (`maxPages`, the signal): the queued URLs and those waiting for their hosts are dropped, and the idle workers end. */

@@ -65,8 +65,10 @@ export class Crawler implements VisitContext {
   readonly loop = new EventLoop();
   /** Every URL ever queued, in order (the chapter's `seen_urls`). */
   readonly seenUrls = new Set<string>();
-  /** One record per URL fetched, in completion order. */
+  /** One record per URL fetched, in completion order (unless `keepRecords` is false). */
   readonly records: FetchStatistic[] = [];
+  /** Records made, kept or not. */
+  private recorded = 0;
   /** URLs waiting for a free slot, oldest first from `nextTodo` on. */
   private urlsTodo: QueueItem[] = [];
   private nextTodo = 0;
@@ -139,11 +141,11 @@ export class Crawler implements VisitContext {
    */
   private startFetchers(): void {
     const { maxTasks, maxPages } = this.options;
-    while (!this.stopped && this.running.size + this.readingRobots.size < maxTasks && this.nextTodo < this.urlsTodo.length && this.records.length + this.running.size < maxPages) {
+    while (!this.stopped && this.running.size + this.readingRobots.size < maxTasks && this.nextTodo < this.urlsTodo.length && this.recorded + this.running.size < maxPages) {
       const item = this.takeTodo();
       const turn = this.hosts.turn(item);
       if (turn.kind === "robots") this.readRobots(turn.origin);
-      if (turn.kind === "refused") appendRecord(this.records, errorRecord(item.url, turn.error, item.referrer ?? null), this.options.onRecord);
+      if (turn.kind === "refused") this.record(errorRecord(item.url, turn.error, item.referrer ?? null));
       if (turn.kind !== "go") continue; // "robots" and "wait": it waits in its host's line; requeue() brings it back.
       const fetcher = new Fetcher(item.url, this.loop, this.options, this.fetched, this.run?.id);
       fetcher.tries = item.tries ?? 0; // Attempts made before a Retry-After.
@@ -200,12 +202,18 @@ export class Crawler implements VisitContext {
       v = { record: errorRecord(item.url, "NetworkError", item.referrer ?? null), next: [] }; // A bug: the URL still gets its one record.
     }
     // Record first, then queue; no other callback runs between visit() reading seenUrls and addUrl().
-    appendRecord(this.records, v.record, this.options.onRecord);
+    this.record(v.record);
     for (const next of v.next) this.addUrl(next);
     this.hosts.finished(item); // Its host may let the next URL go.
     this.startFetchers();
     this.stopIfDone();
   };
+
+  /** Counts a record, keeps it (unless `keepRecords` is false) and tells `onRecord`. */
+  private record(statistic: FetchStatistic): void {
+    this.recorded += 1;
+    appendRecord(this.records, statistic, this.options);
+  }
 
   /** Starts reading an origin's robots.txt: a Fetcher like a page's, with its own callback. */
   private readRobots(origin: string): void {
@@ -248,7 +256,7 @@ export class Crawler implements VisitContext {
   /** Stops the loop when no Fetcher runs and no URL waits, in `urlsTodo` or in a host's line (or the crawl stopped). */
   private stopIfDone(): void {
     if (this.running.size > 0 || this.readingRobots.size > 0) return;
-    const waiting = (this.nextTodo < this.urlsTodo.length || this.hosts.waitingUrls > 0) && this.records.length < this.options.maxPages;
+    const waiting = (this.nextTodo < this.urlsTodo.length || this.hosts.waitingUrls > 0) && this.recorded < this.options.maxPages;
     if (this.stopped || !waiting) this.loop.stop();
   }
 
@@ -280,7 +288,7 @@ export class Crawler implements VisitContext {
     this.options.signal?.removeEventListener("abort", this.aborted);
     this.loop.selector.close();
     this.run?.end();
-    this.onDone?.(crawlResult(this.seenUrls, this.records, this.startedAt, this.options, this.hosts.robotsFetches));
+    this.onDone?.(crawlResult(this.seenUrls, this.records, this.recorded, this.startedAt, this.options, this.hosts.robotsFetches));
   };
 }
 

@@ -32,7 +32,7 @@ export function comparisonTable(runs: readonly StageRun[]): string {
   const addRow = (label: string, figure: (run: StageRun) => string): void => {
     rows.push([label, ...runs.map(figure)]);
   };
-  addRow("records", (run) => String(run.result.records.length));
+  addRow("records", (run) => String(run.result.recorded));
   addRow("html pages", (run) => String(run.result.records.filter(isHtmlPage).length));
   addRow("redirects", (run) => String(run.result.records.filter(isRedirect).length));
   addRow("errors", (run) => String(run.result.records.filter(isError).length));
@@ -181,7 +181,7 @@ function wallMs(result: CrawlResult): number {
 
 function pagesPerSecond(result: CrawlResult): string {
   const ms = wallMs(result);
-  return ms > 0 ? (result.records.length / (ms / 1000)).toFixed(0) : "-";
+  return ms > 0 ? (result.recorded / (ms / 1000)).toFixed(0) : "-";
 }
 
 function shown(value: number | null): string {

@@ -115,6 +115,12 @@ export interface CrawlOptions {
   maxRetryAfterMs?: number;
   /** Called with each record as soon as it is made. */
   onRecord?: (record: FetchStatistic) => void;
+  /**
+   * False: records are handed to `onRecord` and not kept, so a crawl's memory
+   * is its seen set and its queue (`result.records` is then empty, and
+   * `result.recorded` counts them). Default true.
+   */
+  keepRecords?: boolean;
   /** Aborting it stops the crawl: no new URLs, fetches in flight cancelled, partial result. */
   signal?: AbortSignal;
   /** Called with every {@link TraceEvent} the stage emits; off (and free) when absent. */
@@ -173,6 +179,8 @@ export interface ResolvedCrawlOptions {
   maxRetryAfterMs: number;
   /** Called with each record as it is made; null: nobody listens. */
   onRecord: ((record: FetchStatistic) => void) | null;
+  /** Whether the records are kept in `result.records`. */
+  keepRecords: boolean;
   /** Aborting it stops the crawl early; null: the crawl runs to its end. */
   signal: AbortSignal | null;
   /** Called with each trace event; null: no tracing. */
@@ -213,6 +221,7 @@ export const DEFAULT_OPTIONS: Readonly<ResolvedCrawlOptions> = Object.freeze({
   maxCrawlDelayMs: 30_000,
   maxRetryAfterMs: 60_000,
   onRecord: null,
+  keepRecords: true,
   signal: null,
   trace: null,
 });
@@ -259,6 +268,7 @@ export function resolveOptions(options: CrawlOptions = {}): ResolvedCrawlOptions
     maxCrawlDelayMs: delay("maxCrawlDelayMs", options.maxCrawlDelayMs, DEFAULT_OPTIONS.maxCrawlDelayMs),
     maxRetryAfterMs: delay("maxRetryAfterMs", options.maxRetryAfterMs, DEFAULT_OPTIONS.maxRetryAfterMs),
     onRecord: callback("onRecord", options.onRecord),
+    keepRecords: boolean("keepRecords", options.keepRecords, DEFAULT_OPTIONS.keepRecords),
     trace: callback("trace", options.trace),
     signal: abortSignal(options.signal),
   };

@@ -54,8 +54,10 @@ export interface FetchStatistic {
 
 /** What `crawl()` resolves to, in every stage. */
 export interface CrawlResult {
-  /** One per URL fetched, in completion order. */
+  /** One per URL fetched, in completion order; empty when `keepRecords` was false. */
   records: FetchStatistic[];
+  /** Records made, kept or not: `records.length` unless `keepRecords` was false. */
+  recorded: number;
   /** Every URL ever queued, in the order it was first queued. */
   seen: string[];
   /** URLs left in the queue: non-zero only when the crawl stopped early (`maxPages` or `signal`). */
@@ -133,19 +135,22 @@ export function pageRecord(
 
 /**
  * The result of a crawl that has ended, however it ended: `todo` counts the
- * URLs queued but never recorded (zero when the crawl ran to its end).
+ * URLs queued but never recorded (zero when the crawl ran to its end), of
+ * the `recorded` records made (kept in `records` or not).
  */
 export function crawlResult(
   seenUrls: ReadonlySet<string>,
   records: FetchStatistic[],
+  recorded: number,
   startedAt: number,
   options: ResolvedCrawlOptions,
   robots: RobotsFetch[] = [],
 ): CrawlResult {
   return {
     records,
+    recorded,
     seen: [...seenUrls],
-    todo: seenUrls.size - records.length,
+    todo: seenUrls.size - recorded,
     startedAt,
     finishedAt: Date.now(),
     options,
@@ -154,16 +159,16 @@ export function crawlResult(
 }
 
 /**
- * Appends `record` to `records` and tells `onRecord` about it. A throwing
- * `onRecord` is ignored: the record stands and the crawl goes on
- * (docs/behaviour.md).
+ * Appends `record` to `records` (unless `keepRecords` is false) and tells
+ * `onRecord` about it. A throwing `onRecord` is ignored: the record stands
+ * and the crawl goes on (docs/behaviour.md).
  */
 export function appendRecord(
   records: FetchStatistic[],
   record: FetchStatistic,
-  onRecord: ((record: FetchStatistic) => void) | null,
+  { onRecord, keepRecords }: Pick<ResolvedCrawlOptions, "onRecord" | "keepRecords">,
 ): void {
-  records.push(record);
+  if (keepRecords) records.push(record);
   try {
     onRecord?.(record);
   } catch {

@@ -97,7 +97,7 @@ export function report(result: CrawlResult, options: ReportOptions = {}): string
 
   if (result.options.robots) lines.push(...robotsLines(result, options));
   lines.push(...counterLines(counters));
-  lines.push(summaryLine(result), `Todo: ${result.todo}`, `Done: ${result.records.length}`);
+  lines.push(summaryLine(result), `Todo: ${result.todo}`, `Done: ${result.recorded}`);
   return lines.join("\n") + "\n";
 }
 
@@ -225,7 +225,7 @@ function counterLine(n: number, label: string): string {
 
 /** The chapter's `Finished … urls/sec/task` line, with its wording and precision. */
 function summaryLine(result: CrawlResult): string {
-  const done = result.records.length;
+  const done = result.recorded;
   const seconds = Math.max(0, result.finishedAt - result.startedAt) / 1000;
   const maxTasks = result.options.maxTasks;
   const speed = seconds > 0 && maxTasks > 0 ? done / seconds / maxTasks : 0;

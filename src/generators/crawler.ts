@@ -65,8 +65,10 @@ export class Crawler implements VisitContext {
   readonly policy: UrlPolicy;
   /** Every URL ever queued, in order (the chapter's `seen_urls`). */
   readonly seenUrls = new Set<string>();
-  /** One record per URL fetched, in completion order. */
+  /** One record per URL fetched, in completion order (unless `keepRecords` is false). */
   readonly records: FetchStatistic[] = [];
+  /** Records made, kept or not. */
+  private recorded = 0;
   private readonly q = new JoinableQueue<QueueItem>();
   private readonly workers: Array<Task<void>> = [];
   /** The hosts' pending wake-ups: Tasks sleeping until a host's delay is over. */
@@ -125,7 +127,7 @@ export class Crawler implements VisitContext {
         this.run.end(); // Even if we were cancelled again meanwhile, which cancelAndWait throws once all are done.
       }
     }
-    return crawlResult(this.seenUrls, this.records, startedAt, this.options, this.hosts.robotsFetches);
+    return crawlResult(this.seenUrls, this.records, this.recorded, startedAt, this.options, this.hosts.robotsFetches);
   }
 
   /**
@@ -140,12 +142,12 @@ export class Crawler implements VisitContext {
       if (turn.kind === "robots" || turn.kind === "wait") continue; // It waits in its host's line, unfinished, and comes back through the queue.
       if (++this.taken >= this.options.maxPages) this.drain(); // The last URL maxPages lets us take: queue no more.
       try {
-        if (turn.kind === "refused") appendRecord(this.records, errorRecord(item.url, turn.error, item.referrer ?? null), this.options.onRecord);
+        if (turn.kind === "refused") this.record(errorRecord(item.url, turn.error, item.referrer ?? null));
         else yield* this.fetch(item);
       } catch (error) {
         if (error instanceof CancelledError) throw error;
         // A bug while handling this URL: fetch() records last, so the URL has no record yet.
-        appendRecord(this.records, errorRecord(item.url, "NetworkError", item.referrer ?? null), this.options.onRecord);
+        this.record(errorRecord(item.url, "NetworkError", item.referrer ?? null));
       } finally {
         if (turn.kind === "go") this.hosts.finished(item); // Its host may let the next URL go.
         this.q.taskDone();
@@ -186,7 +188,7 @@ export class Crawler implements VisitContext {
     }
     // No yield* from here on: no other worker runs between visit() reading seenUrls and addUrl().
     const v = visit(item, outcome, this, detail);
-    appendRecord(this.records, v.record, this.options.onRecord); // Record first, then queue.
+    this.record(v.record); // Record first, then queue.
     for (const next of v.next) this.addUrl(next);
   }
 
@@ -230,6 +232,12 @@ export class Crawler implements VisitContext {
     const wakeups = this.wakeups;
     task.addDoneCallback(function forget() { wakeups.delete(task); });
     return task;
+  }
+
+  /** Counts a record, keeps it (unless `keepRecords` is false) and tells `onRecord`. */
+  private record(statistic: FetchStatistic): void {
+    this.recorded += 1;
+    appendRecord(this.records, statistic, this.options);
   }
 
   /** Marks the URL seen and, unless the crawl stopped taking URLs, queues it. */

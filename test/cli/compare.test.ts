@@ -12,6 +12,7 @@ const html = { status: 200, size: 100, contentType: "text/html", encoding: "utf-
 function run(stage: StageName, records: FetchStatistic[], peakInFlight: number | null = null, robots: RobotsFetch[] = []): StageRun {
   const result = {
     records,
+    recorded: records.length,
     seen: records.map((record) => record.url),
     todo: 0,
     startedAt: 1_000,

@@ -610,6 +610,33 @@ describe("crawl contract", () => {
         expect(reported).toHaveLength(3);
       });
 
+      it("hands every record to onRecord and keeps none when keepRecords is false, counting them in recorded", async () => {
+        site.addPage("/", ["/a", "/b", "/c"]).addPage("/a", ["/d"]).addRedirect("/b", "/a").addPage("/c", []).addPage("/d", []);
+        const kept = await crawl(site.url, { maxTasks: 1 });
+        const reported: FetchStatistic[] = [];
+        const result = await crawl(site.url, {
+          maxTasks: 1,
+          keepRecords: false,
+          onRecord(record) {
+            reported.push(record);
+          },
+        });
+        expect(result.records).toEqual([]);
+        expect(result.recorded).toBe(5);
+        expect(reported).toEqual(kept.records);
+        expect(result.todo).toBe(0);
+        expect(kept.recorded).toBe(kept.records.length);
+      });
+
+      it("stops after maxPages records when keepRecords is false", async () => {
+        site.addPage("/", ["/a", "/b", "/c", "/d"]).addPage("/a", []).addPage("/b", []).addPage("/c", []).addPage("/d", []);
+        let reported = 0;
+        const result = await crawl(site.url, { maxTasks: 1, maxPages: 2, keepRecords: false, onRecord() { reported += 1; } });
+        expect(result.recorded).toBe(2);
+        expect(reported).toBe(2);
+        expect(result.todo).toBe(3);
+      });
+
       it("finishes the crawl when onRecord throws", async () => {
         site.addPage("/", ["/a", "/b"]).addPage("/a", []).addPage("/b", []);
         const result = await crawl(site.url, {

@@ -40,6 +40,7 @@ describe("resolveOptions", () => {
       maxCrawlDelayMs: 30_000,
       maxRetryAfterMs: 60_000,
       onRecord: null,
+      keepRecords: true,
       signal: null,
       trace: null,
     });
@@ -121,6 +122,7 @@ describe("resolveOptions", () => {
     ["ca", "test/fixtures/tls/ca.pem", 'Expected `ca` to be PEM certificates, as a string or a Buffer, got "test/fixtures/tls/ca.pem"'],
     ["ca", Buffer.from("garbage"), "Expected `ca` to be PEM certificates, as a string or a Buffer, got a Buffer of 7 bytes"],
     ["robots", "yes", 'Expected `robots` to be a boolean, got "yes"'],
+    ["keepRecords", 0, "Expected `keepRecords` to be a boolean, got 0"],
     ["maxPerHost", 0, "Expected `maxPerHost` to be an integer from 1 and up, got 0"],
     ["maxPerHost", 1.5, "Expected `maxPerHost` to be an integer from 1 and up, got 1.5"],
     ["delayMs", -1, "Expected `delayMs` to be a number from 0 to 2147483647, got -1"],
