@@ -25,6 +25,7 @@ import { openRoot } from "./open-root.js";
 
 /** An object with nothing but a `then` method: enough for `await`. */
 const answer = {
+  // biome-ignore lint/suspicious/noThenProperty: this object is a thenable on purpose; it is what the example shows.
   then(resolve: (value: number) => void): void {
     resolve(42);
   },

@@ -241,7 +241,7 @@ export class UrlPolicy {
     const parsed = parseHttpUrl(url);
     if (parsed === null) return false;
     if (!hostIsAllowed(parsed.hostname, this.rootDomains, this.strict)) return false;
-    if (this.exclude !== null && this.exclude.test(url)) return false;
+    if (this.exclude?.test(url) === true) return false;
     if (this.include !== null && !this.include.test(url)) return false;
     return !this.noParent || this.underRoot(parsed);
   }

@@ -6,7 +6,7 @@
 import { errorName } from "../kernel/errors.js";
 import type { FetchError } from "../kernel/errors.js";
 import type { HttpResponse } from "../http/parser.js";
-import { readPage } from "./page.js";
+import { readPage, type Page } from "./page.js";
 import { errorRecord, pageRecord, redirectRecord, type FetchStatistic } from "./records.js";
 import type { UrlPolicy } from "./urls.js";
 
@@ -75,7 +75,7 @@ export function visit(item: QueueItem, outcome: HttpResponse | FetchError, conte
   const referrer = item.referrer ?? null;
   const depth = item.depth ?? 0;
   if (typeof outcome === "string") return { record: errorRecord(url, outcome, referrer, detail), next: [] };
-  let page;
+  let page: Page;
   try {
     page = readPage(url, outcome, context.maxBodyBytes);
   } catch (error) {

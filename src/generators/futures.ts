@@ -203,6 +203,7 @@ export class Future<T> {
    *
    * @see Brett Cannon, "How the heck does async/await work in Python 3.5?"
    */
+  // biome-ignore lint/suspicious/noThenProperty: a thenable on purpose, so that native `await` accepts a Future (see above).
   then<R1 = T, R2 = never>(onFulfilled?: ((value: T) => R1 | PromiseLike<R1>) | null, onRejected?: ((reason: unknown) => R2 | PromiseLike<R2>) | null): Promise<R1 | R2> {
     const future = this;
     return new Promise<T>(function bridge(resolve, reject) {

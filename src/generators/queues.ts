@@ -84,6 +84,7 @@ export class JoinableQueue<T> {
    * Puts `item` in the queue. The queue is unbounded, so this never waits; it
    * is a coroutine so code can `yield*` it like asyncio's `put`.
    */
+  // biome-ignore lint/correctness/useYield: never waits (unbounded), yet a coroutine so that `yield* queue.put(x)` reads as asyncio's `await queue.put(x)`.
   *put(item: T): Coroutine<void> { this.putNowait(item); }
 
   /** Puts `item` in the queue, counts one more unfinished task, and wakes the oldest waiting `get`. */

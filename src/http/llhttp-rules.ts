@@ -46,6 +46,7 @@ export class HeadTooLarge extends FetchFailure {
 /** A header line: a token (RFC 9110 §5.6.2), then the colon; the first colon ends the name. */
 const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+:/;
 /** Control characters a header value may not hold (HT is allowed). */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is this pattern's job.
 const BAD_VALUE_CHAR = /[\x00-\x08\x0a-\x1f\x7f]/;
 const STATUS_LINE = /^HTTP\/1\.([01]) ([0-9]{3})(?: (.*))?$/;
 const CHUNK_SIZE = /^([0-9A-Fa-f]+)(?:;.*)?$/;

@@ -8,7 +8,7 @@
  * @module
  */
 import type { Socket } from "node:net";
-import { buildConnector, Client, Pool, type Dispatcher } from "undici";
+import { type buildConnector, Client, Pool, type Dispatcher } from "undici";
 import { errorName, FetchFailure } from "../kernel/errors.js";
 import { FIRST_ONLY_HEADERS, type HttpResponse, type SkipBody } from "./parser.js";
 import { ResponseLimits } from "./response-limits.js";

@@ -136,7 +136,7 @@ export class UndiciRequests {
   private attemptOf(message: unknown): Attempt | null {
     const request = requestOf(message);
     const attempt = request === null ? undefined : this.attempts.get(request);
-    return attempt !== undefined && attempt.open ? attempt : null;
+    return attempt?.open ? attempt : null;
   }
 
   private unwait(attempt: Attempt): void {

@@ -118,8 +118,8 @@ export class FixtureSite {
     server.on("connection", function connection(socket: Socket) {
       site.onConnection(socket);
     });
-    server.on("request", function request(request: IncomingMessage, response: ServerResponse) {
-      site.onRequest(request, response);
+    server.on("request", function request(message: IncomingMessage, response: ServerResponse) {
+      site.onRequest(message, response);
     });
     return site;
   }

@@ -1,3 +1,4 @@
+// biome-ignore-all lint/correctness/useYield: several Tasks here drive coroutines that return or throw on their first step, without yielding.
 import { afterEach, describe, expect, it } from "vitest";
 import { CancelledError } from "../../src/kernel/errors.js";
 import { EventLoop } from "../../src/generators/event-loop.js";

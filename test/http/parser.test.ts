@@ -378,6 +378,7 @@ describe("parseResponse", () => {
     it("treats header names like constructor and __proto__ as plain names", () => {
       const response = parse("HTTP/1.1 200 OK\r\nConstructor: a\r\n__proto__: b\r\n\r\n");
       expect(Object.keys(response.headers)).toEqual(["constructor", "__proto__"]);
+      // biome-ignore lint/suspicious/noProto: reads the header named "__proto__", kept as an own property, not the prototype accessor.
       expect(response.headers["__proto__"]).toBe("b");
     });
   });
