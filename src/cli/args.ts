@@ -6,6 +6,7 @@
  * @module
  */
 import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { DEFAULT_OPTIONS, resolveOptions, VERSION } from "../crawl/options.js";
 import type { CrawlOptions } from "../crawl/options.js";
@@ -36,6 +37,8 @@ export interface CommandLine {
   compare: boolean;
   /** `--json FILE`: where to write the result as JSON (`-` for stdout), or null. */
   json: string | null;
+  /** `--jsonl FILE`: where to write each record as a line of JSON as it is made (`-` for stdout), or null. */
+  jsonl: string | null;
   /** How much to print. */
   verbosity: Verbosity;
   /** `--trace [FILE]`: where to write the trace events as lines (`-` for stderr), or null. */
@@ -211,6 +214,13 @@ and check that they crawled identically`,
     help: `write the result as JSON to FILE; to stdout when FILE is
 "-" or missing (the report then goes to stderr)`,
   },
+  jsonl: {
+    type: "string", value: "FILE", bare: "-", group: "more",
+    help: `write each record to FILE as a line of JSON as soon as
+it is made, and keep none (for big crawls: the report
+then counts the records but lists none); to stdout
+when FILE is "-" or missing (the report goes to stderr)`,
+  },
   trace: {
     type: "string", value: "FILE", bare: "-", group: "more",
     help: `print every trace event (select, step, take, fetch-start,
@@ -331,11 +341,16 @@ export function parseCommandLine(argv: readonly string[]): Invocation {
   for (const root of roots) checkRoot(root);
   checkCrawlOptions(crawlOptions);
 
-  const verbosity: Verbosity = values.quiet === true ? 0 : verboseCount === 0 ? 1 : verboseCount === 1 ? 2 : 3;
   const json = values.json ?? null;
+  const jsonl = values.jsonl ?? null;
+  checkOutputs(json, jsonl, compare);
+  // The records go to the --jsonl lines as they are made: none is kept.
+  if (jsonl !== null) crawlOptions.keepRecords = false;
+
+  const verbosity: Verbosity = values.quiet === true ? 0 : verboseCount === 0 ? 1 : verboseCount === 1 ? 2 : 3;
   const trace = values.trace ?? null;
   const timeline = values.timeline ?? null;
-  return { kind: "crawl", commandLine: { roots, crawlOptions, stage, demo, compare, json, verbosity, trace, timeline } };
+  return { kind: "crawl", commandLine: { roots, crawlOptions, stage, demo, compare, json, jsonl, verbosity, trace, timeline } };
 }
 
 /**
@@ -400,6 +415,20 @@ function withValuesAttached(argv: readonly string[]): string[] {
     }
   }
   return args;
+}
+
+/**
+ * Refuses `--jsonl` with `--compare` (three crawls, one after another, would
+ * take turns in one file, and the comparison needs the records kept), and
+ * `--json` and `--jsonl` writing to one place: stdout or the same file.
+ */
+function checkOutputs(json: string | null, jsonl: string | null, compare: boolean): void {
+  if (jsonl === null) return;
+  if (compare) throw new UsageError("--compare and --jsonl cannot be used together: --compare keeps every stage's records to compare them");
+  if (json === "-" && jsonl === "-") throw new UsageError("--json - and --jsonl - cannot both write to stdout; give one a FILE");
+  if (json !== null && json !== "-" && jsonl !== "-" && resolve(json) === resolve(jsonl)) {
+    throw new UsageError(`--json and --jsonl cannot both write ${json}`);
+  }
 }
 
 function isStageOption(token: { kind: string; name?: string }): boolean {

@@ -6,6 +6,7 @@
  */
 import { FETCH_ERRORS } from "../crawl/records.js";
 import type { CrawlResult, FetchStatistic } from "../crawl/records.js";
+import type { Stats } from "../crawl/report.js";
 import type { RobotsFetch } from "../crawl/robots.js";
 import type { StageName } from "../observe/events.js";
 
@@ -15,6 +16,8 @@ export interface StageRun {
   stage: StageName;
   /** What its `crawl()` resolved to. */
   result: CrawlResult;
+  /** Its records, counted as `onRecord` saw them (kept in `result.records` or not). */
+  stats: Stats;
   /** The most fetches in flight, from the stage's trace events; null when it emitted none. */
   peakInFlight: number | null;
   /** The most requests in flight at once as the demo site counted them; null when not crawling the demo site. */
@@ -33,11 +36,11 @@ export function comparisonTable(runs: readonly StageRun[]): string {
     rows.push([label, ...runs.map(figure)]);
   };
   addRow("records", (run) => String(run.result.recorded));
-  addRow("html pages", (run) => String(run.result.records.filter(isHtmlPage).length));
-  addRow("redirects", (run) => String(run.result.records.filter(isRedirect).length));
-  addRow("errors", (run) => String(run.result.records.filter(isError).length));
+  addRow("html pages", (run) => String(run.stats.htmlPages));
+  addRow("redirects", (run) => String(run.stats.redirects));
+  addRow("errors", (run) => String(run.stats.failures));
   for (const name of FETCH_ERRORS) {
-    const counts = runs.map((run) => run.result.records.filter((record) => record.error === name).length);
+    const counts = runs.map((run) => run.stats.errorCount(name));
     if (counts.some((n) => n > 0)) rows.push([`  ${name}`, ...counts.map(String)]);
   }
   if (runs.some((run) => run.result.todo > 0)) addRow("todo", (run) => String(run.result.todo));
@@ -163,16 +166,8 @@ function sumOfNewUrls(result: CrawlResult): number {
   return result.records.reduce((sum, record) => sum + record.numNewUrls, 0);
 }
 
-function isHtmlPage(record: FetchStatistic): boolean {
-  return record.status === 200 && record.nextUrl === null && record.contentType === "text/html";
-}
-
 function isRedirect(record: FetchStatistic): boolean {
   return record.nextUrl !== null;
-}
-
-function isError(record: FetchStatistic): boolean {
-  return record.error !== null;
 }
 
 function wallMs(result: CrawlResult): number {

@@ -9,8 +9,8 @@ import type { ProgressLine, StatusStream } from "./progress-line.js";
  * Sends the report to one stream and diagnostics to another, wiping the
  * progress line before each write.
  *
- * The report stream is stdout, except with `--json -`, when stdout carries
- * only JSON and the report moves to stderr. Diagnostics ("Interrupted", the
+ * The report stream is stdout, except with `--json -` or `--jsonl -`, when
+ * stdout carries only JSON and the report moves to stderr. Diagnostics ("Interrupted", the
  * `-v` lines in that case) always go to stderr.
  */
 export class Printer {

@@ -6,22 +6,22 @@
  * @module
  */
 import type { FetchStatistic } from "../crawl/records.js";
+import { Stats } from "../crawl/report.js";
 import type { TraceEvent } from "../observe/events.js";
 
 /**
  * Counts a crawl as it runs. `onRecord` and `onTrace` are handed to the
  * stage as its `onRecord` and `trace` options.
  *
- * Records give `done` and `errors` in every stage. The queue's figures
+ * Records give `done` and `errors` in every stage, and the {@link Stats}
+ * the report prints when the records were not kept. The queue's figures
  * (`queued`, `inFlight`) only come with the `fetch-start` and `fetch-end`
  * trace events; until a stage emits one they stay null, which the progress
  * line and the comparison table print as `-`.
  */
 export class CrawlCounters {
-  /** Records made so far. */
-  done = 0;
-  /** Records with an error. */
-  errors = 0;
+  /** Every record made so far, counted by kind. */
+  readonly stats = new Stats();
   /** URLs waiting in the queue at the last fetch event, or null before any. */
   queued: number | null = null;
   /** Fetches in flight at the last fetch event, or null before any. */
@@ -34,10 +34,19 @@ export class CrawlCounters {
   /** @param startedAt when the crawl started, for {@link CrawlCounters.pagesPerSecond} (ms, `Date.now()`). */
   constructor(private readonly startedAt: number) {}
 
+  /** Records made so far. */
+  get done(): number {
+    return this.stats.records;
+  }
+
+  /** Records with an error. */
+  get errors(): number {
+    return this.stats.failures;
+  }
+
   /** Counts one record. */
   onRecord(record: FetchStatistic): void {
-    this.done += 1;
-    if (record.error !== null) this.errors += 1;
+    this.stats.add(record);
   }
 
   /** Takes the queue's counters from a fetch event; other events are ignored. */

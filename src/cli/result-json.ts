@@ -10,8 +10,10 @@ import type { StageName } from "../observe/events.js";
 import type { StageRun } from "./compare.js";
 
 /**
- * The options in force, as JSON: the callbacks and the signal are left out,
- * `exclude` is its pattern's source, and "no limit" is null.
+ * The options in force, as JSON: the callbacks, the signal and the
+ * certificates are left out, `exclude` and `include` are their patterns'
+ * sources, "no limit" is null, and the headers are named without their
+ * values (which can hold cookies or tokens).
  */
 export interface OptionsJson {
   /** Redirects followed from one URL. */
@@ -22,16 +24,32 @@ export interface OptionsJson {
   maxTasks: number;
   /** The regular expression's source (`\.pdf$`), or null. */
   exclude: string | null;
+  /** The regular expression's source URLs had to match (roots aside), or null. */
+  include: string | null;
+  /** Whether only URLs under a root's directory were crawled. */
+  noParent: boolean;
+  /** The deepest link followed (a root is at 0); null when there is no limit. */
+  maxDepth: number | null;
   /** Strict (true) or lenient (false) host matching. */
   strict: boolean;
   /** Time allowed for one attempt, in milliseconds. */
   timeoutMs: number;
+  /** The longest wait for the connection or the next bytes, in milliseconds. */
+  idleTimeoutMs: number;
+  /** The pause before the first retry, in milliseconds. */
+  retryDelayMs: number;
   /** Null when there is no limit (`Infinity` is not JSON). */
   maxPages: number | null;
   /** The largest body accepted, in bytes. */
   maxBodyBytes: number;
+  /** Whether a `200` body that is neither HTML nor XML was left unread. */
+  skipNonHtml: boolean;
   /** The User-Agent header sent; its product token picks the robots.txt group. */
   userAgent: string;
+  /** The names of the extra request headers, as given; their values are left out. */
+  headers: string[];
+  /** False when certificates were not checked (`--insecure`). */
+  rejectUnauthorized: boolean;
   /** Whether robots.txt was read and obeyed (off only with `--ignore-robots`). */
   robots: boolean;
   /** Requests in flight to one host at most; null when there is no limit but `maxTasks`. */
@@ -44,6 +62,8 @@ export interface OptionsJson {
   maxCrawlDelayMs: number;
   /** The longest `Retry-After` waited for, in milliseconds. */
   maxRetryAfterMs: number;
+  /** False with `--jsonl`: the records went there, one per line, and `records` is empty. */
+  keepRecords: boolean;
 }
 
 /** What `crawl --json` writes for one crawl. docs/cli.md describes every field. */
@@ -52,8 +72,10 @@ export interface CrawlResultJson {
   stage: StageName;
   /** True when Ctrl-C stopped the crawl early. */
   interrupted: boolean;
-  /** One per URL fetched, in completion order. */
+  /** One per URL fetched, in completion order; empty when the records were not kept (`--jsonl`). */
   records: FetchStatistic[];
+  /** The records made, kept in `records` or not. */
+  recorded: number;
   /** Every URL ever queued, in the order first queued. */
   seen: string[];
   /** URLs queued but never fetched. */
@@ -83,6 +105,7 @@ export function resultJson(stage: StageName, result: CrawlResult, interrupted: b
     stage,
     interrupted,
     records: result.records,
+    recorded: result.recorded,
     seen: result.seen,
     todo: result.todo,
     startedAt: result.startedAt,
@@ -92,17 +115,26 @@ export function resultJson(stage: StageName, result: CrawlResult, interrupted: b
       maxTries: options.maxTries,
       maxTasks: options.maxTasks,
       exclude: options.exclude === null ? null : options.exclude.source,
+      include: options.include === null ? null : options.include.source,
+      noParent: options.noParent,
+      maxDepth: Number.isFinite(options.maxDepth) ? options.maxDepth : null,
       strict: options.strict,
       timeoutMs: options.timeoutMs,
+      idleTimeoutMs: options.idleTimeoutMs,
+      retryDelayMs: options.retryDelayMs,
       maxPages: Number.isFinite(options.maxPages) ? options.maxPages : null,
       maxBodyBytes: options.maxBodyBytes,
+      skipNonHtml: options.skipNonHtml,
       userAgent: options.userAgent,
+      headers: Object.keys(options.headers),
+      rejectUnauthorized: options.rejectUnauthorized,
       robots: options.robots,
       maxPerHost: Number.isFinite(options.maxPerHost) ? options.maxPerHost : null,
       delayMs: options.delayMs,
       delayJitter: options.delayJitter,
       maxCrawlDelayMs: options.maxCrawlDelayMs,
       maxRetryAfterMs: options.maxRetryAfterMs,
+      keepRecords: options.keepRecords,
     },
     robots: result.robots,
   };

@@ -1,7 +1,7 @@
 /**
  * The `crawl` command from parsed arguments to exit status: runs one stage or
  * all three, prints the live lines, the progress, the report or the
- * comparison, and writes the JSON.
+ * comparison, and writes the JSON and the JSON Lines.
  *
  * All the printing of the project lives here and in the other `src/cli`
  * files; the library itself never prints.
@@ -16,6 +16,7 @@ import type { CrawlResult, FetchStatistic } from "../crawl/records.js";
 import { resolveOptions } from "../crawl/options.js";
 import type { CrawlOptions } from "../crawl/options.js";
 import { report, urlLine } from "../crawl/report.js";
+import type { Stats } from "../crawl/report.js";
 import type { FetchEndEvent, StageName, TraceEvent } from "../observe/events.js";
 import { startDemoSite } from "../site/index.js";
 import type { SyntheticSite } from "../site/index.js";
@@ -29,6 +30,7 @@ import type { StageRun } from "./compare.js";
 import { Interrupt } from "./interrupt.js";
 import { Printer } from "./printer.js";
 import { CrawlCounters, ProgressLine } from "./progress-line.js";
+import { RecordLines } from "./record-lines.js";
 import { jsonDocument } from "./result-json.js";
 import type { ComparisonJson, CrawlResultJson } from "./result-json.js";
 
@@ -76,18 +78,30 @@ export async function main(argv: readonly string[]): Promise<number> {
   }
 }
 
-/** What watches a crawl's trace: the `--trace` lines and the `--timeline` panels. */
+/** What watches a crawl: the `--trace` lines and the `--timeline` panels of its trace, the `--jsonl` lines of its records. */
 interface Watchers {
   /** Where `--trace` lines go, or null. */
   lines: TraceLines | null;
   /** One panel per stage run, filled when `--timeline` is given; null otherwise. */
   panels: TimelinePanel[] | null;
+  /** Where `--jsonl` writes each record, or null. */
+  recordLines: RecordLines | null;
 }
 
 /** Starts the demo site if asked, runs the stage or stages, prints, and cleans up. */
 async function runCommand(commandLine: CommandLine): Promise<number> {
-  const jsonToStdout = commandLine.json === "-";
-  const printer = new Printer(jsonToStdout ? process.stderr : process.stdout, process.stderr);
+  const dataToStdout = commandLine.json === "-" || commandLine.jsonl === "-";
+  const printer = new Printer(dataToStdout ? process.stderr : process.stdout, process.stderr);
+  // Opened first, so a file that cannot be written stops the command before anything is fetched.
+  let recordLines: RecordLines | null = null;
+  if (commandLine.jsonl !== null) {
+    try {
+      recordLines = RecordLines.open(commandLine.jsonl);
+    } catch (error) {
+      printer.warn(`crawl: cannot write ${commandLine.jsonl}: ${error instanceof Error ? error.message : String(error)}\n`);
+      return EXIT.failed;
+    }
+  }
   const interrupt = new Interrupt(
     function interrupted() {
       printer.warn("Interrupted\n");
@@ -102,6 +116,7 @@ async function runCommand(commandLine: CommandLine): Promise<number> {
   const watchers: Watchers = {
     lines: commandLine.trace === null ? null : new TraceLines(commandLine.trace, printer),
     panels: commandLine.timeline === null ? null : [],
+    recordLines,
   };
   try {
     if (commandLine.demo) demo = await startDemoSite();
@@ -117,7 +132,7 @@ async function runCommand(commandLine: CommandLine): Promise<number> {
       const run = await runStage(stage, roots, commandLine, printer, interrupt.signal, watchers);
       runs.push({ ...run, serverPeak: demo === null ? null : demo.site.peakRequestsInFlight });
     }
-    let status = await finish(commandLine, roots, runs, printer, interrupt.interrupted);
+    let status = await finish(commandLine, roots, runs, printer, interrupt.interrupted, recordLines);
     if (commandLine.timeline !== null && watchers.panels !== null) {
       const written = await writeTimeline(commandLine.timeline, watchers.panels, printer);
       if (!written && status === EXIT.ok) status = EXIT.failed;
@@ -126,6 +141,7 @@ async function runCommand(commandLine: CommandLine): Promise<number> {
     return !traceWritten && status === EXIT.ok ? EXIT.failed : status;
   } finally {
     await watchers.lines?.close(); // Closes once: after an exception, this is the first call.
+    recordLines?.close();
     interrupt.dispose();
     await demo?.close();
   }
@@ -145,11 +161,12 @@ async function runStage(
   printer.progress = progress;
   const prefix = commandLine.compare ? `${stage}: ` : "";
   const verbosity = commandLine.verbosity;
-  const { lines } = watchers;
+  const { lines, recordLines } = watchers;
   const events: TraceEvent[] | null = watchers.panels === null ? null : [];
 
   function onRecord(record: FetchStatistic): void {
     counters.onRecord(record);
+    recordLines?.write(record);
     if (verbosity >= 2) printer.print(`${prefix}${urlLine(record, { referrer: true })}\n`);
     progress.update();
   }
@@ -161,7 +178,9 @@ async function runStage(
     progress.update();
   }
 
-  const options: CrawlOptions = { ...commandLine.crawlOptions, onRecord, signal };
+  // A --jsonl file that can no longer be written stops the crawl: its records would go nowhere.
+  const stop = recordLines === null ? signal : AbortSignal.any([signal, recordLines.failed]);
+  const options: CrawlOptions = { ...commandLine.crawlOptions, onRecord, signal: stop };
   // Tracing costs a little, so it is asked for only when something shows it.
   const watched = lines !== null || events !== null;
   if (progress.enabled || commandLine.compare || verbosity >= 3 || watched) options.trace = trace;
@@ -170,7 +189,7 @@ async function runStage(
   }
   try {
     const result = await STAGES[stage](roots, options);
-    return { stage, result, peakInFlight: counters.peakInFlight };
+    return { stage, result, stats: counters.stats, peakInFlight: counters.peakInFlight };
   } finally {
     progress.stop();
     printer.progress = null;
@@ -179,8 +198,10 @@ async function runStage(
 
 /**
  * Prints the report or the comparison, writes the JSON, and picks the exit
- * status: 130 after Ctrl-C; 1 when the stages differ; 3 when no root got a
- * response (a crawl that fetched nothing is not a success, nor a comparison).
+ * status: 130 after Ctrl-C; 1 when the stages differ, or when the `--jsonl`
+ * lines could not all be written (which stopped the crawl); 3 when no root
+ * got a response (a crawl that fetched nothing is not a success, nor a
+ * comparison).
  */
 async function finish(
   commandLine: CommandLine,
@@ -188,6 +209,7 @@ async function finish(
   runs: readonly StageRun[],
   printer: Printer,
   interrupted: boolean,
+  recordLines: RecordLines | null,
 ): Promise<number> {
   let status: number = interrupted ? EXIT.interrupted : EXIT.ok;
   let identical = true;
@@ -214,13 +236,21 @@ async function finish(
       status = EXIT.failed;
     }
   } else {
+    // With --jsonl no record was kept: the report counts them from the stats and says where they went.
+    const recordsIn = recordLines === null ? undefined : recordLines.destination === "-" ? "stdout" : recordLines.destination;
     for (const run of runs) {
-      printer.print(report(run.result, { quiet: commandLine.verbosity === 0, verbose: commandLine.verbosity >= 2 }));
+      const verbosity = commandLine.verbosity;
+      printer.print(report(run.result, { quiet: verbosity === 0, verbose: verbosity >= 2, stats: run.stats, recordsIn }));
     }
     if (nothingFetched) {
       printer.warn(`crawl: nothing fetched: no root got a response${robotsRefusals(runs)}\n`);
       status = EXIT.nothingFetched;
     }
+  }
+  if (recordLines !== null && recordLines.failure !== null) {
+    const written = `${recordLines.written} record${recordLines.written === 1 ? "" : "s"} written`;
+    printer.warn(`crawl: cannot write ${recordLines.destination}: ${recordLines.failure.message}; the crawl stopped (${written})\n`);
+    if (!interrupted) status = EXIT.failed;
   }
   if (commandLine.json !== null) {
     const document = jsonDocument(commandLine.compare, runs, identical, interrupted);
@@ -232,12 +262,11 @@ async function finish(
 
 /**
  * Whether a crawl got no response at all: every record failed (or there is
- * none). Only a root's failure can leave it so, as nothing else is queued.
+ * none), as its records were counted. Only a root's failure can leave it so,
+ * as nothing else is queued.
  */
 function fetchedNothing(run: StageRun): boolean {
-  return run.result.records.every(function failed(record) {
-    return record.status === null;
-  });
+  return run.stats.failures === run.stats.records;
 }
 
 /**
@@ -246,13 +275,13 @@ function fetchedNothing(run: StageRun): boolean {
  * else nothing. Such a crawl has no records but its roots': nothing else was queued.
  */
 function robotsRefusals(runs: readonly StageRun[]): string {
-  const refused = runs[0]?.result.records.filter(refusedByRobots).length ?? 0;
+  const refused = runs[0] === undefined ? 0 : refusedByRobots(runs[0].stats);
   if (refused === 0) return "";
   return ` (${refused} root${refused === 1 ? "" : "s"} not fetched because of robots.txt; see the report)`;
 }
 
-function refusedByRobots(record: FetchStatistic): boolean {
-  return record.error === "RobotsDisallowed" || record.error === "RobotsUnreachable";
+function refusedByRobots(stats: Stats): number {
+  return stats.errorCount("RobotsDisallowed") + stats.errorCount("RobotsUnreachable");
 }
 
 /** Writes the `--timeline` page; false, after a message, when the file cannot be written. */

@@ -16,6 +16,17 @@ export interface ReportOptions {
    * and end each per-URL line with the page that linked to it (`(from URL)`).
    */
   verbose?: boolean;
+  /**
+   * The records counted as `onRecord` saw them, for a crawl that did not keep
+   * them (`keepRecords: false`): the counters come from it then. When the
+   * records were kept, the report counts them itself and ignores this.
+   */
+  stats?: Stats;
+  /**
+   * Where the records went when they were not kept (`records.jsonl`,
+   * `stdout`), named in the line that stands for the per-URL lines.
+   */
+  recordsIn?: string;
 }
 
 /** What {@link urlLine} adds to the chapter's line. */
@@ -24,14 +35,71 @@ export interface UrlLineOptions {
   referrer?: boolean;
 }
 
-/** Counts kept while the per-URL lines are written (the chapter's `Stats`). */
-interface Counters {
-  htmlPages: number;
-  otherPages: number;
-  redirects: number;
-  statuses: Map<number, number>;
-  errors: Map<FetchError, number>;
-  bytes: number;
+/**
+ * The counts the report prints, gathered one record at a time, so they can
+ * be kept while a crawl runs (in `onRecord`) when its records are not.
+ *
+ * Each record counts once, by kind: an error by its name, a redirect, a
+ * `200` as an HTML page (`text/html`) or another page, any other response by
+ * its status; `bytes` sums every record's `size`.
+ *
+ * @remarks The chapter's `Stats` is a `Counter` of string keys that
+ * `url_report` adds to as it prints each line; this one is fed whole
+ * records, so it can count while the crawl runs, apart from any printing.
+ * @see The chapter's `reporting.py`: `Stats`
+ * @example
+ * ```ts
+ * const stats = new Stats();
+ * const result = await crawl(root, { keepRecords: false, onRecord: (record) => stats.add(record) });
+ * console.log(report(result, { stats }));
+ * ```
+ */
+export class Stats {
+  /** Records counted. */
+  records = 0;
+  /** Records of a failed fetch (no response), whatever the error. */
+  failures = 0;
+  /** `200` responses of type `text/html`. */
+  htmlPages = 0;
+  /** `200` responses of any other type (or none). */
+  otherPages = 0;
+  /** Redirect records. */
+  redirects = 0;
+  /** Records of a response that is neither a `200` nor a redirect, by status. */
+  readonly statuses = new Map<number, number>();
+  /** Records of a failed fetch, by error name. */
+  readonly errors = new Map<FetchError, number>();
+  /** The sum of the records' `size`. */
+  bytes = 0;
+
+  /** The stats of records already made (a kept crawl's `result.records`). */
+  static of(records: Iterable<FetchStatistic>): Stats {
+    const stats = new Stats();
+    for (const record of records) stats.add(record);
+    return stats;
+  }
+
+  /** Counts one record. */
+  add(record: FetchStatistic): void {
+    this.records += 1;
+    this.bytes += record.size;
+    if (record.error !== null) {
+      this.failures += 1;
+      this.errors.set(record.error, this.errorCount(record.error) + 1);
+    } else if (record.nextUrl !== null) {
+      this.redirects += 1;
+    } else if (record.status === 200) {
+      if (record.contentType === "text/html") this.htmlPages += 1;
+      else this.otherPages += 1;
+    } else if (record.status !== null) {
+      this.statuses.set(record.status, (this.statuses.get(record.status) ?? 0) + 1);
+    }
+  }
+
+  /** Records that failed with the error `name`. */
+  errorCount(name: FetchError): number {
+    return this.errors.get(name) ?? 0;
+  }
 }
 
 /**
@@ -44,11 +112,18 @@ interface Counters {
  * - redirect: `url status -> nextUrl`;
  * - error: `url error ErrorName`.
  *
+ * A crawl that did not keep its records (`keepRecords: false`) has one line
+ * instead, `N records not listed here: see WHERE` (`recordsIn`, else `they
+ * were not kept`), and its counters come from `stats`, the {@link Stats} its
+ * `onRecord` gathered; without them there are no counters, and the line says
+ * `N records not kept: neither listed nor counted here`.
+ *
  * Then, when the crawl obeyed `robots.txt` (option `robots`), its lines,
  * apart from the records and sorted by origin: one per origin whose
  * `robots.txt` was not simply read ({@link robotsLine}: unreachable,
  * everything allowed, or a `Crawl-delay`), then
- * `N URLs disallowed by robots.txt (read at M origins)`.
+ * `N URLs disallowed by robots.txt (read at M origins)` (without a count,
+ * `robots.txt read at M origins`, when records were neither kept nor counted).
  *
  * Counters (right-aligned in ten columns like the chapter's, only those that
  * are not zero): `html pages` and `other pages` (status 200, `text/html` or
@@ -76,29 +151,42 @@ interface Counters {
  * const result = await crawl("xkcd.com");
  * console.log(report(result, { quiet: true }));
  * ```
+ * For a crawl that keeps no records, count them as they come:
+ * ```ts
+ * const stats = new Stats();
+ * const result = await crawl("xkcd.com", { keepRecords: false, onRecord: (record) => stats.add(record) });
+ * console.log(report(result, { stats }));
+ * ```
  */
 export function report(result: CrawlResult, options: ReportOptions = {}): string {
   const lines: string[] = ["*** Report ***"];
   if (options.verbose === true) lines.push(...settingsLines(result));
 
-  const counters: Counters = {
-    htmlPages: 0,
-    otherPages: 0,
-    redirects: 0,
-    statuses: new Map(),
-    errors: new Map(),
-    bytes: 0,
-  };
-  const records = [...result.records].sort(byUrl);
-  for (const record of records) {
-    count(record, counters);
-    if (options.quiet !== true || record.error !== null) lines.push(urlLine(record, { referrer: options.verbose === true }));
+  const kept = result.records.length === result.recorded;
+  const stats = kept ? Stats.of(result.records) : (options.stats ?? null);
+  if (kept) {
+    for (const record of [...result.records].sort(byUrl)) {
+      if (options.quiet !== true || record.error !== null) lines.push(urlLine(record, { referrer: options.verbose === true }));
+    }
+  } else {
+    lines.push(unlistedLine(result.recorded, stats, options.recordsIn));
   }
 
-  if (result.options.robots) lines.push(...robotsLines(result, options));
-  lines.push(...counterLines(counters));
+  if (result.options.robots) lines.push(...robotsLines(result, stats, options));
+  if (stats !== null) lines.push(...counterLines(stats));
   lines.push(summaryLine(result), `Todo: ${result.todo}`, `Done: ${result.recorded}`);
   return lines.join("\n") + "\n";
+}
+
+/**
+ * The line that stands for the per-URL lines of records that were not kept:
+ * `4 records not listed here: see records.jsonl`, or, without their
+ * {@link Stats}, `4 records not kept: neither listed nor counted here`.
+ */
+function unlistedLine(recorded: number, stats: Stats | null, recordsIn: string | undefined): string {
+  const records = `${recorded} record${recorded === 1 ? "" : "s"}`;
+  if (stats === null) return `${records} not kept: neither listed nor counted here`;
+  return `${records} not listed here: ${recordsIn === undefined ? "they were not kept" : `see ${recordsIn}`}`;
 }
 
 function byUrl(a: FetchStatistic, b: FetchStatistic): number {
@@ -159,7 +247,7 @@ export function robotsLine(fetch: RobotsFetch, maxCrawlDelayMs: number): string 
  * only when `verbose`, one that allowed everything or set a `Crawl-delay`
  * unless `quiet`, an unreachable one always; then the count of URLs refused.
  */
-function robotsLines(result: CrawlResult, options: ReportOptions): string[] {
+function robotsLines(result: CrawlResult, stats: Stats | null, options: ReportOptions): string[] {
   const lines: string[] = [];
   for (const fetch of [...result.robots].sort(byOrigin)) {
     const shownWhen =
@@ -168,12 +256,13 @@ function robotsLines(result: CrawlResult, options: ReportOptions): string[] {
       (options.quiet !== true && (fetch.verdict === "allow-all" || fetch.crawlDelayMs !== null));
     if (shownWhen) lines.push(robotsLine(fetch, result.options.maxCrawlDelayMs));
   }
-  const disallowed = result.records.filter(isDisallowed).length;
-  const origins = result.robots.length;
-  lines.push(
-    `${disallowed} URL${disallowed === 1 ? "" : "s"} disallowed by robots.txt` +
-      ` (read at ${origins} origin${origins === 1 ? "" : "s"})`,
-  );
+  const origins = `${result.robots.length} origin${result.robots.length === 1 ? "" : "s"}`;
+  if (stats === null) {
+    lines.push(`robots.txt read at ${origins}`);
+    return lines;
+  }
+  const disallowed = stats.errorCount("RobotsDisallowed");
+  lines.push(`${disallowed} URL${disallowed === 1 ? "" : "s"} disallowed by robots.txt (read at ${origins})`);
   return lines;
 }
 
@@ -182,40 +271,22 @@ function byOrigin(a: RobotsFetch, b: RobotsFetch): number {
   return a.origin < b.origin ? -1 : 1;
 }
 
-function isDisallowed(record: FetchStatistic): boolean {
-  return record.error === "RobotsDisallowed";
-}
-
 function shown(value: string | number | null): string {
   return value === null ? "-" : String(value);
 }
 
-function count(record: FetchStatistic, counters: Counters): void {
-  counters.bytes += record.size;
-  if (record.error !== null) {
-    counters.errors.set(record.error, (counters.errors.get(record.error) ?? 0) + 1);
-  } else if (record.nextUrl !== null) {
-    counters.redirects += 1;
-  } else if (record.status === 200) {
-    if (record.contentType === "text/html") counters.htmlPages += 1;
-    else counters.otherPages += 1;
-  } else if (record.status !== null) {
-    counters.statuses.set(record.status, (counters.statuses.get(record.status) ?? 0) + 1);
-  }
-}
-
-function counterLines(counters: Counters): string[] {
+function counterLines(stats: Stats): string[] {
   const rows: Array<[number, string]> = [
-    [counters.htmlPages, "html pages"],
-    [counters.otherPages, "other pages"],
-    [counters.redirects, "redirects"],
+    [stats.htmlPages, "html pages"],
+    [stats.otherPages, "other pages"],
+    [stats.redirects, "redirects"],
   ];
-  const statuses = [...counters.statuses.keys()].sort((a, b) => a - b);
-  for (const status of statuses) rows.push([counters.statuses.get(status) ?? 0, `status ${status}`]);
-  for (const name of FETCH_ERRORS) rows.push([counters.errors.get(name) ?? 0, name]);
+  const statuses = [...stats.statuses.keys()].sort((a, b) => a - b);
+  for (const status of statuses) rows.push([stats.statuses.get(status) ?? 0, `status ${status}`]);
+  for (const name of FETCH_ERRORS) rows.push([stats.errorCount(name), name]);
 
   const lines = rows.filter(([n]) => n !== 0).map(([n, label]) => counterLine(n, label));
-  lines.push(counterLine(counters.bytes, "bytes"));
+  lines.push(counterLine(stats.bytes, "bytes"));
   return lines;
 }
 
@@ -232,12 +303,19 @@ function summaryLine(result: CrawlResult): string {
   return `Finished ${done} urls in ${seconds.toFixed(3)} secs (max_tasks=${maxTasks}) (${speed.toFixed(3)} urls/sec/task)`;
 }
 
-/** The `verbose` block: the crawl's timestamps and the options in force, politeness on a line of its own. */
+/**
+ * The `verbose` block: the crawl's timestamps and the options in force,
+ * politeness and the crawl controls on lines of their own (the headers by
+ * name only: their values can hold cookies or tokens).
+ */
 function settingsLines(result: CrawlResult): string[] {
   const settings = result.options;
   const exclude = settings.exclude === null ? "-" : String(settings.exclude);
   const maxPages = Number.isFinite(settings.maxPages) ? String(settings.maxPages) : "-";
   const maxPerHost = Number.isFinite(settings.maxPerHost) ? String(settings.maxPerHost) : "-";
+  const include = settings.include === null ? "-" : String(settings.include);
+  const maxDepth = Number.isFinite(settings.maxDepth) ? String(settings.maxDepth) : "-";
+  const headers = Object.keys(settings.headers).join(",") || "-";
   return [
     `Started: ${isoTime(result.startedAt)}`,
     `Ended: ${isoTime(result.finishedAt)}`,
@@ -247,6 +325,8 @@ function settingsLines(result: CrawlResult): string[] {
     `Politeness: robots=${settings.robots} maxPerHost=${maxPerHost} delayMs=${settings.delayMs}` +
       ` delayJitter=${settings.delayJitter} maxCrawlDelayMs=${settings.maxCrawlDelayMs}` +
       ` maxRetryAfterMs=${settings.maxRetryAfterMs}`,
+    `Controls: include=${include} noParent=${settings.noParent} maxDepth=${maxDepth}` +
+      ` skipNonHtml=${settings.skipNonHtml} headers=${headers} keepRecords=${settings.keepRecords}`,
   ];
 }
 

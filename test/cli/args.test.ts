@@ -154,6 +154,27 @@ describe("parseCommandLine", () => {
     expect(commandLine(["--json", "--demo"]).json).toBe("-");
   });
 
+  it("takes --jsonl with a file, with -, or alone for stdout, and then keeps no records", () => {
+    expect(commandLine(["--jsonl", "records.jsonl", "a.com"])).toMatchObject({ jsonl: "records.jsonl", crawlOptions: { keepRecords: false } });
+    expect(commandLine(["--jsonl", "-", "a.com"]).jsonl).toBe("-");
+    expect(commandLine(["a.com", "--jsonl"]).jsonl).toBe("-");
+    expect(commandLine(["a.com"])).toMatchObject({ jsonl: null });
+    expect(commandLine(["a.com"]).crawlOptions).not.toHaveProperty("keepRecords");
+  });
+
+  it("takes --jsonl with --json when they write to different places", () => {
+    expect(commandLine(["--jsonl", "-", "--json", "out.json", "a.com"])).toMatchObject({ jsonl: "-", json: "out.json" });
+    expect(commandLine(["--jsonl", "records.jsonl", "--json", "-", "a.com"])).toMatchObject({ jsonl: "records.jsonl", json: "-" });
+  });
+
+  it("refuses --jsonl with --compare, and --json and --jsonl writing to one place", () => {
+    expect(usageError(["--compare", "--jsonl", "r.jsonl", "a.com"])).toBe(
+      "--compare and --jsonl cannot be used together: --compare keeps every stage's records to compare them",
+    );
+    expect(usageError(["--jsonl", "-", "--json", "-", "a.com"])).toBe("--json - and --jsonl - cannot both write to stdout; give one a FILE");
+    expect(usageError(["--jsonl", "out", "--json", "./out", "a.com"])).toBe("--json and --jsonl cannot both write ./out");
+  });
+
   it("accepts --demo without a root, and --compare", () => {
     expect(commandLine(["--demo", "--compare"])).toMatchObject({ roots: [], demo: true, compare: true });
   });

@@ -67,6 +67,11 @@ export class CliProcess {
     }
   }
 
+  /** Whether the process has exited (and its output is all in). */
+  get exited(): boolean {
+    return this.code !== undefined;
+  }
+
   /** Sends a signal, as Ctrl-C in a terminal does. */
   kill(signal: NodeJS.Signals): void {
     this.child.kill(signal);

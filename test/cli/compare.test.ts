@@ -5,6 +5,7 @@ import { errorRecord, pageRecord, redirectRecord } from "../../src/crawl/records
 import type { FetchStatistic } from "../../src/crawl/records.js";
 import type { RobotsFetch } from "../../src/crawl/robots.js";
 import { resolveOptions } from "../../src/crawl/options.js";
+import { Stats } from "../../src/crawl/report.js";
 import type { StageName } from "../../src/observe/events.js";
 
 const html = { status: 200, size: 100, contentType: "text/html", encoding: "utf-8" };
@@ -20,7 +21,7 @@ function run(stage: StageName, records: FetchStatistic[], peakInFlight: number |
     options: resolveOptions(),
     robots,
   };
-  return { stage, result, peakInFlight, serverPeak: null };
+  return { stage, result, stats: Stats.of(records), peakInFlight, serverPeak: null };
 }
 
 const a = pageRecord("http://h/a", html, 2, 2);

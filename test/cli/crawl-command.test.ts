@@ -80,6 +80,7 @@ describe("crawl --json", () => {
       referrer: `${site.url}/`,
     });
     expect(result.records.find((record) => record.url === `${site.url}/`)?.referrer).toBeNull();
+    expect(result.recorded).toBe(3);
     expect(result.seen).toEqual([`${site.url}/`, `${site.url}/a`, `${site.url}/old`]);
     expect(result.todo).toBe(0);
     expect(result.finishedAt).toBeGreaterThanOrEqual(result.startedAt);
@@ -88,17 +89,26 @@ describe("crawl --json", () => {
       maxTries: 4,
       maxTasks: 100,
       exclude: "b$",
+      include: null,
+      noParent: false,
+      maxDepth: null,
       strict: false,
       timeoutMs: 2500,
+      idleTimeoutMs: 30_000,
+      retryDelayMs: 500,
       maxPages: 10,
       maxBodyBytes: 10 * 1024 * 1024,
+      skipNonHtml: false,
       userAgent: "coroutine-crawler/0.1.0",
+      headers: [],
+      rejectUnauthorized: true,
       robots: true,
       maxPerHost: null,
       delayMs: 0,
       delayJitter: 0,
       maxCrawlDelayMs: 30_000,
       maxRetryAfterMs: 60_000,
+      keepRecords: true,
     });
     // The fixture site has no robots.txt: a 404, so everything is allowed.
     expect(result.robots).toEqual([
@@ -122,6 +132,19 @@ describe("crawl --json", () => {
     } finally {
       await rm(directory, { recursive: true, force: true });
     }
+  });
+
+  it("writes the crawl controls in force, naming the headers without their values", async () => {
+    const { code, stdout } = await runCli([
+      "--json", "-", "--include", "/a$", "--no-parent", "--max-depth", "2", "--skip-non-html",
+      "--header", "Cookie: session=secret", "--header", "Accept-Language: fr", `${site.url}/`,
+    ]);
+    expect(code).toBe(0);
+    expect(stdout).not.toContain("secret");
+    const result = JSON.parse(stdout) as CrawlResultJson;
+    expect(result.options).toMatchObject({
+      include: "\\/a$", noParent: true, maxDepth: 2, skipNonHtml: true, headers: ["Cookie", "Accept-Language"],
+    });
   });
 
   it("writes every stage's result and the verdict with --compare", async () => {
@@ -200,6 +223,8 @@ describe("crawl usage errors", () => {
     [["--max-crawl-delay", "-1", "a.com"], "crawl: --max-crawl-delay expects a number of seconds, got '-1'"],
     [["--max-retry-after", "soon", "a.com"], "crawl: --max-retry-after expects a number of seconds, got 'soon'"],
     [["--ignore-robots=1", "a.com"], "crawl: option '--ignore-robots' takes no value"],
+    [["--compare", "--jsonl", "r.jsonl", "a.com"], "crawl: --compare and --jsonl cannot be used together: --compare keeps every stage's records to compare them"],
+    [["--json", "-", "--jsonl", "-", "a.com"], "crawl: --json - and --jsonl - cannot both write to stdout; give one a FILE"],
   ])("exits with 2 and one line for %j", async (args, message) => {
     const { code, stdout, stderr } = await runCli(args);
     expect(code).toBe(2);
@@ -213,6 +238,7 @@ describe("crawl usage errors", () => {
     expect(help.stdout).toMatch(/^Usage: crawl \[options\] ROOT\.\.\./);
     expect(help.stdout).toContain("--max-tasks N");
     expect(help.stdout).toContain("Politeness (on a site that is not yours: --max-per-host 2 --delay 1):\n  --ignore-robots ");
+    expect(help.stdout).toContain("  --jsonl [FILE]");
     for (const flag of ["--max-per-host N", "--delay SECONDS", "--delay-jitter F", "--max-crawl-delay SECONDS", "--max-retry-after SECONDS", "--user-agent TEXT"]) {
       expect(help.stdout).toContain(`  ${flag}`);
     }

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { CrawlResult, FetchStatistic } from "../../src/crawl/records.js";
 import { errorRecord, pageRecord, redirectRecord } from "../../src/crawl/records.js";
 import { resolveOptions } from "../../src/crawl/options.js";
-import { report, robotsLine, urlLine } from "../../src/crawl/report.js";
+import { report, robotsLine, Stats, urlLine } from "../../src/crawl/report.js";
 import type { RobotsFetch } from "../../src/crawl/robots.js";
 
 const STARTED = Date.UTC(2024, 0, 2, 3, 4, 5);
@@ -76,15 +76,26 @@ describe("report", () => {
     const options = resolveOptions({ maxTasks: 3, exclude: "\\.pdf$", maxPages: 50, userAgent: "bot/1" });
     const text = report(result(records, { options }), { verbose: true });
     const lines = text.split("\n");
-    expect(lines.slice(0, 5)).toEqual([
+    expect(lines.slice(0, 6)).toEqual([
       "*** Report ***",
       "Started: 2024-01-02T03:04:05.000Z",
       "Ended: 2024-01-02T03:04:07.000Z",
       "Options: maxTasks=3 maxRedirect=10 maxTries=4 strict=true exclude=/\\.pdf$/ timeoutMs=120000" +
         ' maxPages=50 maxBodyBytes=10485760 userAgent="bot/1"',
       "Politeness: robots=false maxPerHost=- delayMs=0 delayJitter=0 maxCrawlDelayMs=30000 maxRetryAfterMs=60000",
+      "Controls: include=- noParent=false maxDepth=- skipNonHtml=false headers=- keepRecords=true",
     ]);
-    expect(lines.slice(5)).toEqual(report(result(records, { options })).split("\n").slice(1));
+    expect(lines.slice(6)).toEqual(report(result(records, { options })).split("\n").slice(1));
+  });
+
+  it("shows the crawl controls when verbose, naming the headers without their values", () => {
+    const options = resolveOptions({
+      include: "/docs/", noParent: true, maxDepth: 3, skipNonHtml: true, keepRecords: false,
+      headers: { Cookie: "session=secret", "Accept-Language": "fr" },
+    });
+    const text = report(result([], { options }), { verbose: true });
+    expect(text).toContain("\nControls: include=/\\/docs\\// noParent=true maxDepth=3 skipNonHtml=true headers=Cookie,Accept-Language keepRecords=false\n");
+    expect(text).not.toContain("secret");
   });
 
   it("ends each URL line with the page that linked to it when verbose, for finding broken links", () => {
@@ -160,6 +171,64 @@ describe("report", () => {
     expect(urlLine(record)).toBe(
       "https://x.test/ error TlsError (SELF_SIGNED_CERT_IN_CHAIN: self-signed certificate in certificate chain; to trust a private CA use --ca FILE, or --insecure)",
     );
+  });
+});
+
+describe("Stats", () => {
+  it("counts each record once, by kind, and sums the sizes", () => {
+    const stats = Stats.of(records);
+    expect(stats).toMatchObject({ records: 8, failures: 3, htmlPages: 2, otherPages: 1, redirects: 1, bytes: 2025 });
+    expect([...stats.statuses]).toEqual([[404, 1]]);
+    expect([stats.errorCount("ConnectionRefused"), stats.errorCount("Timeout"), stats.errorCount("HostNotFound")]).toEqual([2, 1, 0]);
+  });
+
+  it("counts records added one at a time as it counts them all at once", () => {
+    const stats = new Stats();
+    for (const record of records) stats.add(record);
+    expect(stats).toEqual(Stats.of(records));
+  });
+});
+
+describe("report of a crawl that kept no records", () => {
+  /** What a crawl with `keepRecords: false` resolves to, having made `made`. */
+  function notKept(made: FetchStatistic[], overrides: Partial<CrawlResult> = {}): CrawlResult {
+    return result([], { recorded: made.length, seen: made.map((record) => record.url), options: resolveOptions({ maxTasks: 2, keepRecords: false }), ...overrides });
+  }
+
+  it("prints the counters from the stats gathered as the records were made, in place of the URL lines", () => {
+    const kept = report(result(records)).split("\n");
+    const text = report(notKept(records), { stats: Stats.of(records), recordsIn: "records.jsonl" });
+    expect(text.split("\n")).toEqual([kept[0], "8 records not listed here: see records.jsonl", ...kept.filter((line) => !line.startsWith("http://")).slice(1)]);
+  });
+
+  it("says the records were not kept when it is not told where they went", () => {
+    const text = report(notKept(records.slice(0, 1)), { stats: Stats.of(records.slice(0, 1)), quiet: true });
+    expect(text).toContain("\n1 record not listed here: they were not kept\n         1 html pages\n");
+  });
+
+  it("prints no counters without the stats, and says so", () => {
+    expect(report(notKept(records))).toBe(
+      [
+        "*** Report ***",
+        "8 records not kept: neither listed nor counted here",
+        "Finished 8 urls in 2.000 secs (max_tasks=2) (2.000 urls/sec/task)",
+        "Todo: 0",
+        "Done: 8",
+        "",
+      ].join("\n"),
+    );
+  });
+
+  it("counts the URLs robots.txt disallowed from the stats, or leaves the count out without them", () => {
+    const made = [pageRecord("http://x.test/", html, 1, 1), errorRecord("http://x.test/private", "RobotsDisallowed", "http://x.test/")];
+    const options = resolveOptions({ maxTasks: 2, robots: true, keepRecords: false });
+    const crawl = notKept(made, { options, robots: [robotsFetch()] });
+    expect(report(crawl, { stats: Stats.of(made) })).toContain("\n1 URL disallowed by robots.txt (read at 1 origin)\n");
+    expect(report(crawl)).toContain("\nrobots.txt read at 1 origin\nFinished ");
+  });
+
+  it("ignores the stats it is given when the records were kept, and counts those", () => {
+    expect(report(result(records), { stats: new Stats(), recordsIn: "records.jsonl" })).toBe(report(result(records)));
   });
 });
 
