@@ -7,7 +7,7 @@
 import { execFile } from "node:child_process";
 import type { FetchStatistic } from "../src/crawl/records.js";
 import { childScript } from "./build.js";
-import type { CrawlReport, CrawlRequest } from "./children/crawl-child.js";
+import type { CrawlReport, CrawlRequest, MemorySample } from "./children/crawl-child.js";
 import type { InFlightReport } from "./children/host-group-child.js";
 import type { BenchSubject } from "./children/load-stage.js";
 import type { Scenario } from "./scenarios.js";
@@ -34,13 +34,23 @@ export interface RunResult {
   cpuMs: number;
   pagesPerSecond: number;
   peakRssBytes: number;
+  /** RSS just before the crawl, the crawler loaded; 0 for a failed run. */
+  startRssBytes: number;
   /** The most V8 heap in use, sampled every 100 ms. */
   peakHeapBytes: number;
+  /** Memory by kind at the 100 ms sample of highest RSS; null for a failed run. */
+  atPeak: MemorySample | null;
   /** Wall time over the site's lower bound (null when the bound is 0: no delay). */
   boundRatio: number | null;
   traceEvents: number;
   /** Requests in flight as the servers saw them (P1's host groups); null where the site does not count them. */
   inFlight: InFlightReport | null;
+}
+
+/** How one crawl runs: with a counting `trace` callback, with a heap snapshot (see {@link CrawlRequest}). */
+export interface CrawlSettings {
+  trace: boolean;
+  heapSnapshot: CrawlRequest["heapSnapshot"];
 }
 
 /**
@@ -53,25 +63,32 @@ export async function runCrawl(
   stage: BenchSubject,
   scenario: Scenario,
   site: CrawlTarget,
-  options: { trace: boolean },
+  settings: CrawlSettings,
 ): Promise<RunResult> {
   const request: CrawlRequest = {
     stage,
     url: site.url,
     maxTasks: scenario.maxTasks,
     maxPerHost: scenario.maxPerHost,
-    trace: options.trace,
+    trace: settings.trace,
+    heapSnapshot: settings.heapSnapshot,
   };
   const expectedPages = site.expectedRecords.length;
-  // A run far beyond its bound has hung: give up on it instead of waiting forever.
-  const timeout = Math.max(120_000, 20 * site.bound);
+  // A run far beyond its bound has hung: give up on it instead of waiting
+  // forever. With no delay the bound is 0, so a big site (S4, 300,000 pages,
+  // 40 to 50 s per crawl on 2 busy cores) gets 2 ms per page.
+  const timeout = Math.max(120_000, 20 * site.bound, 2 * scenario.pages);
+  // Bare `node`: a NODE_OPTIONS from the caller's shell (--max-old-space-size,
+  // --expose-gc, …) would change when V8 collects, and so the peak RSS.
+  const env = { ...process.env };
+  delete env.NODE_OPTIONS;
   let stdout: string;
   try {
     stdout = await new Promise<string>(function runChild(resolve, reject) {
       execFile(
         process.execPath,
         [childScript("crawl-child"), JSON.stringify(request)],
-        { timeout, maxBuffer: 256 * 1024 * 1024 },
+        { timeout, env, maxBuffer: 256 * 1024 * 1024 },
         function childExited(error, out, err) {
           if (error === null) resolve(out);
           else reject(new Error(`${error.message.split("\n")[0] ?? ""} ${err.trim().split("\n").slice(-3).join(" ")}`));
@@ -80,7 +97,21 @@ export async function runCrawl(
     });
   } catch (error) {
     const failure = `crawl process failed: ${error instanceof Error ? error.message : String(error)}`;
-    return { pages: 0, expectedPages, failure, wallMs: 0, cpuMs: 0, pagesPerSecond: 0, peakRssBytes: 0, peakHeapBytes: 0, boundRatio: null, traceEvents: 0, inFlight: null };
+    return {
+      pages: 0,
+      expectedPages,
+      failure,
+      wallMs: 0,
+      cpuMs: 0,
+      pagesPerSecond: 0,
+      peakRssBytes: 0,
+      startRssBytes: 0,
+      peakHeapBytes: 0,
+      atPeak: null,
+      boundRatio: null,
+      traceEvents: 0,
+      inFlight: null,
+    };
   }
   const report = JSON.parse(stdout) as CrawlReport; // the one line crawl-child.ts prints
   const pages = report.records.length;
@@ -92,7 +123,9 @@ export async function runCrawl(
     cpuMs: report.cpuMs,
     pagesPerSecond: (pages * 1000) / report.wallMs,
     peakRssBytes: report.peakRssBytes,
+    startRssBytes: report.startRssBytes,
     peakHeapBytes: report.peakHeapBytes,
+    atPeak: report.atPeak,
     boundRatio: site.bound > 0 ? report.wallMs / site.bound : null,
     traceEvents: report.traceEvents,
     inFlight: null,

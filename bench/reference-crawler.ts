@@ -32,12 +32,16 @@ const HREF = /\bhref\s*=\s*(?:"([^"]*)"|'([^']*)')/gi;
 
 /**
  * Crawls everything reachable from `root` on the root's host name (any
- * port) with `maxTasks` workers, and no limit per host.
+ * port) with `maxTasks` workers, and no limit per host; calls `onRecord`
+ * (if given) with each record as it is made, as the stages do.
  *
  * @throws Error if a request fails: the yardstick has no retries, and the
  * benchmark's site never fails.
  */
-export async function referenceCrawl(root: string, options: { maxTasks: number }): Promise<ReferenceResult> {
+export async function referenceCrawl(
+  root: string,
+  options: { maxTasks: number; onRecord?: (record: FetchStatistic) => void },
+): Promise<ReferenceResult> {
   const rootUrl = new URL(root);
   rootUrl.hash = "";
   const agent = new Agent({ keepAlive: true, maxSockets: options.maxTasks });
@@ -83,9 +87,9 @@ export async function referenceCrawl(root: string, options: { maxTasks: number }
         queue.push(link);
         fresh += 1;
       }
-      records.push(
-        pageRecord(url, { status: page.status, size: page.body.length, contentType: page.contentType, encoding: "utf-8" }, links.size, fresh),
-      );
+      const record = pageRecord(url, { status: page.status, size: page.body.length, contentType: page.contentType, encoding: "utf-8" }, links.size, fresh);
+      records.push(record);
+      options.onRecord?.(record);
       busy -= 1;
       wake(fresh);
     }

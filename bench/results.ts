@@ -24,6 +24,12 @@ export interface StageOnScenario {
   cpuMs: Spread | null;
   pagesPerSecond: Spread | null;
   peakRssBytes: Spread | null;
+  /**
+   * Peak RSS over the reference crawler's in the same round, one ratio per
+   * round where both runs count (S4); null where the scenario has no
+   * reference row, and for the reference itself.
+   */
+  rssOverReference: Spread | null;
   boundRatio: Spread | null;
   /** Time-weighted mean of the requests in flight, as the servers saw them (P1 only, else null). */
   averageInFlight: Spread | null;
@@ -47,18 +53,31 @@ export interface BenchResults {
   startedAt: string;
   quick: boolean;
   runsPerStage: number;
+  /** `--heap-snapshot`: the record at which each timed crawl wrote a heap snapshot; null: none written. */
+  heapSnapshotAt: number | null;
   scenarios: ScenarioResult[];
   memory: MemoryReport[];
 }
 
-/** Summarises the runs of one stage on one scenario; failed runs are counted, not averaged. */
-export function summarise(stage: BenchSubject, traced: boolean, runs: RunResult[]): StageOnScenario {
+/**
+ * Summarises the runs of one stage on one scenario; failed runs are counted,
+ * not averaged. `referenceRuns` are the reference crawler's runs of the same
+ * rounds, in order (null: no reference row, or this is it).
+ */
+export function summarise(stage: BenchSubject, traced: boolean, runs: RunResult[], referenceRuns: readonly RunResult[] | null): StageOnScenario {
   const good = runs.filter(function counts(run) {
     return run.failure === null;
   });
   const ratios: number[] = [];
   const averages: number[] = [];
   const peaks: number[] = [];
+  const overReference: number[] = [];
+  for (const [round, run] of runs.entries()) {
+    const reference = referenceRuns?.[round];
+    if (run.failure === null && reference !== undefined && reference.failure === null) {
+      overReference.push(run.peakRssBytes / reference.peakRssBytes);
+    }
+  }
   for (const run of good) {
     if (run.boundRatio !== null) ratios.push(run.boundRatio);
     if (run.inFlight !== null) {
@@ -75,6 +94,7 @@ export function summarise(stage: BenchSubject, traced: boolean, runs: RunResult[
     cpuMs: spread(good.map(cpuMsOf)),
     pagesPerSecond: spread(good.map(pagesPerSecondOf)),
     peakRssBytes: spread(good.map(peakRssOf)),
+    rssOverReference: spread(overReference),
     boundRatio: spread(ratios),
     averageInFlight: spread(averages),
     peakPerHost: spread(peaks),

@@ -1,15 +1,22 @@
 /**
- * `npm run bench`: crawls three synthetic sites and a group of hosts with
+ * `npm run bench`: crawls four synthetic sites and a group of hosts with
  * each stage, several times, each crawl in its own process, and measures
  * the memory of a waiting unit of each stage; prints a markdown table and
  * writes `latest.json` and `latest.md`.
  *
  * `tsx bench/run.ts [--quick] [--runs N] [--stages callbacks,generators,asyncawait[,reference]]
- *  [--scenarios S1,S2,S3,P1] [--units N] [--no-memory] [--trace-overhead] [--out DIR]`
+ *  [--scenarios S1,S2,S3,P1,S4] [--units N] [--no-memory] [--trace-overhead]
+ *  [--heap-snapshot N] [--out DIR]`
  *
  * `--stages` may add `reference`: the plain node:http crawler of
  * `bench/reference-crawler.ts`, a yardstick for what the machine and the
- * site allow (an extra row, with no target and no memory figure).
+ * site allow (an extra row, with no target and no memory figure). S4,
+ * whose target is a ratio to the reference's peak RSS, always crawls with it.
+ *
+ * `--heap-snapshot N` makes every timed crawl write a V8 heap snapshot when
+ * it makes its N-th record (or at its end, if it makes fewer), into
+ * `<out>/heap/`; writing one costs memory and time, so such a run's figures
+ * are for reading the snapshot beside, not for the table.
  *
  * Exits with 1 if any crawl missed or got a page wrong: such a run is a
  * failure, not a figure. Nothing in `npm test` depends on the timings; the
@@ -37,6 +44,7 @@ const { values } = parseArgs({
   options: {
     quick: { type: "boolean", default: false },
     runs: { type: "string" },
+    "heap-snapshot": { type: "string" },
     stages: { type: "string", default: STAGE_NAMES.join(",") },
     scenarios: { type: "string", default: DEFAULT_SCENARIO_IDS },
     units: { type: "string" },
@@ -47,10 +55,13 @@ const { values } = parseArgs({
 });
 const quick = values.quick;
 // Only a full run replaces the committed bench/results/latest.md; a quick or
-// partial run writes beside it, into a git-ignored folder.
-const full = !quick && values.stages === STAGE_NAMES.join(",") && values.scenarios === DEFAULT_SCENARIO_IDS;
+// partial run (or one writing heap snapshots) writes beside it, into a
+// git-ignored folder.
+const full =
+  !quick && values.stages === STAGE_NAMES.join(",") && values.scenarios === DEFAULT_SCENARIO_IDS && values["heap-snapshot"] === undefined;
 const out = values.out ?? join(PROJECT_ROOT, "bench", "results", full ? "" : "partial");
 const runs = Number(values.runs ?? (quick ? 1 : 3));
+const snapshotAt = values["heap-snapshot"] === undefined ? null : Number(values["heap-snapshot"]);
 const units = Number(values.units ?? (quick ? 10_000 : 100_000));
 const stages = values.stages.split(",").filter(isSubjectName);
 const wanted = new Set(values.scenarios.split(","));
@@ -86,20 +97,40 @@ function startSite(scenario: Scenario): Promise<SiteProcess | HostGroupProcess> 
 }
 
 /** One timed crawl; on a host group, with the requests in flight the servers saw. */
-async function timedCrawl(stage: BenchSubject, scenario: Scenario, site: SiteProcess | HostGroupProcess, trace: boolean): Promise<RunResult> {
-  if (site instanceof SiteProcess) return runCrawl(stage, scenario, site, { trace });
+async function timedCrawl(
+  stage: BenchSubject,
+  scenario: Scenario,
+  site: SiteProcess | HostGroupProcess,
+  trace: boolean,
+  round: number,
+): Promise<RunResult> {
+  const heapSnapshot = snapshotAt === null ? null : { atRecord: snapshotAt, path: snapshotPath(scenario, stage, trace, round) };
+  if (site instanceof SiteProcess) return runCrawl(stage, scenario, site, { trace, heapSnapshot });
   const { result, inFlight } = await site.countInFlight(function crawlOnce() {
-    return runCrawl(stage, scenario, site, { trace });
+    return runCrawl(stage, scenario, site, { trace, heapSnapshot });
   });
   return { ...result, inFlight };
+}
+
+/** Where `--heap-snapshot` puts one crawl's snapshot: `<out>/heap/S4-asyncawait-1.heapsnapshot`. */
+function snapshotPath(scenario: Scenario, stage: BenchSubject, trace: boolean, round: number): string {
+  const folder = join(out, "heap");
+  mkdirSync(folder, { recursive: true });
+  return join(folder, `${scenario.id}-${stage}${trace ? "-traced" : ""}-${round + 1}.heapsnapshot`);
+}
+
+/** The crawlers of `scenario`: `--stages`, and the reference where the target is measured against it (S4). */
+function crawlersOf(scenario: Scenario): BenchSubject[] {
+  return scenario.againstReference && !stages.includes("reference") ? [...stages, "reference"] : stages;
 }
 
 /** Crawls one scenario's site with every stage, `runs` times, the stages taking turns. */
 async function benchScenario(scenario: Scenario): Promise<ScenarioResult> {
   const site = await startSite(scenario);
   log(`${scenario.id}: ${site.expectedRecords.length} pages, depth ${site.maxDepth}, bound ${site.bound.toFixed(0)} ms`);
+  const crawlers = crawlersOf(scenario);
   const traceToo = values["trace-overhead"] && scenario.id === "S1";
-  const variants = stages.flatMap(function withTrace(stage) {
+  const variants = crawlers.flatMap(function withTrace(stage) {
     return traceToo ? [{ stage, trace: false }, { stage, trace: true }] : [{ stage, trace: false }];
   });
   const results = variants.map(function noRunsYet(): RunResult[] {
@@ -109,16 +140,17 @@ async function benchScenario(scenario: Scenario): Promise<ScenarioResult> {
     // A fresh site process is cold (its JIT has compiled nothing yet): the
     // first crawl against it ran about a third slower in S1 than the next
     // ones, whichever crawler made it. So an untimed crawl warms it up first:
-    // one per crawler when crawls are short, and one only on S3, where a
-    // crawl takes 8 s and is mostly waiting.
-    const warmUps = scenario.delayMs >= 1_000 ? stages.slice(0, 1) : stages;
+    // one per crawler when crawls are short, one only on S3, where a crawl
+    // takes 8 s and is mostly waiting, and none on S4, whose figure is
+    // memory (and whose crawls take a minute each).
+    const warmUps = scenario.againstReference ? [] : scenario.delayMs >= 1_000 ? crawlers.slice(0, 1) : crawlers;
     for (const stage of warmUps) {
-      const run = await runCrawl(stage, scenario, site, { trace: false });
+      const run = await runCrawl(stage, scenario, site, { trace: false, heapSnapshot: null });
       log(`  ${stage} warm-up (not counted): ${describeRun(run)}`);
     }
     for (let round = 0; round < runs; round++) {
       for (const [i, variant] of variants.entries()) {
-        const run = await timedCrawl(variant.stage, scenario, site, variant.trace);
+        const run = await timedCrawl(variant.stage, scenario, site, variant.trace, round);
         results[i]?.push(run);
         log(`  ${variant.stage}${variant.trace ? " (traced)" : ""} #${round + 1}: ${describeRun(run)}`);
       }
@@ -126,13 +158,17 @@ async function benchScenario(scenario: Scenario): Promise<ScenarioResult> {
   } finally {
     await site.stop();
   }
+  const referenceIndex = variants.findIndex(function isReference(variant) {
+    return variant.stage === "reference" && !variant.trace;
+  });
+  const referenceRuns = referenceIndex === -1 ? null : (results[referenceIndex] ?? null);
   return {
     scenario,
     expectedPages: site.expectedRecords.length,
     maxDepth: site.maxDepth,
     boundMs: site.bound,
     stages: variants.map(function summary(variant, i) {
-      return summarise(variant.stage, variant.trace, results[i] ?? []);
+      return summarise(variant.stage, variant.trace, results[i] ?? [], variant.stage === "reference" ? null : referenceRuns);
     }),
   };
 }
@@ -157,6 +193,7 @@ const results: BenchResults = {
   startedAt,
   quick,
   runsPerStage: runs,
+  heapSnapshotAt: snapshotAt,
   scenarios: scenarioResults,
   memory,
 };

@@ -1,13 +1,14 @@
 /**
  * The benchmark's scenarios: the synthetic site each one crawls and the
- * options it crawls with (issue 8; P1, issue 14), full size and `--quick`.
+ * options it crawls with (issue 8; P1, issue 14; S4, issue 18), full size
+ * and `--quick`.
  *
  * @module
  */
 
 /** One scenario: a site, a worker count, and the question it asks. */
 export interface Scenario {
-  /** `S1`, `S2`, `S3` or `P1`. */
+  /** `S1`, `S2`, `S3`, `S4` or `P1`. */
   readonly id: string;
   /** What the scenario measures, for the table. */
   readonly title: string;
@@ -29,31 +30,43 @@ export interface Scenario {
   readonly maxPerHost: number | null;
   /** The PRNG seed of the site: same seed, same site, same crawl. */
   readonly seed: number;
+  /**
+   * True where the figure is peak RSS over the reference crawler's in the
+   * same round (S4): the reference then crawls too, whatever `--stages`
+   * says, and no warm-up crawl comes first (a cold site slows a crawl; it
+   * does not grow the crawler's memory).
+   */
+  readonly againstReference: boolean;
 }
 
 /**
  * The scenarios of issue 8, throughput with no delay (S1), latency with a
  * 50 ms delay (S2) and C10K, ten thousand slow responses in flight at once
- * (S3), and the politeness scenario of issue 14 (P1): 20 hosts of 200 pages
+ * (S3); the politeness scenario of issue 14 (P1): 20 hosts of 200 pages
  * answering in 100 ms (docs/benchmarks.md says why not 50),
  * at most 2 requests in flight on each, 40 workers, so the crawl can keep 40
  * requests in flight only if no host's line ever runs dry and no worker
  * waits for a busy host. `robots` stays off (the library's default): P1
- * measures how the stages share out the requests, not `robots.txt`.
+ * measures how the stages share out the requests, not `robots.txt`. And
+ * the big crawl of issue 18 (S4): 300,000 pages as fast as they come, where
+ * what counts is the crawler's peak RSS against the plain node:http
+ * crawler's.
  */
 export const SCENARIOS: readonly Scenario[] = [
-  { id: "S1", title: "throughput", pages: 2_000, hosts: 1, links: 10, delayMs: 0, maxTasks: 100, maxPerHost: null, seed: 1 },
-  { id: "S2", title: "latency", pages: 2_000, hosts: 1, links: 10, delayMs: 50, maxTasks: 100, maxPerHost: null, seed: 1 },
-  { id: "S3", title: "C10K", pages: 10_000, hosts: 1, links: 10, delayMs: 1_000, maxTasks: 10_000, maxPerHost: null, seed: 1 },
-  { id: "P1", title: "politeness", pages: 4_000, hosts: 20, links: 10, delayMs: 100, maxTasks: 40, maxPerHost: 2, seed: 1 },
+  { id: "S1", title: "throughput", pages: 2_000, hosts: 1, links: 10, delayMs: 0, maxTasks: 100, maxPerHost: null, seed: 1, againstReference: false },
+  { id: "S2", title: "latency", pages: 2_000, hosts: 1, links: 10, delayMs: 50, maxTasks: 100, maxPerHost: null, seed: 1, againstReference: false },
+  { id: "S3", title: "C10K", pages: 10_000, hosts: 1, links: 10, delayMs: 1_000, maxTasks: 10_000, maxPerHost: null, seed: 1, againstReference: false },
+  { id: "P1", title: "politeness", pages: 4_000, hosts: 20, links: 10, delayMs: 100, maxTasks: 40, maxPerHost: 2, seed: 1, againstReference: false },
+  { id: "S4", title: "memory per page", pages: 300_000, hosts: 1, links: 10, delayMs: 0, maxTasks: 100, maxPerHost: null, seed: 1, againstReference: true },
 ];
 
 /** The same shapes, small enough for a test to run in seconds (`--quick`). */
 export const QUICK_SCENARIOS: readonly Scenario[] = [
-  { id: "S1", title: "throughput", pages: 200, hosts: 1, links: 10, delayMs: 0, maxTasks: 20, maxPerHost: null, seed: 1 },
-  { id: "S2", title: "latency", pages: 200, hosts: 1, links: 10, delayMs: 20, maxTasks: 20, maxPerHost: null, seed: 1 },
-  { id: "S3", title: "C10K", pages: 500, hosts: 1, links: 10, delayMs: 200, maxTasks: 500, maxPerHost: null, seed: 1 },
-  { id: "P1", title: "politeness", pages: 200, hosts: 5, links: 10, delayMs: 20, maxTasks: 10, maxPerHost: 2, seed: 1 },
+  { id: "S1", title: "throughput", pages: 200, hosts: 1, links: 10, delayMs: 0, maxTasks: 20, maxPerHost: null, seed: 1, againstReference: false },
+  { id: "S2", title: "latency", pages: 200, hosts: 1, links: 10, delayMs: 20, maxTasks: 20, maxPerHost: null, seed: 1, againstReference: false },
+  { id: "S3", title: "C10K", pages: 500, hosts: 1, links: 10, delayMs: 200, maxTasks: 500, maxPerHost: null, seed: 1, againstReference: false },
+  { id: "P1", title: "politeness", pages: 200, hosts: 5, links: 10, delayMs: 20, maxTasks: 10, maxPerHost: 2, seed: 1, againstReference: false },
+  { id: "S4", title: "memory per page", pages: 300, hosts: 1, links: 10, delayMs: 0, maxTasks: 20, maxPerHost: null, seed: 1, againstReference: true },
 ];
 
 /** The scenarios `npm run bench` runs when `--scenarios` is not given: all of them. */

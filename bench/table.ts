@@ -1,15 +1,17 @@
 /**
  * The benchmark's results as markdown: the crawl table, the requests in
- * flight of a scenario with `maxPerHost` (P1), the memory table beside the
- * chapter's figures, and (when measured) the cost of tracing.
+ * flight of a scenario with `maxPerHost` (P1), the memory per page against
+ * the reference crawler's (S4), the memory table beside the chapter's
+ * figures, and (when measured) the cost of tracing.
  *
  * @module
  */
 import type { StageName } from "../src/observe/events.js";
 import type { MemoryReport } from "./children/memory-child.js";
+import type { RunResult } from "./crawl-process.js";
 import type { BenchResults, ScenarioResult, StageOnScenario } from "./results.js";
 import { idealInFlight, type Scenario } from "./scenarios.js";
-import type { Spread } from "./stats.js";
+import { spread, type Spread } from "./stats.js";
 import { CHAPTER_FIGURES, TARGETS } from "./targets.js";
 
 const WAITING_UNITS: Readonly<Record<StageName, string>> = {
@@ -38,6 +40,13 @@ export function markdownReport(results: BenchResults): string {
       if (!entry.traced) lines.push(crawlRow(scenario, entry, results.quick));
     }
   }
+  if (results.heapSnapshotAt !== null) {
+    lines.push(
+      "",
+      `Each timed crawl wrote a heap snapshot at its record ${results.heapSnapshotAt.toLocaleString("en-US")} ` +
+        "(`--heap-snapshot`): its wall time and peak RSS include the writing, so they are not the crawler's figures.",
+    );
+  }
   lines.push(
     "",
     "Lower bound = max(pages × delay / maxTasks, (BFS depth + 1) × delay), computed by the site; " +
@@ -46,6 +55,7 @@ export function markdownReport(results: BenchResults): string {
   );
   for (const scenario of results.scenarios) {
     if (scenario.scenario.maxPerHost !== null) lines.push(...politenessSection(scenario, results.quick));
+    if (scenario.scenario.againstReference) lines.push(...memoryPerPageSection(scenario, results.quick));
   }
   if (results.memory.length > 0) lines.push(...memorySection(results));
   const traced = traceRows(results.scenarios);
@@ -115,6 +125,84 @@ function politenessSection(scenario: ScenarioResult, quick: boolean): string[] {
   return lines;
 }
 
+/**
+ * Peak RSS per stage on a big crawl (S4), per page and against the
+ * reference crawler's peak in the same round.
+ */
+function memoryPerPageSection(scenario: ScenarioResult, quick: boolean): string[] {
+  const { scenario: s, expectedPages } = scenario;
+  const lines = [
+    "",
+    `## Memory per page: ${s.id}, ${expectedPages.toLocaleString("en-US")} pages, ${s.delayMs} ms, maxTasks ${s.maxTasks}`,
+    "",
+    "Peak RSS of each crawler process (`maxRSS`, read when the crawl resolves, every record still held), and over " +
+      "the reference crawler's in the same round; per page = peak RSS / pages; growth per page = (peak − before) / pages, " +
+      "where before is the RSS just before the crawl (Node and the crawler's modules loaded). Sampled every 100 ms: " +
+      "the most V8 heap in use, and at the sample of highest RSS, V8's heap reserved / in use, and what lay outside it " +
+      "(RSS − heap reserved: Buffers, sockets, code, the allocator's own pages), of which `external` (Buffers, " +
+      "ArrayBuffers, WebAssembly memory). KB = 1,024 bytes, MB = 10⁶ bytes.",
+    "",
+    "| stage | peak RSS (MB) | × reference RSS | target | per page | growth per page | RSS before (MB) | heap in use, most (MB) | at the RSS peak: heap reserved / in use (MB) | outside the heap (external) (MB) |",
+    "|---|---|---|---|---|---|---|---|---|---|",
+  ];
+  for (const entry of scenario.stages) {
+    if (entry.traced) continue;
+    const good = entry.runs.filter(function counts(run) {
+      return run.failure === null;
+    });
+    const perPage = expectedPages > 0 ? 1 / expectedPages : 0;
+    const heap = `${show(scale(spreadOf(good, heapReservedOf), 1e-6), 0)} / ${show(scale(spreadOf(good, heapInUseOf), 1e-6), 0)}`;
+    const outside = `${show(scale(spreadOf(good, outsideHeapOf), 1e-6), 0)} (${show(scale(spreadOf(good, externalOf), 1e-6), 0)})`;
+    lines.push(
+      [
+        entry.stage === "reference" ? "reference (plain node:http crawler)" : entry.stage,
+        show(scale(entry.peakRssBytes, 1e-6), 0),
+        entry.stage === "reference" ? "1 (the yardstick)" : show(entry.rssOverReference, 2),
+        quick ? "—" : crawlTarget(s, entry),
+        showKb(scale(entry.peakRssBytes, perPage)),
+        showKb(scale(spreadOf(good, growthOf), perPage)),
+        show(scale(spreadOf(good, startRssOf), 1e-6), 0),
+        show(scale(spreadOf(good, peakHeapOf), 1e-6), 0),
+        heap,
+        outside,
+      ].join(" | ").replace(/^/, "| ").concat(" |"),
+    );
+  }
+  return lines;
+}
+
+function spreadOf(runs: readonly RunResult[], figure: (run: RunResult) => number): Spread | null {
+  return spread(runs.map(figure));
+}
+
+function peakHeapOf(run: RunResult): number {
+  return run.peakHeapBytes;
+}
+
+function startRssOf(run: RunResult): number {
+  return run.startRssBytes;
+}
+
+function growthOf(run: RunResult): number {
+  return run.peakRssBytes - run.startRssBytes;
+}
+
+function heapReservedOf(run: RunResult): number {
+  return run.atPeak?.heapTotalBytes ?? 0;
+}
+
+function heapInUseOf(run: RunResult): number {
+  return run.atPeak?.heapUsedBytes ?? 0;
+}
+
+function outsideHeapOf(run: RunResult): number {
+  return run.atPeak === null ? 0 : run.atPeak.rssBytes - run.atPeak.heapTotalBytes;
+}
+
+function externalOf(run: RunResult): number {
+  return run.atPeak?.externalBytes ?? 0;
+}
+
 /** The scenario as the table names it: `S1 throughput: 2,000 pages, 0 ms, maxTasks 100`. */
 function scenarioLabel(s: Scenario): string {
   const hosts = s.hosts > 1 ? ` on ${s.hosts} hosts` : "";
@@ -152,6 +240,11 @@ function crawlTarget(scenario: Scenario, entry: StageOnScenario): string {
       const fast = (entry.boundRatio?.median ?? Infinity) <= targets.s3BoundRatio;
       const small = (entry.peakRssBytes?.max ?? Infinity) <= targets.s3PeakRssBytes;
       return verdict(fast && small, `≤ ${targets.s3BoundRatio} × bound, ≤ ${targets.s3PeakRssBytes / 1e6} MB`);
+    }
+    case "S4": {
+      const target = targets.s4RssOverReference;
+      if (entry.rssOverReference === null) return `— (≤ ${target} × reference RSS: no reference run to compare)`;
+      return verdict(entry.rssOverReference.median <= target, `≤ ${target} × reference RSS`);
     }
     case "P1": {
       const least = targets.p1InFlightShare * idealInFlight(scenario);
@@ -216,6 +309,11 @@ function fixed(n: number, digits: number): string {
 
 function scale(value: Spread | null, factor: number): Spread | null {
   return value === null ? null : { median: value.median * factor, min: value.min * factor, max: value.max * factor };
+}
+
+function showKb(value: Spread | null): string {
+  if (value === null) return "—";
+  return value.min === value.max ? kb(value.median) : `${kb(value.median)} [${kb(value.min)}–${kb(value.max)}]`;
 }
 
 function kb(bytes: number): string {

@@ -42,7 +42,7 @@ describe("npm run bench --quick", () => {
   const out = mkdtempSync(join(tmpdir(), "bench-"));
   afterAll(() => rmSync(out, { recursive: true, force: true }));
 
-  it("crawls every scenario with every stage, counts P1's requests in flight, measures memory, and writes the JSON and the table", async () => {
+  it("crawls every scenario with every stage, counts P1's requests in flight, compares S4's peak RSS with the reference's, measures memory, and writes the JSON and the table", async () => {
     const child = spawn(process.execPath, ["--import", "tsx", "bench/run.ts", "--quick", "--out", out], {
       stdio: ["ignore", "pipe", "pipe"],
     });
@@ -55,9 +55,11 @@ describe("npm run bench --quick", () => {
     const results = JSON.parse(readFileSync(join(out, "latest.json"), "utf8")) as BenchResults;
     expect(results.quick).toBe(true);
     expect(results.machine.cores).toBeGreaterThan(0);
-    expect(results.scenarios.map((s) => s.scenario.id)).toEqual(["S1", "S2", "S3", "P1"]);
+    expect(results.scenarios.map((s) => s.scenario.id)).toEqual(["S1", "S2", "S3", "P1", "S4"]);
     for (const scenario of results.scenarios) {
-      expect(scenario.stages.map((s) => s.stage)).toEqual(["callbacks", "generators", "asyncawait"]);
+      // S4's target is a ratio to the reference crawler's peak RSS, so the reference crawls it too.
+      const crawlers = scenario.scenario.id === "S4" ? ["callbacks", "generators", "asyncawait", "reference"] : ["callbacks", "generators", "asyncawait"];
+      expect(scenario.stages.map((s) => s.stage)).toEqual(crawlers);
       for (const entry of scenario.stages) {
         expect(entry.failures).toBe(0);
         expect(entry.runs).toHaveLength(1);
@@ -70,9 +72,18 @@ describe("npm run bench --quick", () => {
 
     const markdown = readFileSync(join(out, "latest.md"), "utf8");
     expect(stdout).toBe(markdown);
-    expect(markdown.match(/^\| (S[123]|P1) /gm)).toHaveLength(12);
+    expect(markdown.match(/^\| (S[1234]|P1) /gm)).toHaveLength(16);
     expect(markdown).toContain(`Node ${process.version}`);
     expect(markdown).toContain("## Requests in flight: P1, 5 hosts, maxPerHost 2, maxTasks 10");
+    expect(markdown).toContain("## Memory per page: S4, 300 pages, 0 ms, maxTasks 20");
+
+    // S4: each stage's peak RSS over the reference's in the same round, and the RSS before the crawl.
+    const [s4] = results.scenarios.filter((s) => s.scenario.id === "S4");
+    for (const entry of s4?.stages ?? []) {
+      if (entry.stage === "reference") expect(entry.rssOverReference).toBeNull();
+      else expect(entry.rssOverReference?.median).toBeGreaterThan(0);
+      expect(entry.runs[0]?.startRssBytes).toBeGreaterThan(0);
+    }
 
     // P1's servers count the requests in flight; the synthetic site of S1–S3 does not.
     const [p1] = results.scenarios.filter((s) => s.scenario.id === "P1");

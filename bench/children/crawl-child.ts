@@ -3,11 +3,14 @@
  * with a {@link CrawlRequest}; prints one {@link CrawlReport} as a JSON line.
  *
  * Peak RSS is the process's own (`process.resourceUsage().maxRSS`), read
- * as soon as the crawl resolves, before the report is serialised.
+ * as soon as the crawl resolves, before the report is serialised. The
+ * process runs with no Node flags (bench/crawl-process.ts also drops
+ * `NODE_OPTIONS`), so V8 collects garbage as it would for any user.
  *
  * @module
  */
 import { performance } from "node:perf_hooks";
+import { writeHeapSnapshot } from "node:v8";
 import type { FetchStatistic } from "../../src/crawl/records.js";
 import type { CrawlOptions } from "../../src/crawl/options.js";
 import type { TraceEvent } from "../../src/observe/events.js";
@@ -22,6 +25,27 @@ export interface CrawlRequest {
   maxPerHost: number | null;
   /** Pass a `trace` callback that only counts events (the `--trace-overhead` comparison). */
   trace: boolean;
+  /**
+   * Write a V8 heap snapshot to `path` when the crawl makes its
+   * `atRecord`-th record (mid-crawl, with everything the crawler holds
+   * alive), or when it ends if it makes fewer (`--heap-snapshot`). Null: none.
+   */
+  heapSnapshot: { atRecord: number; path: string } | null;
+}
+
+/**
+ * `process.memoryUsage()` at the 100 ms sample with the highest RSS: how
+ * the peak splits between V8's heap and the rest (Buffers, sockets, code,
+ * the allocator's own pages).
+ */
+export interface MemorySample {
+  rssBytes: number;
+  /** V8's heap as reserved from the system: in use, garbage not yet collected, and free space. */
+  heapTotalBytes: number;
+  /** Live objects and garbage not yet collected. */
+  heapUsedBytes: number;
+  /** Memory of Buffers, ArrayBuffers (WebAssembly memory too) and other C++ objects bound to JS ones. */
+  externalBytes: number;
 }
 
 /** What the child prints. */
@@ -33,8 +57,12 @@ export interface CrawlReport {
   cpuMs: number;
   /** Peak resident set size of this process, in bytes. */
   peakRssBytes: number;
+  /** Resident set size just before the crawl, the stage loaded: what the process costs with no crawl, in bytes. */
+  startRssBytes: number;
   /** The most heap in use at any 100 ms sample (V8 heap, without Buffers and sockets' native memory), in bytes. */
   peakHeapBytes: number;
+  /** The sample of highest RSS (sampled every 100 ms, so its RSS may be below `peakRssBytes`). */
+  atPeak: MemorySample;
   /** Trace events received (0 without `trace`). */
   traceEvents: number;
 }
@@ -45,18 +73,36 @@ let traceEvents = 0;
 function countEvent(_event: TraceEvent): void {
   traceEvents += 1;
 }
+let recordsMade = 0;
+let snapshotWritten = false;
+function snapshotHeap(): void {
+  if (request.heapSnapshot === null || snapshotWritten) return;
+  writeHeapSnapshot(request.heapSnapshot.path);
+  snapshotWritten = true;
+}
+function countRecord(_record: FetchStatistic): void {
+  recordsMade += 1;
+  if (recordsMade === request.heapSnapshot?.atRecord) snapshotHeap();
+}
 const options: CrawlOptions & { maxTasks: number } = {
   maxTasks: request.maxTasks,
   ...(request.maxPerHost === null ? {} : { maxPerHost: request.maxPerHost }),
   ...(request.trace ? { trace: countEvent } : {}),
+  ...(request.heapSnapshot === null ? {} : { onRecord: countRecord }),
 };
 
 let peakHeapBytes = 0;
+let atPeak: MemorySample = { rssBytes: 0, heapTotalBytes: 0, heapUsedBytes: 0, externalBytes: 0 };
 function sampleHeap(): void {
-  peakHeapBytes = Math.max(peakHeapBytes, process.memoryUsage().heapUsed);
+  const usage = process.memoryUsage();
+  peakHeapBytes = Math.max(peakHeapBytes, usage.heapUsed);
+  if (usage.rss > atPeak.rssBytes) {
+    atPeak = { rssBytes: usage.rss, heapTotalBytes: usage.heapTotal, heapUsedBytes: usage.heapUsed, externalBytes: usage.external };
+  }
 }
 const sampler = setInterval(sampleHeap, 100);
 
+const startRssBytes = process.memoryUsage().rss;
 const start = performance.now();
 const cpuBefore = process.cpuUsage();
 const result = await crawl(request.url, options);
@@ -65,7 +111,8 @@ const cpu = process.cpuUsage(cpuBefore);
 const peakRssBytes = process.resourceUsage().maxRSS * 1024; // maxRSS is in KiB
 sampleHeap();
 clearInterval(sampler);
+snapshotHeap(); // the crawl made fewer records than asked: the snapshot shows what it returned
 
 const cpuMs = (cpu.user + cpu.system) / 1000;
-const report: CrawlReport = { records: result.records, todo: result.todo, wallMs, cpuMs, peakRssBytes, peakHeapBytes, traceEvents };
+const report: CrawlReport = { records: result.records, todo: result.todo, wallMs, cpuMs, peakRssBytes, startRssBytes, peakHeapBytes, atPeak, traceEvents };
 process.stdout.write(`${JSON.stringify(report)}\n`);
