@@ -4,8 +4,7 @@
  *
  * @module
  */
-import type { CrawlResult, FetchStatistic } from "../crawl/records.js";
-import type { RobotsFetch } from "../crawl/robots.js";
+import type { CrawlResult } from "../crawl/records.js";
 import type { StageName } from "../observe/events.js";
 import type { StageRun } from "./compare.js";
 
@@ -66,28 +65,18 @@ export interface OptionsJson {
   keepRecords: boolean;
 }
 
-/** What `crawl --json` writes for one crawl. docs/cli.md describes every field. */
-export interface CrawlResultJson {
+/**
+ * What `crawl --json` writes for one crawl: the {@link CrawlResult}, with
+ * its options as JSON can hold them, the stage, and whether Ctrl-C stopped
+ * it. docs/cli.md describes every field.
+ */
+export interface CrawlResultJson extends Omit<CrawlResult, "options"> {
   /** The stage that crawled. */
   stage: StageName;
   /** True when Ctrl-C stopped the crawl early. */
   interrupted: boolean;
-  /** One per URL fetched, in completion order; empty when the records were not kept (`--jsonl`). */
-  records: FetchStatistic[];
-  /** The records made, kept in `records` or not. */
-  recorded: number;
-  /** Every URL ever queued, in the order first queued. */
-  seen: string[];
-  /** URLs queued but never fetched. */
-  todo: number;
-  /** `Date.now()` when the crawl started (ms since 1970, UTC). */
-  startedAt: number;
-  /** `Date.now()` when the crawl finished. */
-  finishedAt: number;
-  /** The options in force, defaults filled in. */
+  /** The options in force, defaults filled in, as JSON holds them. */
   options: OptionsJson;
-  /** Each origin's robots.txt, in the order read (empty with `--ignore-robots`); not records. */
-  robots: RobotsFetch[];
 }
 
 /** What `crawl --compare --json` writes: every stage's result, and the verdict. */
