@@ -84,7 +84,7 @@ export function visit(item: QueueItem, outcome: HttpResponse | FetchError, conte
   if (page.nextUrl !== null) {
     const target = page.nextUrl;
     // A target already seen means we have been down this path before.
-    const follow = maxRedirect > 0 && !context.seenUrls.has(target) && context.policy.urlAllowed(target);
+    const follow = maxRedirect > 0 && !context.seenUrls.has(target) && context.policy.hrefAllowed(target);
     return {
       record: redirectRecord(url, page.status, target, referrer),
       next: follow ? [{ url: target, maxRedirect: maxRedirect - 1, referrer: url, depth }] : [],
@@ -94,7 +94,7 @@ export function visit(item: QueueItem, outcome: HttpResponse | FetchError, conte
   let numUrls = 0;
   const next: QueueItem[] = [];
   for (const link of page.links) {
-    if (!context.policy.urlAllowed(link)) continue;
+    if (!context.policy.hrefAllowed(link)) continue;
     numUrls += 1;
     if (queueLinks && !context.seenUrls.has(link)) next.push({ url: link, maxRedirect: context.maxRedirect, referrer: url, depth: depth + 1 });
   }
