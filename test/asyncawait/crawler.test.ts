@@ -114,8 +114,8 @@ describe("Crawler", () => {
     const site = await startSite();
     site.addPage("/", ["/a"]).addPage("/a", []).addPage("/other", []);
     // A bug on the worker's path after the fetch, before the record: the policy throws while "/"'s links are visited.
-    const originalAllowed = UrlPolicy.prototype.urlAllowed;
-    const allowed = vi.spyOn(UrlPolicy.prototype, "urlAllowed").mockImplementation(function buggyPolicy(this: UrlPolicy, url: string): boolean {
+    const originalAllowed = UrlPolicy.prototype.hrefAllowed;
+    const allowed = vi.spyOn(UrlPolicy.prototype, "hrefAllowed").mockImplementation(function buggyPolicy(this: UrlPolicy, url: string): boolean {
       if (url === site.urlFor("/a")) throw new Error("a bug in the policy");
       return originalAllowed.call(this, url);
     });
