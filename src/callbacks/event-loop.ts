@@ -171,8 +171,12 @@ export class EventLoop {
     }
     const next = this.timers.peek();
     if (this.scheduled === null && next !== undefined) {
+      const wait = next.when - performance.now();
+      // Due already: the next iteration runs once Node has polled for I/O (setImmediate), as asyncio's select(0) polls;
+      // a setTimeout(0) would run in Node's timers phase, before its poll.
+      if (wait <= 0) return this.schedule();
       // Asleep: only the selector's wakeup or this timer runs the next iteration.
-      this.sleepTimer = setTimeout(this.runOnce, Math.min(MAX_SLEEP_MS, Math.max(0, next.when - performance.now())));
+      this.sleepTimer = setTimeout(this.runOnce, Math.min(MAX_SLEEP_MS, wait));
     }
   };
 

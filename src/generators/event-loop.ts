@@ -249,7 +249,10 @@ export class EventLoop {
     }
     if (this.ready.length > 0) return this.wake();
     const next = this.timers.peek();
-    if (next !== undefined && this.nextImmediate === undefined) this.nextTimeout = setTimeout(this.turn, Math.min(2 ** 31 - 1, Math.max(0, next.when - this.time()))); // setTimeout's longest wait
+    if (next === undefined || this.nextImmediate !== undefined) return;
+    const wait = next.when - this.time();
+    if (wait <= 0) return this.wake(); // Due already: run once Node has polled (setImmediate), not in its timers phase before the poll.
+    this.nextTimeout = setTimeout(this.turn, Math.min(2 ** 31 - 1, wait)); // setTimeout's longest wait
   };
 
   /** Makes the next iteration run as soon as Node gets a turn (if `runForever` drives the loop): the selector's wakeup. */
