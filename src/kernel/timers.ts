@@ -17,6 +17,8 @@
  */
 export class TimerHandle {
   private cancelledFlag = false;
+  /** What to call: the callback, until `cancel()` drops it. */
+  private fn: () => void;
   /** The heap it waits in; null once it was taken out (or never put in). */
   heap: TimerHeap | null = null;
 
@@ -25,9 +27,20 @@ export class TimerHandle {
     readonly when: number,
     /** Breaks ties: of two timers due at once, the one scheduled first runs first. */
     readonly sequence: number,
-    /** What to call. */
-    readonly callback: () => void,
-  ) {}
+    callback: () => void,
+  ) {
+    this.fn = callback;
+  }
+
+  /**
+   * What to call; once cancelled, a function that does nothing. `cancel()`
+   * drops the callback, as asyncio's does, so a cancelled timer waiting in
+   * the heap keeps nothing alive: a crawl cancels a timeout per fetch, and
+   * each held its Fetcher (socket, parser, body) until the heap was rebuilt.
+   */
+  get callback(): () => void {
+    return this.fn;
+  }
 
   /** Whether `cancel()` was called. */
   cancelled(): boolean {
@@ -43,9 +56,13 @@ export class TimerHandle {
   cancel(): void {
     if (this.cancelledFlag) return;
     this.cancelledFlag = true;
+    this.fn = cancelledTimer;
     this.heap?.cancelledOne();
   }
 }
+
+/** What a cancelled timer calls instead of its callback: nothing. */
+function cancelledTimer(): void {}
 
 /**
  * The timers of one loop, the earliest on top: a binary heap ordered by

@@ -61,6 +61,21 @@ describe("TimerHeap", () => {
     expect(heap.size).toBe(49);
   });
 
+  it("drops a cancelled timer's callback, as asyncio does, so the handle waiting in the heap keeps nothing alive", () => {
+    let calls = 0;
+    function fire(): void {
+      calls += 1;
+    }
+    const heap = new TimerHeap();
+    const handle = new TimerHandle(10, 0, fire);
+    heap.push(handle);
+    expect(handle.callback).toBe(fire);
+    handle.cancel();
+    expect(handle.callback).not.toBe(fire);
+    handle.callback();
+    expect(calls).toBe(0);
+  });
+
   it("ignores cancelling a handle that already left the heap", () => {
     const heap = new TimerHeap();
     const handle = new TimerHandle(1, 0, noop);
