@@ -1,10 +1,14 @@
 /**
  * Runs one crawl in a child process and checks it against the crawl the
- * site expects.
+ * site expects: its records, or (S5) the JSON Lines file it wrote them to.
  *
  * @module
  */
 import { execFile } from "node:child_process";
+import { createReadStream, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
 import type { FetchStatistic } from "../src/crawl/records.js";
 import { childScript } from "./build.js";
 import type { CrawlReport, CrawlRequest, MemorySample } from "./children/crawl-child.js";
@@ -16,8 +20,10 @@ import type { Scenario } from "./scenarios.js";
 export interface CrawlTarget {
   /** The root URL to crawl. */
   readonly url: string;
-  /** Every record a correct crawl makes. */
-  readonly expectedRecords: readonly FetchStatistic[];
+  /** How many records a correct crawl makes. */
+  readonly expectedCount: number;
+  /** Every record a correct crawl makes; null where the site printed only how many (S5). */
+  readonly expectedRecords: readonly FetchStatistic[] | null;
   /** The least wall time of a crawl, in ms (0 when the site has no delay). */
   readonly bound: number;
 }
@@ -58,12 +64,33 @@ export interface CrawlSettings {
  * with the expected ones: the same URLs with the same status, redirect
  * target, error, size and link count (`numNewUrls` depends on the order in
  * which concurrent fetches finish, so it is not compared).
+ *
+ * A scenario that keeps no records (S5) has the child write them to a JSON
+ * Lines file in a fresh folder of the system's temporary directory; once the
+ * child has exited, the file is read line by line and checked (see
+ * {@link checkRecordLines}), then deleted. So the crawler process holds no
+ * record for the check, and its peak RSS is its seen set and its queue.
  */
 export async function runCrawl(
   stage: BenchSubject,
   scenario: Scenario,
   site: CrawlTarget,
   settings: CrawlSettings,
+): Promise<RunResult> {
+  const folder = scenario.keepRecords ? null : mkdtempSync(join(tmpdir(), "bench-jsonl-"));
+  try {
+    return await crawlInChild(stage, scenario, site, settings, folder === null ? null : join(folder, "records.jsonl"));
+  } finally {
+    if (folder !== null) rmSync(folder, { recursive: true, force: true });
+  }
+}
+
+async function crawlInChild(
+  stage: BenchSubject,
+  scenario: Scenario,
+  site: CrawlTarget,
+  settings: CrawlSettings,
+  jsonl: string | null,
 ): Promise<RunResult> {
   const request: CrawlRequest = {
     stage,
@@ -72,8 +99,9 @@ export async function runCrawl(
     maxPerHost: scenario.maxPerHost,
     trace: settings.trace,
     heapSnapshot: settings.heapSnapshot,
+    jsonl,
   };
-  const expectedPages = site.expectedRecords.length;
+  const expectedPages = site.expectedCount;
   // A run far beyond its bound has hung: give up on it instead of waiting
   // forever. With no delay the bound is 0, so a big site (S4, 300,000 pages,
   // 40 to 50 s per crawl on 2 busy cores) gets 2 ms per page.
@@ -114,11 +142,15 @@ export async function runCrawl(
     };
   }
   const report = JSON.parse(stdout) as CrawlReport; // the one line crawl-child.ts prints
-  const pages = report.records.length;
+  const checked =
+    jsonl === null
+      ? { pages: report.records.length, failure: compareRecords(report.records, site.expectedRecords ?? [], report.todo) }
+      : await checkRecordLines(jsonl, expectedPages, report.todo);
+  const pages = checked.pages;
   return {
     pages,
     expectedPages,
-    failure: compareRecords(report.records, site.expectedRecords, report.todo),
+    failure: checked.failure,
     wallMs: report.wallMs,
     cpuMs: report.cpuMs,
     pagesPerSecond: (pages * 1000) / report.wallMs,
@@ -130,6 +162,37 @@ export async function runCrawl(
     traceEvents: report.traceEvents,
     inFlight: null,
   };
+}
+
+/**
+ * Checks a JSON Lines file of records (S5) against the number of records
+ * the site expects, streaming it: as many lines as expected, each with a
+ * URL no other line has, none with an error, and nothing left in the queue
+ * (`todo`). A count, where {@link compareRecords} compares each record: the
+ * site of a million pages prints only how many it expects. `pages` is the
+ * number of lines.
+ */
+export async function checkRecordLines(
+  path: string,
+  expected: number,
+  todo: number,
+): Promise<{ pages: number; failure: string | null }> {
+  const urls = new Set<string>();
+  let pages = 0;
+  let errors = 0;
+  const lines = createInterface({ input: createReadStream(path), crlfDelay: Infinity });
+  for await (const line of lines) {
+    const record = JSON.parse(line) as FetchStatistic; // one line of RecordLines, written by crawl-child.ts
+    pages += 1;
+    urls.add(record.url);
+    if (record.error !== null) errors += 1;
+  }
+  const problems: string[] = [];
+  if (pages !== expected) problems.push(`${pages} records, expected ${expected}`);
+  if (urls.size !== pages) problems.push(`${pages - urls.size} repeated URLs`);
+  if (errors > 0) problems.push(`${errors} errors`);
+  if (todo !== 0) problems.push(`todo ${todo}`);
+  return { pages, failure: problems.length === 0 ? null : problems.join(", ") };
 }
 
 /** Null when `records` are the expected ones in some order; else a short description of the difference. */

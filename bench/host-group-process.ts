@@ -43,6 +43,11 @@ export class HostGroupProcess {
     });
   }
 
+  /** How many records a correct crawl makes. */
+  get expectedCount(): number {
+    return this.expectedRecords.length;
+  }
+
   /**
    * Starts the host group for `scenario` (which must set `maxPerHost`) and
    * resolves once every host listens.

@@ -1,17 +1,20 @@
 /**
- * `npm run bench`: crawls four synthetic sites and a group of hosts with
- * each stage, several times, each crawl in its own process, and measures
- * the memory of a waiting unit of each stage; prints a markdown table and
- * writes `latest.json` and `latest.md`.
+ * `npm run bench`: crawls five synthetic sites and a group of hosts with
+ * each stage (S5, a million pages with no records kept, with stage 3 alone),
+ * several times, each crawl in its own process, and measures the memory of
+ * a waiting unit of each stage; prints a markdown table and writes
+ * `latest.json` and `latest.md`.
  *
  * `tsx bench/run.ts [--quick] [--runs N] [--stages callbacks,generators,asyncawait[,reference]]
- *  [--scenarios S1,S2,S3,P1,S4] [--units N] [--no-memory] [--trace-overhead]
+ *  [--scenarios S1,S2,S3,P1,S4,S5] [--units N] [--no-memory] [--trace-overhead]
  *  [--heap-snapshot N] [--out DIR]`
  *
  * `--stages` may add `reference`: the plain node:http crawler of
  * `bench/reference-crawler.ts`, a yardstick for what the machine and the
  * site allow (an extra row, with no target and no memory figure). S4,
  * whose target is a ratio to the reference's peak RSS, always crawls with it.
+ * A scenario that names its stages (S5) is crawled by those of `--stages`
+ * only, and skipped when there are none.
  *
  * `--heap-snapshot N` makes every timed crawl write a V8 heap snapshot when
  * it makes its N-th record (or at its end, if it makes fewer), into
@@ -36,7 +39,7 @@ import { HostGroupProcess } from "./host-group-process.js";
 import { describeMachine } from "./machine.js";
 import { measureWaitingUnits } from "./memory-process.js";
 import { summarise, type BenchResults, type ScenarioResult } from "./results.js";
-import { DEFAULT_SCENARIO_IDS, QUICK_SCENARIOS, SCENARIOS, type Scenario } from "./scenarios.js";
+import { DEFAULT_SCENARIO_IDS, measuresMemory, QUICK_SCENARIOS, SCENARIOS, type Scenario } from "./scenarios.js";
 import { SiteProcess } from "./site-process.js";
 import { markdownReport } from "./table.js";
 
@@ -119,16 +122,23 @@ function snapshotPath(scenario: Scenario, stage: BenchSubject, trace: boolean, r
   return join(folder, `${scenario.id}-${stage}${trace ? "-traced" : ""}-${round + 1}.heapsnapshot`);
 }
 
-/** The crawlers of `scenario`: `--stages`, and the reference where the target is measured against it (S4). */
+/**
+ * The crawlers of `scenario`: `--stages`, only those of them the scenario
+ * allows (S5: stage 3), and the reference where the target is measured
+ * against it (S4).
+ */
 function crawlersOf(scenario: Scenario): BenchSubject[] {
-  return scenario.againstReference && !stages.includes("reference") ? [...stages, "reference"] : stages;
+  const only = scenario.stages;
+  const allowed = only === null ? stages : stages.filter(function allowedHere(stage) {
+    return isStageName(stage) && only.includes(stage);
+  });
+  return scenario.againstReference && !allowed.includes("reference") ? [...allowed, "reference"] : allowed;
 }
 
 /** Crawls one scenario's site with every stage, `runs` times, the stages taking turns. */
-async function benchScenario(scenario: Scenario): Promise<ScenarioResult> {
+async function benchScenario(scenario: Scenario, crawlers: readonly BenchSubject[]): Promise<ScenarioResult> {
   const site = await startSite(scenario);
-  log(`${scenario.id}: ${site.expectedRecords.length} pages, depth ${site.maxDepth}, bound ${site.bound.toFixed(0)} ms`);
-  const crawlers = crawlersOf(scenario);
+  log(`${scenario.id}: ${site.expectedCount} pages, depth ${site.maxDepth}, bound ${site.bound.toFixed(0)} ms`);
   const traceToo = values["trace-overhead"] && scenario.id === "S1";
   const variants = crawlers.flatMap(function withTrace(stage) {
     return traceToo ? [{ stage, trace: false }, { stage, trace: true }] : [{ stage, trace: false }];
@@ -141,9 +151,9 @@ async function benchScenario(scenario: Scenario): Promise<ScenarioResult> {
     // first crawl against it ran about a third slower in S1 than the next
     // ones, whichever crawler made it. So an untimed crawl warms it up first:
     // one per crawler when crawls are short, one only on S3, where a crawl
-    // takes 8 s and is mostly waiting, and none on S4, whose figure is
-    // memory (and whose crawls take a minute each).
-    const warmUps = scenario.againstReference ? [] : scenario.delayMs >= 1_000 ? crawlers.slice(0, 1) : crawlers;
+    // takes 8 s and is mostly waiting, and none on S4 and S5, whose figure
+    // is memory (and whose crawls take a minute or more each).
+    const warmUps = measuresMemory(scenario) ? [] : scenario.delayMs >= 1_000 ? crawlers.slice(0, 1) : crawlers;
     for (const stage of warmUps) {
       const run = await runCrawl(stage, scenario, site, { trace: false, heapSnapshot: null });
       log(`  ${stage} warm-up (not counted): ${describeRun(run)}`);
@@ -164,7 +174,7 @@ async function benchScenario(scenario: Scenario): Promise<ScenarioResult> {
   const referenceRuns = referenceIndex === -1 ? null : (results[referenceIndex] ?? null);
   return {
     scenario,
-    expectedPages: site.expectedRecords.length,
+    expectedPages: site.expectedCount,
     maxDepth: site.maxDepth,
     boundMs: site.bound,
     stages: variants.map(function summary(variant, i) {
@@ -178,7 +188,11 @@ buildChildren();
 const machine = describeMachine();
 const startedAt = new Date().toISOString();
 const scenarioResults: ScenarioResult[] = [];
-for (const scenario of scenarios) scenarioResults.push(await benchScenario(scenario));
+for (const scenario of scenarios) {
+  const crawlers = crawlersOf(scenario);
+  if (crawlers.length === 0) log(`${scenario.id}: skipped, crawled only by ${scenario.stages?.join(", ") ?? ""}, which --stages leaves out`);
+  else scenarioResults.push(await benchScenario(scenario, crawlers));
+}
 const memory: MemoryReport[] = [];
 if (!values["no-memory"]) {
   for (const stage of stages.filter(isStageName)) {

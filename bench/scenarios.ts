@@ -1,14 +1,15 @@
 /**
  * The benchmark's scenarios: the synthetic site each one crawls and the
- * options it crawls with (issue 8; P1, issue 14; S4, issue 18), full size
- * and `--quick`.
+ * options it crawls with (issue 8; P1, issue 14; S4 and S5, issue 18), full
+ * size and `--quick`.
  *
  * @module
  */
+import type { StageName } from "../src/observe/events.js";
 
 /** One scenario: a site, a worker count, and the question it asks. */
 export interface Scenario {
-  /** `S1`, `S2`, `S3`, `S4` or `P1`. */
+  /** `S1`, `S2`, `S3`, `S4`, `S5` or `P1`. */
   readonly id: string;
   /** What the scenario measures, for the table. */
   readonly title: string;
@@ -37,6 +38,19 @@ export interface Scenario {
    * does not grow the crawler's memory).
    */
   readonly againstReference: boolean;
+  /**
+   * The only stages that crawl this scenario (those of them `--stages`
+   * names); null: every stage `--stages` names.
+   */
+  readonly stages: readonly StageName[] | null;
+  /**
+   * False where the crawl keeps no records (S5): it runs with `keepRecords:
+   * false` and writes each record as one JSON line to a file, as `crawl
+   * --jsonl` does, and the run is checked on that file after the crawl (its
+   * lines, their distinct URLs, no errors) against the number of pages the
+   * site expects, which is all the site then prints.
+   */
+  readonly keepRecords: boolean;
 }
 
 /**
@@ -50,29 +64,42 @@ export interface Scenario {
  * measures how the stages share out the requests, not `robots.txt`. And
  * the big crawl of issue 18 (S4): 300,000 pages as fast as they come, where
  * what counts is the crawler's peak RSS against the plain node:http
- * crawler's.
+ * crawler's; and (S5) a million pages crawled by stage 3 with `keepRecords:
+ * false` and every record written to a JSON Lines file, where what counts is
+ * the crawler's peak RSS alone: its seen set and its queue.
  */
 export const SCENARIOS: readonly Scenario[] = [
-  { id: "S1", title: "throughput", pages: 2_000, hosts: 1, links: 10, delayMs: 0, maxTasks: 100, maxPerHost: null, seed: 1, againstReference: false },
-  { id: "S2", title: "latency", pages: 2_000, hosts: 1, links: 10, delayMs: 50, maxTasks: 100, maxPerHost: null, seed: 1, againstReference: false },
-  { id: "S3", title: "C10K", pages: 10_000, hosts: 1, links: 10, delayMs: 1_000, maxTasks: 10_000, maxPerHost: null, seed: 1, againstReference: false },
-  { id: "P1", title: "politeness", pages: 4_000, hosts: 20, links: 10, delayMs: 100, maxTasks: 40, maxPerHost: 2, seed: 1, againstReference: false },
-  { id: "S4", title: "memory per page", pages: 300_000, hosts: 1, links: 10, delayMs: 0, maxTasks: 100, maxPerHost: null, seed: 1, againstReference: true },
+  { id: "S1", title: "throughput", pages: 2_000, hosts: 1, links: 10, delayMs: 0, maxTasks: 100, maxPerHost: null, seed: 1, againstReference: false, stages: null, keepRecords: true },
+  { id: "S2", title: "latency", pages: 2_000, hosts: 1, links: 10, delayMs: 50, maxTasks: 100, maxPerHost: null, seed: 1, againstReference: false, stages: null, keepRecords: true },
+  { id: "S3", title: "C10K", pages: 10_000, hosts: 1, links: 10, delayMs: 1_000, maxTasks: 10_000, maxPerHost: null, seed: 1, againstReference: false, stages: null, keepRecords: true },
+  { id: "P1", title: "politeness", pages: 4_000, hosts: 20, links: 10, delayMs: 100, maxTasks: 40, maxPerHost: 2, seed: 1, againstReference: false, stages: null, keepRecords: true },
+  { id: "S4", title: "memory per page", pages: 300_000, hosts: 1, links: 10, delayMs: 0, maxTasks: 100, maxPerHost: null, seed: 1, againstReference: true, stages: null, keepRecords: true },
+  { id: "S5", title: "records not kept", pages: 1_000_000, hosts: 1, links: 10, delayMs: 0, maxTasks: 100, maxPerHost: null, seed: 1, againstReference: false, stages: ["asyncawait"], keepRecords: false },
 ];
 
 /** The same shapes, small enough for a test to run in seconds (`--quick`). */
 export const QUICK_SCENARIOS: readonly Scenario[] = [
-  { id: "S1", title: "throughput", pages: 200, hosts: 1, links: 10, delayMs: 0, maxTasks: 20, maxPerHost: null, seed: 1, againstReference: false },
-  { id: "S2", title: "latency", pages: 200, hosts: 1, links: 10, delayMs: 20, maxTasks: 20, maxPerHost: null, seed: 1, againstReference: false },
-  { id: "S3", title: "C10K", pages: 500, hosts: 1, links: 10, delayMs: 200, maxTasks: 500, maxPerHost: null, seed: 1, againstReference: false },
-  { id: "P1", title: "politeness", pages: 200, hosts: 5, links: 10, delayMs: 20, maxTasks: 10, maxPerHost: 2, seed: 1, againstReference: false },
-  { id: "S4", title: "memory per page", pages: 300, hosts: 1, links: 10, delayMs: 0, maxTasks: 20, maxPerHost: null, seed: 1, againstReference: true },
+  { id: "S1", title: "throughput", pages: 200, hosts: 1, links: 10, delayMs: 0, maxTasks: 20, maxPerHost: null, seed: 1, againstReference: false, stages: null, keepRecords: true },
+  { id: "S2", title: "latency", pages: 200, hosts: 1, links: 10, delayMs: 20, maxTasks: 20, maxPerHost: null, seed: 1, againstReference: false, stages: null, keepRecords: true },
+  { id: "S3", title: "C10K", pages: 500, hosts: 1, links: 10, delayMs: 200, maxTasks: 500, maxPerHost: null, seed: 1, againstReference: false, stages: null, keepRecords: true },
+  { id: "P1", title: "politeness", pages: 200, hosts: 5, links: 10, delayMs: 20, maxTasks: 10, maxPerHost: 2, seed: 1, againstReference: false, stages: null, keepRecords: true },
+  { id: "S4", title: "memory per page", pages: 300, hosts: 1, links: 10, delayMs: 0, maxTasks: 20, maxPerHost: null, seed: 1, againstReference: true, stages: null, keepRecords: true },
+  { id: "S5", title: "records not kept", pages: 300, hosts: 1, links: 10, delayMs: 0, maxTasks: 20, maxPerHost: null, seed: 1, againstReference: false, stages: ["asyncawait"], keepRecords: false },
 ];
 
 /** The scenarios `npm run bench` runs when `--scenarios` is not given: all of them. */
 export const DEFAULT_SCENARIO_IDS: string = SCENARIOS.map(function idOf(scenario) {
   return scenario.id;
 }).join(",");
+
+/**
+ * Whether `scenario`'s figure is the crawler's memory on a big crawl (S4,
+ * S5): then no warm-up crawl comes first, and the report has a section on
+ * its memory per page.
+ */
+export function measuresMemory(scenario: Scenario): boolean {
+  return scenario.againstReference || !scenario.keepRecords;
+}
 
 /**
  * The most requests a crawl of `scenario` can have in flight at once:

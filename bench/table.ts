@@ -1,7 +1,7 @@
 /**
  * The benchmark's results as markdown: the crawl table, the requests in
  * flight of a scenario with `maxPerHost` (P1), the memory per page against
- * the reference crawler's (S4), the memory table beside the chapter's
+ * the reference crawler's (S4) and with no records kept (S5), the memory table beside the chapter's
  * figures, and (when measured) the cost of tracing.
  *
  * @module
@@ -10,7 +10,7 @@ import type { StageName } from "../src/observe/events.js";
 import type { MemoryReport } from "./children/memory-child.js";
 import type { RunResult } from "./crawl-process.js";
 import type { BenchResults, ScenarioResult, StageOnScenario } from "./results.js";
-import { idealInFlight, type Scenario } from "./scenarios.js";
+import { idealInFlight, measuresMemory, type Scenario } from "./scenarios.js";
 import { spread, type Spread } from "./stats.js";
 import { CHAPTER_FIGURES, TARGETS } from "./targets.js";
 
@@ -55,7 +55,7 @@ export function markdownReport(results: BenchResults): string {
   );
   for (const scenario of results.scenarios) {
     if (scenario.scenario.maxPerHost !== null) lines.push(...politenessSection(scenario, results.quick));
-    if (scenario.scenario.againstReference) lines.push(...memoryPerPageSection(scenario, results.quick));
+    if (measuresMemory(scenario.scenario)) lines.push(...memoryPerPageSection(scenario, results.quick));
   }
   if (results.memory.length > 0) lines.push(...memorySection(results));
   const traced = traceRows(results.scenarios);
@@ -126,24 +126,31 @@ function politenessSection(scenario: ScenarioResult, quick: boolean): string[] {
 }
 
 /**
- * Peak RSS per stage on a big crawl (S4), per page and against the
- * reference crawler's peak in the same round.
+ * Peak RSS per stage on a big crawl, per page: against the reference
+ * crawler's peak in the same round (S4), or with no records kept (S5).
  */
 function memoryPerPageSection(scenario: ScenarioResult, quick: boolean): string[] {
   const { scenario: s, expectedPages } = scenario;
+  const heading = s.keepRecords ? "Memory per page" : "Records not kept";
+  // S5 has no reference row, so no column for the ratio to it.
+  const reference = s.againstReference;
+  const held = s.keepRecords
+    ? "every record still held), and over the reference crawler's in the same round"
+    : "with `keepRecords: false`, each record written as one JSON line to a file as `crawl --jsonl` does: what the " +
+      "crawler holds is its seen set and its queue)";
   const lines = [
     "",
-    `## Memory per page: ${s.id}, ${expectedPages.toLocaleString("en-US")} pages, ${s.delayMs} ms, maxTasks ${s.maxTasks}`,
+    `## ${heading}: ${s.id}, ${expectedPages.toLocaleString("en-US")} pages, ${s.delayMs} ms, maxTasks ${s.maxTasks}`,
     "",
-    "Peak RSS of each crawler process (`maxRSS`, read when the crawl resolves, every record still held), and over " +
-      "the reference crawler's in the same round; per page = peak RSS / pages; growth per page = (peak − before) / pages, " +
+    `Peak RSS of each crawler process (\`maxRSS\`, read when the crawl resolves, ${held}; ` +
+      "per page = peak RSS / pages; growth per page = (peak − before) / pages, " +
       "where before is the RSS just before the crawl (Node and the crawler's modules loaded). Sampled every 100 ms: " +
       "the most V8 heap in use, and at the sample of highest RSS, V8's heap reserved / in use, and what lay outside it " +
       "(RSS − heap reserved: Buffers, sockets, code, the allocator's own pages), of which `external` (Buffers, " +
       "ArrayBuffers, WebAssembly memory). KB = 1,024 bytes, MB = 10⁶ bytes.",
     "",
-    "| stage | peak RSS (MB) | × reference RSS | target | per page | growth per page | RSS before (MB) | heap in use, most (MB) | at the RSS peak: heap reserved / in use (MB) | outside the heap (external) (MB) |",
-    "|---|---|---|---|---|---|---|---|---|---|",
+    `| stage | peak RSS (MB) |${reference ? " × reference RSS |" : ""} target | per page | growth per page | RSS before (MB) | heap in use, most (MB) | at the RSS peak: heap reserved / in use (MB) | outside the heap (external) (MB) |`,
+    `|---|---|${reference ? "---|" : ""}---|---|---|---|---|---|---|`,
   ];
   for (const entry of scenario.stages) {
     if (entry.traced) continue;
@@ -157,7 +164,7 @@ function memoryPerPageSection(scenario: ScenarioResult, quick: boolean): string[
       [
         entry.stage === "reference" ? "reference (plain node:http crawler)" : entry.stage,
         show(scale(entry.peakRssBytes, 1e-6), 0),
-        entry.stage === "reference" ? "1 (the yardstick)" : show(entry.rssOverReference, 2),
+        ...(reference ? [entry.stage === "reference" ? "1 (the yardstick)" : show(entry.rssOverReference, 2)] : []),
         quick ? "—" : crawlTarget(s, entry),
         showKb(scale(entry.peakRssBytes, perPage)),
         showKb(scale(spreadOf(good, growthOf), perPage)),
@@ -207,7 +214,8 @@ function externalOf(run: RunResult): number {
 function scenarioLabel(s: Scenario): string {
   const hosts = s.hosts > 1 ? ` on ${s.hosts} hosts` : "";
   const perHost = s.maxPerHost === null ? "" : `, maxPerHost ${s.maxPerHost}`;
-  return `${s.id} ${s.title}: ${s.pages.toLocaleString("en-US")} pages${hosts}, ${s.delayMs} ms, maxTasks ${s.maxTasks.toLocaleString("en-US")}${perHost}`;
+  const jsonl = s.keepRecords ? "" : ", records to a JSON Lines file";
+  return `${s.id} ${s.title}: ${s.pages.toLocaleString("en-US")} pages${hosts}, ${s.delayMs} ms, maxTasks ${s.maxTasks.toLocaleString("en-US")}${perHost}${jsonl}`;
 }
 
 function crawlRow(scenario: ScenarioResult, entry: StageOnScenario, quick: boolean): string {
@@ -245,6 +253,11 @@ function crawlTarget(scenario: Scenario, entry: StageOnScenario): string {
       const target = targets.s4RssOverReference;
       if (entry.rssOverReference === null) return `— (≤ ${target} × reference RSS: no reference run to compare)`;
       return verdict(entry.rssOverReference.median <= target, `≤ ${target} × reference RSS`);
+    }
+    case "S5": {
+      const target = targets.s5PeakRssBytes;
+      if (target === null) return "— (S5 is stage 3's)";
+      return verdict((entry.peakRssBytes?.max ?? Infinity) <= target, `≤ ${target / 1e6} MB`);
     }
     case "P1": {
       const least = targets.p1InFlightShare * idealInFlight(scenario);

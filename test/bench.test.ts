@@ -1,9 +1,9 @@
 import { spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { compareRecords } from "../bench/crawl-process.js";
+import { checkRecordLines, compareRecords } from "../bench/crawl-process.js";
 import type { BenchResults } from "../bench/results.js";
 import { spread } from "../bench/stats.js";
 import { errorRecord, pageRecord, redirectRecord } from "../src/crawl/records.js";
@@ -30,6 +30,29 @@ describe("compareRecords", () => {
   });
 });
 
+describe("checkRecordLines", () => {
+  const folder = mkdtempSync(join(tmpdir(), "bench-lines-"));
+  afterAll(() => rmSync(folder, { recursive: true, force: true }));
+  function linesOf(name: string, records: readonly unknown[]): string {
+    const path = join(folder, name);
+    writeFileSync(path, records.map((record) => `${JSON.stringify(record)}\n`).join(""));
+    return path;
+  }
+
+  it("counts the lines of a file that has the expected number of distinct records", async () => {
+    const path = linesOf("good.jsonl", expected);
+    expect(await checkRecordLines(path, 3, 0)).toEqual({ pages: 3, failure: null });
+  });
+
+  it("names a wrong count, repeated URLs, errors and URLs left in the queue", async () => {
+    const path = linesOf("bad.jsonl", [root, root, errorRecord("http://h/x", "Timeout")]);
+    expect(await checkRecordLines(path, 4, 1)).toEqual({
+      pages: 3,
+      failure: "3 records, expected 4, 1 repeated URLs, 1 errors, todo 1",
+    });
+  });
+});
+
 describe("spread", () => {
   it("gives the median, min and max of odd and even counts", () => {
     expect(spread([3, 1, 2])).toEqual({ median: 2, min: 1, max: 3 });
@@ -42,7 +65,7 @@ describe("npm run bench --quick", () => {
   const out = mkdtempSync(join(tmpdir(), "bench-"));
   afterAll(() => rmSync(out, { recursive: true, force: true }));
 
-  it("crawls every scenario with every stage, counts P1's requests in flight, compares S4's peak RSS with the reference's, measures memory, and writes the JSON and the table", async () => {
+  it("crawls every scenario with every stage (S5 with stage 3 alone, its records written to a file), counts P1's requests in flight, compares S4's peak RSS with the reference's, measures memory, and writes the JSON and the table", async () => {
     const child = spawn(process.execPath, ["--import", "tsx", "bench/run.ts", "--quick", "--out", out], {
       stdio: ["ignore", "pipe", "pipe"],
     });
@@ -55,10 +78,11 @@ describe("npm run bench --quick", () => {
     const results = JSON.parse(readFileSync(join(out, "latest.json"), "utf8")) as BenchResults;
     expect(results.quick).toBe(true);
     expect(results.machine.cores).toBeGreaterThan(0);
-    expect(results.scenarios.map((s) => s.scenario.id)).toEqual(["S1", "S2", "S3", "P1", "S4"]);
+    expect(results.scenarios.map((s) => s.scenario.id)).toEqual(["S1", "S2", "S3", "P1", "S4", "S5"]);
+    // S4's target is a ratio to the reference crawler's peak RSS, so the reference crawls it too; S5 is stage 3's.
+    const crawlersOf: Record<string, string[]> = { S4: ["callbacks", "generators", "asyncawait", "reference"], S5: ["asyncawait"] };
     for (const scenario of results.scenarios) {
-      // S4's target is a ratio to the reference crawler's peak RSS, so the reference crawls it too.
-      const crawlers = scenario.scenario.id === "S4" ? ["callbacks", "generators", "asyncawait", "reference"] : ["callbacks", "generators", "asyncawait"];
+      const crawlers = crawlersOf[scenario.scenario.id] ?? ["callbacks", "generators", "asyncawait"];
       expect(scenario.stages.map((s) => s.stage)).toEqual(crawlers);
       for (const entry of scenario.stages) {
         expect(entry.failures).toBe(0);
@@ -72,10 +96,11 @@ describe("npm run bench --quick", () => {
 
     const markdown = readFileSync(join(out, "latest.md"), "utf8");
     expect(stdout).toBe(markdown);
-    expect(markdown.match(/^\| (S[1234]|P1) /gm)).toHaveLength(16);
+    expect(markdown.match(/^\| (S[1-5]|P1) /gm)).toHaveLength(17);
     expect(markdown).toContain(`Node ${process.version}`);
     expect(markdown).toContain("## Requests in flight: P1, 5 hosts, maxPerHost 2, maxTasks 10");
     expect(markdown).toContain("## Memory per page: S4, 300 pages, 0 ms, maxTasks 20");
+    expect(markdown).toContain("## Records not kept: S5, 300 pages, 0 ms, maxTasks 20");
 
     // S4: each stage's peak RSS over the reference's in the same round, and the RSS before the crawl.
     const [s4] = results.scenarios.filter((s) => s.scenario.id === "S4");

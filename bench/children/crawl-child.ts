@@ -11,6 +11,7 @@
  */
 import { performance } from "node:perf_hooks";
 import { writeHeapSnapshot } from "node:v8";
+import { RecordLines } from "../../src/cli/record-lines.js";
 import type { FetchStatistic } from "../../src/crawl/records.js";
 import type { CrawlOptions } from "../../src/crawl/options.js";
 import type { TraceEvent } from "../../src/observe/events.js";
@@ -31,6 +32,12 @@ export interface CrawlRequest {
    * alive), or when it ends if it makes fewer (`--heap-snapshot`). Null: none.
    */
   heapSnapshot: { atRecord: number; path: string } | null;
+  /**
+   * Keep no records (`keepRecords: false`) and write each one as a JSON line
+   * to this file, as `crawl --jsonl` does (S5); the parent checks the file.
+   * Null: records are kept and returned in the report.
+   */
+  jsonl: string | null;
 }
 
 /**
@@ -50,6 +57,7 @@ export interface MemorySample {
 
 /** What the child prints. */
 export interface CrawlReport {
+  /** Every record; empty when they went to the `jsonl` file instead. */
   records: FetchStatistic[];
   todo: number;
   wallMs: number;
@@ -84,11 +92,19 @@ function countRecord(_record: FetchStatistic): void {
   recordsMade += 1;
   if (recordsMade === request.heapSnapshot?.atRecord) snapshotHeap();
 }
+// A request written by hand (docs/benchmarks.md) may leave `jsonl` out.
+const lines = typeof request.jsonl === "string" ? RecordLines.open(request.jsonl) : null;
+function writeRecord(record: FetchStatistic): void {
+  lines?.write(record);
+  countRecord(record);
+}
 const options: CrawlOptions & { maxTasks: number } = {
   maxTasks: request.maxTasks,
   ...(request.maxPerHost === null ? {} : { maxPerHost: request.maxPerHost }),
   ...(request.trace ? { trace: countEvent } : {}),
   ...(request.heapSnapshot === null ? {} : { onRecord: countRecord }),
+  // As `crawl --jsonl` does; a write that fails stops the crawl (the process then exits with it, below).
+  ...(lines === null ? {} : { onRecord: writeRecord, keepRecords: false, signal: lines.failed }),
 };
 
 let peakHeapBytes = 0;
@@ -112,6 +128,8 @@ const peakRssBytes = process.resourceUsage().maxRSS * 1024; // maxRSS is in KiB
 sampleHeap();
 clearInterval(sampler);
 snapshotHeap(); // the crawl made fewer records than asked: the snapshot shows what it returned
+lines?.close();
+if (lines !== null && lines.failure !== null) throw new Error(`writing ${lines.destination} failed`, { cause: lines.failure });
 
 const cpuMs = (cpu.user + cpu.system) / 1000;
 const report: CrawlReport = { records: result.records, todo: result.todo, wallMs, cpuMs, peakRssBytes, startRssBytes, peakHeapBytes, atPeak, traceEvents };

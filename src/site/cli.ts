@@ -2,11 +2,14 @@
  * Runs a synthetic site in its own process, for the benchmark (so the server
  * does not share the crawler's event loop).
  *
- * `tsx src/site/cli.ts --pages 2000 --links 10 --seed 1 --delay 0 [--port 0] [--redirects 0] [--not-found 0] [--max-tasks 10]`
+ * `tsx src/site/cli.ts --pages 2000 --links 10 --seed 1 --delay 0 [--port 0] [--redirects 0] [--not-found 0] [--max-tasks 10] [--count-only]`
  *
  * When listening it prints one JSON line to stdout:
  * `{ "url": "http://127.0.0.1:PORT/", "expected": { "count", "maxDepth", "records" }, "bound": ms }`,
  * where `bound` is {@link SyntheticSite.latencyBound} for `--max-tasks` workers.
+ * With `--count-only`, `expected` has no `records`: at a million pages they
+ * would make a line of about 225 MB, and a benchmark that checks only the
+ * number of records (S5) has no use for them.
  * It exits on SIGTERM or SIGINT, or when its stdin closes (so it dies with
  * the process that piped it; give it a pipe, not /dev/null).
  *
@@ -25,6 +28,7 @@ const { values } = parseArgs({
     redirects: { type: "string", default: "0" },
     "not-found": { type: "string", default: "0" },
     "max-tasks": { type: "string", default: "10" },
+    "count-only": { type: "boolean", default: false },
   },
 });
 
@@ -39,7 +43,8 @@ const synthetic = await SyntheticSite.start(
   },
   { port: Number(values.port) },
 );
-const expected = { count: synthetic.expected.records.length, maxDepth: synthetic.expected.maxDepth, records: synthetic.expected.records };
+const { records, maxDepth } = synthetic.expected;
+const expected = values["count-only"] ? { count: records.length, maxDepth } : { count: records.length, maxDepth, records };
 const bound = synthetic.latencyBound(Number(values["max-tasks"]));
 process.stdout.write(`${JSON.stringify({ url: synthetic.url, expected, bound })}\n`);
 

@@ -19,4 +19,18 @@ describe("site cli", () => {
     child.stdin.end();
     expect(await exited).toBe(0);
   });
+
+  it("prints the expected count and depth without the records with --count-only", async () => {
+    const child = spawn(process.execPath, ["--import", "tsx", "src/site/cli.ts", "--pages", "12", "--links", "3", "--seed", "9", "--count-only"], {
+      stdio: ["pipe", "pipe", "inherit"],
+    });
+    const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
+    const lines = createInterface({ input: child.stdout });
+    const first = await new Promise<string>((resolve) => lines.once("line", resolve));
+    const line = JSON.parse(first) as { url: string; expected: Record<string, unknown> };
+    expect(line.expected).toEqual({ count: 12, maxDepth: expect.any(Number) });
+    expect((await get(line.url)).status).toBe(200);
+    child.stdin.end();
+    expect(await exited).toBe(0);
+  });
 });
