@@ -95,6 +95,7 @@ export class Crawler implements VisitContext {
         return crawler.loop.callLater(ms, function hostTurn() {
           wake();
           crawler.startFetchers();
+          crawler.stopIfDone(); // The URL handed its turn may have been refused, and been the last.
         });
       },
     });

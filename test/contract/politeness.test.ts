@@ -122,6 +122,22 @@ describe.each(stages)("$name crawler, politely", ({ crawl, Crawler }) => {
       expect(site.requestsFor("/robots.txt")).toBe(1);
     });
 
+    it("ends when the last URL waiting for its host's delay is one robots.txt refuses", async () => {
+      const site = await startSite();
+      site.addRobots(DISALLOW_PRIVATE);
+      site.addPage("/", []).addPage("/private/a", []);
+      // Both roots are taken while robots.txt is read, so both wait in the host's line; after the
+      // delay, "/" goes, and after another, "/private/a" gets its turn only to be refused: the last
+      // thing the crawl does, on a timer (stage 1 once waited forever here).
+      const result = await crawl([site.urlFor("/"), site.urlFor("/private/a")], { robots: true, delayMs: 30, maxTasks: 2 });
+      expect(result.records.map((record) => [new URL(record.url).pathname, record.error])).toEqual([
+        ["/", null],
+        ["/private/a", "RobotsDisallowed"],
+      ]);
+      expect(result.todo).toBe(0);
+      expect(pathsOf(site.requests())).toEqual(["/robots.txt", "/"]);
+    });
+
     it("reads each origin's robots.txt once, however many workers wait for it", async () => {
       const group = await startGroup({
         hosts: 3,
