@@ -43,7 +43,7 @@ export class QueueShutDown extends Error {
  */
 export class JoinableQueue<T> {
   /** Items waiting, oldest at `head`: an array with a moving head (asyncio's `_queue`, a deque). */
-  private items: T[] = [];
+  private items: Array<T | undefined> = [];
   private head = 0;
   /** How to settle each parked `get()`, oldest first (asyncio's `_getters`). */
   private readonly getters: Array<{ resolve(item: T): void; reject(reason: QueueShutDown): void }> = [];
@@ -167,7 +167,8 @@ export class JoinableQueue<T> {
   }
 
   private take(): T {
-    const item = this.items[this.head]; // every caller checked size() > 0
+    const item = this.items[this.head] as T; // Every caller checked size() > 0: the slot holds an item.
+    this.items[this.head] = undefined; // Taken: the queue no longer keeps it alive (S5: about 30 MB at a million URLs).
     this.head += 1;
     if (this.head === this.items.length) {
       this.items.length = 0; // drained: start again at index 0, no allocation

@@ -70,7 +70,7 @@ export class Crawler implements VisitContext {
   /** Records made, kept or not. */
   private recorded = 0;
   /** URLs waiting for a free slot, oldest first from `nextTodo` on. */
-  private urlsTodo: QueueItem[] = [];
+  private urlsTodo: Array<QueueItem | undefined> = [];
   private nextTodo = 0;
   /** The Fetchers running (with those reading robots.txt, never more than `maxTasks`), with the URL each fetches. */
   private readonly running = new Map<Fetcher, QueueItem>();
@@ -166,7 +166,8 @@ export class Crawler implements VisitContext {
    * half the list, so it does not only grow.
    */
   private takeTodo(): QueueItem {
-    const item = this.urlsTodo[this.nextTodo++];
+    const item = this.urlsTodo[this.nextTodo] as QueueItem; // startFetchers checked that one waits.
+    this.urlsTodo[this.nextTodo++] = undefined; // Taken: the list no longer keeps it alive.
     if (this.nextTodo * 2 > this.urlsTodo.length) {
       // Not shift(): V8 copies a long array on each one (emptying 100,000 URLs took 7.9 s on this machine).
       this.urlsTodo = this.urlsTodo.slice(this.nextTodo);

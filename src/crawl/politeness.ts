@@ -57,7 +57,7 @@ interface Host {
   /** When the last request here started (ms), for the delay once `Crawl-delay` is known. */
   lastStart: number;
   /** URLs waiting for their turn, oldest first from `head`. */
-  line: QueueItem[];
+  line: Array<QueueItem | undefined>;
   head: number;
   /** URLs at the front of the line that were handed their turn and put back by a `Retry-After` hold, in the order they came back. */
   returned: number;
@@ -206,7 +206,7 @@ export class HostLines {
     this.closed = true;
     const dropped: QueueItem[] = [];
     for (const host of this.hosts.values()) {
-      dropped.push(...host.line.slice(host.head));
+      for (const item of host.line.slice(host.head)) if (item !== undefined) dropped.push(item);
       host.line = [];
       host.head = 0;
       host.returned = 0;
@@ -284,7 +284,8 @@ export class HostLines {
   private wake(host: Host): void {
     if (this.closed) return;
     while (host.head < host.line.length && this.free(host)) {
-      const item = host.line[host.head++];
+      const item = host.line[host.head] as QueueItem; // head < length: the slot holds a URL.
+      host.line[host.head++] = undefined; // Taken: the line no longer keeps it alive.
       if (host.returned > 0) host.returned -= 1;
       this.waitingCount -= 1;
       host.active += 1;
