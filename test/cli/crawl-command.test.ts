@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ComparisonJson, CrawlResultJson } from "../../src/cli/result-json.js";
 import { FixtureSite } from "../../src/site/index.js";
 import { CliProcess, requireBuiltCli, runCli } from "./cli-process.js";
+import { closedPort as findClosedPort, fourRecordSite } from "./sites.js";
 
 const STAGES = ["callbacks", "generators", "asyncawait"] as const;
 
@@ -16,13 +17,8 @@ let robotsSite: FixtureSite;
 
 beforeAll(async () => {
   requireBuiltCli();
-  const closed = await FixtureSite.start();
-  closedPort = closed.port;
-  await closed.close();
-
-  site = await FixtureSite.start();
-  // "/" → /a, /b, /old; /old redirects to /a, already seen: 4 records.
-  site.addPage("/", ["/a", "/b", "/old"]).addPage("/a", ["/"]).addPage("/b", []).addRedirect("/old", "/a");
+  closedPort = await findClosedPort();
+  site = await fourRecordSite();
   // The same with one link to a port that refuses connections: an error record.
   site.addPage("/with-error", ["/b", `http://127.0.0.1:${closedPort}/gone`]);
   // A page whose links never answer: a crawl that only Ctrl-C ends early.

@@ -11,6 +11,7 @@ import type { CrawlResultJson } from "../../src/cli/result-json.js";
 import type { FetchStatistic } from "../../src/crawl/records.js";
 import { FixtureSite } from "../../src/site/index.js";
 import { CliProcess, requireBuiltCli, runCli } from "./cli-process.js";
+import { closedPort as findClosedPort, fourRecordSite } from "./sites.js";
 
 const STAGES = ["callbacks", "generators", "asyncawait"] as const;
 
@@ -26,13 +27,8 @@ let directory: string;
 
 beforeAll(async () => {
   requireBuiltCli();
-  const closed = await FixtureSite.start();
-  closedPort = closed.port;
-  await closed.close();
-
-  site = await FixtureSite.start();
-  // "/" → /a, /b, /old; /old redirects to /a, already seen: 4 records.
-  site.addPage("/", ["/a", "/b", "/old"]).addPage("/a", ["/"]).addPage("/b", []).addRedirect("/old", "/a");
+  closedPort = await findClosedPort();
+  site = await fourRecordSite();
 
   slowSite = await FixtureSite.start({ delayMs: 30 });
   for (let n = 0; n < CHAIN_LENGTH; n += 1) slowSite.addPage(`/chain/${n}`, [`/chain/${n + 1}`]);
