@@ -10,31 +10,37 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { errorDetail, errorName, InvalidStateError, isRetryable, type FetchError } from "../kernel/errors.js";
 import type { HttpResponse } from "../http/parser.js";
 import { resolveOptions, retryDelay, type CrawlOptions, type ResolvedCrawlOptions } from "../crawl/options.js";
-import { appendRecord, crawlResult, errorRecord, type CrawlResult, type FetchStatistic } from "../crawl/records.js";
+import { appendRecord, errorRecord, type CrawlResult, type FetchStatistic } from "../crawl/records.js";
 import { CrawlRun } from "../crawl/run.js";
 import { UrlPolicy } from "../crawl/urls.js";
-import { visit, type QueueItem, type VisitContext } from "../crawl/visit.js";
+import { visit, type QueueItem, type Visit, type VisitContext } from "../crawl/visit.js";
 import { HostLines, type Cancellable, type HostWaiting } from "../crawl/politeness.js";
 import { RobotsReading } from "../crawl/robots.js";
 import { crawlChannel, type QueueCounters } from "../observe/channels.js";
+import { MemoryFrontier, type Frontier } from "./frontier.js";
 import { HttpClient } from "./http-client.js";
-import { JoinableQueue, QueueShutDown } from "./joinable-queue.js";
+import { QueueShutDown } from "./joinable-queue.js";
 
 /**
  * Crawls from one or more roots with `maxTasks` concurrent workers, each an
  * ordinary `async` function.
  *
- * `crawl()` queues the roots, starts the workers and awaits `this.q.join()`.
- * Each worker loops: `await this.q.get()`, `await this.fetch(item)`, then
- * `this.q.taskDone()` in a `finally`, so a URL always counts as done however
- * its fetch ended. `fetch()` retries network errors up to `maxTries`, then
- * hands the outcome to `visit()`, records what it says and queues its new
- * URLs. When `join()` resolves, every worker is parked in `get()`;
- * `this.q.shutdown()` wakes them, their `get()` throws `QueueShutDown`, and
- * they end.
+ * The queue and the seen set are the crawl's {@link Frontier}: a
+ * `MemoryFrontier` (a `JoinableQueue` and a `Set`) unless the caller passes
+ * another, such as a `RedisFrontier` shared by many processes.
+ * `crawl()` queues the roots, starts the workers and awaits
+ * `this.frontier.join()`. Each worker loops: `await this.frontier.take()`,
+ * `await this.fetch(item)`, then `await this.frontier.finish(item, visit)`,
+ * which stores the record, queues the new URLs and marks the URL done in one
+ * step; a URL ends in `finish()` or `release()` however its fetch went.
+ * `fetch()` retries network errors up to `maxTries`, then asks `visit()` what
+ * the outcome means. When `join()` resolves, every worker is parked in
+ * `take()`; `this.frontier.shutdown()` wakes them, their `take()` throws
+ * `QueueShutDown`, and they end.
  *
  * A worker only gives way to others at an `await`. Between two awaits it runs
- * alone, which is why checking `seenUrls` and adding to it needs no lock.
+ * alone, which is why checking `seenUrls` and adding to it needs no lock: in
+ * memory, `finish()` does both with no `await` inside.
  *
  * `maxPages` and the caller's `signal` stop the crawl early the same way:
  * `shutdown(true)` drops the URLs still queued (they count as `todo`) and
@@ -66,8 +72,8 @@ export class Crawler {
   /** The roots, normalised (`xkcd.com` → `http://xkcd.com/`) and without duplicates. */
   readonly roots: readonly string[];
   private readonly policy: UrlPolicy;
-  private readonly q = new JoinableQueue<QueueItem>();
-  private readonly seenUrls = new Set<string>();
+  /** The queue and the seen set: in this process's memory unless the caller passed a shared one. */
+  private readonly frontier: Frontier;
   private readonly records: FetchStatistic[] = [];
   /** Records made, kept or not. */
   private recorded = 0;
@@ -87,21 +93,24 @@ export class Crawler {
   private readonly hosts: HostLines;
 
   /**
+   * @param frontier - Where the URLs wait and the seen set lives: a new
+   * {@link MemoryFrontier} unless given (a `RedisFrontier` shares them with
+   * other processes). A frontier serves one crawl.
    * @throws TypeError for a bad option or an unusable root, naming it.
    */
-  constructor(roots: string | string[], options?: CrawlOptions) {
+  constructor(roots: string | string[], options?: CrawlOptions, frontier: Frontier = new MemoryFrontier()) {
     this.options = resolveOptions(options);
     this.policy = new UrlPolicy(typeof roots === "string" ? [roots] : roots, this.options);
     this.roots = this.policy.roots;
+    this.frontier = frontier;
     const { maxTasks, timeoutMs, idleTimeoutMs, maxBodyBytes, userAgent, headers, skipNonHtml, ca, rejectUnauthorized, maxRedirect } = this.options;
-    this.context = { policy: this.policy, seenUrls: this.seenUrls, maxRedirect, maxBodyBytes };
+    this.context = { policy: this.policy, seenUrls: frontier.seenUrls, maxRedirect, maxBodyBytes };
     this.client = new HttpClient({ connections: maxTasks, timeoutMs, idleTimeoutMs, maxBodyBytes, userAgent, headers, skipNonHtml, ca, rejectUnauthorized });
     setMaxListeners(0, this.aborting.signal); // As many pauses as workers may listen at once; each stops listening when it ends.
     const crawler = this;
     const waiting: HostWaiting = {
       requeue(item) {
-        crawler.q.putNowait(item); // Back in the queue for any worker,
-        crawler.q.taskDone(); // and no longer waiting in its host's line.
+        crawler.frontier.putBack(item); // Its host's turn came: back in the queue for any worker.
       },
       later: wakeLater,
     };
@@ -137,13 +146,19 @@ export class Crawler {
       crawler.aborting.abort(); // and end the pauses before retries.
     }
     signal?.addEventListener("abort", crawlAborted, { once: true });
+    let failure: unknown = null;
     try {
-      for (const root of this.roots) this.addUrl({ url: root, maxRedirect });
+      await this.frontier.add(this.roots.map((root) => ({ url: root, maxRedirect })));
       if (signal?.aborted === true) this.stop();
       const workers: Promise<void>[] = [];
       for (let i = 0; i < maxTasks; i++) workers.push(this.work());
-      await this.q.join(); // Suspends until every URL queued is done.
-      this.q.shutdown(); // The idle workers, parked in get(), end: the chapter's `w.cancel()`.
+      try {
+        await this.frontier.join(); // Suspends until every URL queued is done.
+      } catch (error) {
+        failure = error; // A shared frontier stopped answering: stop as an abort does, and say why.
+        crawlAborted();
+      }
+      this.frontier.shutdown(); // The idle workers, parked in take(), end: the chapter's `w.cancel()`.
       await Promise.all(workers);
     } finally {
       signal?.removeEventListener("abort", crawlAborted);
@@ -151,40 +166,50 @@ export class Crawler {
       await this.client.close();
       run.end();
     }
-    return crawlResult(this.seenUrls, this.records, this.recorded, startedAt, this.options, this.hosts.robotsFetches);
+    if (failure !== null) throw failure;
+    const summary = await this.frontier.summary(this.options.keepRecords);
+    return {
+      records: summary.records ?? this.records,
+      recorded: summary.recorded ?? this.recorded,
+      seen: summary.seen,
+      todo: summary.todo,
+      startedAt,
+      finishedAt: Date.now(),
+      options: this.options,
+      robots: this.hosts.robotsFetches,
+    };
   }
 
   /**
    * One worker: take a URL; if its host lets it go now, fetch it (or record
-   * why robots.txt refuses it) and mark it done; until the queue is shut down.
+   * why robots.txt refuses it) and finish it; until the frontier is shut down.
    */
   private async work(): Promise<void> {
     try {
       for (;;) {
-        const item = await this.q.get(); // An idle worker waits here.
-        if (this.q.isShutdown()) {
-          // A put() handed this item to our get() before a stop, but we resume a promise
+        const item = await this.frontier.take(); // An idle worker waits here.
+        if (this.frontier.isShutdown()) {
+          // The frontier handed this item to our take() before a stop, but we resume a promise
           // job later (in Python, one Task step takes the item and runs on): it is left to do.
-          this.q.taskDone();
+          this.frontier.release(item);
           continue;
         }
         const turn = this.hosts.turn(item);
         if (turn.kind === "robots") await this.readRobots(turn.origin);
-        if (turn.kind === "robots" || turn.kind === "wait") continue; // It waits in its host's line, unfinished, and comes back through the queue.
+        if (turn.kind === "robots" || turn.kind === "wait") continue; // It waits in its host's line, unfinished, and comes back through the frontier.
         try {
           this.taken += 1;
           if (this.taken >= this.options.maxPages) this.stop();
           if (crawlChannel.hasSubscribers) crawlChannel.publish({ type: "take", crawl: this.id, url: item.url });
-          if (turn.kind === "refused") this.record(errorRecord(item.url, turn.error, item.referrer ?? null));
+          if (turn.kind === "refused") await this.finish(item, { record: errorRecord(item.url, turn.error, item.referrer ?? null), next: [] });
           else await this.fetch(item);
         } catch {
-          // A bug while handling this URL, thrown before fetch() recorded it: the
-          // URL gets a NetworkError record, and the worker goes on. Rethrowing
-          // would end the worker, and join() could wait forever.
-          this.record(errorRecord(item.url, "NetworkError", item.referrer ?? null));
+          // A bug while handling this URL, thrown before fetch() handed it back to the
+          // frontier: the URL gets a NetworkError record, and the worker goes on.
+          // Rethrowing would end the worker, and join() could wait forever.
+          await this.finish(item, { record: errorRecord(item.url, "NetworkError", item.referrer ?? null), next: [] });
         } finally {
           if (turn.kind === "go") this.hosts.finished(item); // Its host may let the next URL go.
-          this.q.taskDone();
           if (crawlChannel.hasSubscribers) crawlChannel.publish({ type: "done", crawl: this.id, url: item.url });
         }
       }
@@ -196,11 +221,11 @@ export class Crawler {
   /**
    * Fetches one URL, retrying network errors up to `maxTries` attempts after
    * a pause (`retryDelay`, an awaited timer that the caller's signal also
-   * ends), then records its outcome and queues the URLs `visit()` names. A
-   * fetch the caller's signal cut short makes no record. A `429` or `503`
-   * whose `Retry-After` the crawl waits for holds its host back and puts the
-   * URL in the queue again, with its attempts so far: it waits in its host's
-   * line, not in this worker.
+   * ends), then finishes it with what `visit()` makes of the outcome: its
+   * record and the URLs to queue. A fetch the caller's signal cut short is
+   * released, with no record. A `429` or `503` whose `Retry-After` the crawl
+   * waits for holds its host back and puts the URL back in the frontier,
+   * with its attempts so far: it waits in its host's line, not in this worker.
    */
   private async fetch(item: QueueItem): Promise<void> {
     const { url } = item;
@@ -217,12 +242,15 @@ export class Crawler {
       }
       if (crawlChannel.hasSubscribers) crawlChannel.publish({ type: "resume", crawl: this.id, url });
       if (crawlChannel.hasSubscribers) crawlChannel.publish({ type: "fetch-end", crawl: this.id, url, attempt, ...ended(outcome, detail), ...this.counters() });
-      if (this.options.signal?.aborted === true) return; // Cut short by the caller: no record.
+      if (this.options.signal?.aborted === true) {
+        this.frontier.release(item); // Cut short by the caller: no record, left to do.
+        return;
+      }
       const wait = typeof outcome === "string" ? null : this.hosts.retryAfter(outcome);
-      if (wait !== null && attempt < this.options.maxTries && !this.q.isShutdown()) {
+      if (wait !== null && attempt < this.options.maxTries && !this.frontier.isShutdown()) {
         this.hosts.holdBack(item, wait);
-        this.q.putNowait({ ...item, tries: attempt }); // After a Retry-After, the attempts go on from where they were.
         this.taken -= 1; // It is taken again when its turn comes.
+        this.frontier.putBack({ ...item, tries: attempt }); // After a Retry-After, the attempts go on from where they were.
         return;
       }
       if (typeof outcome !== "string" || !isRetryable(outcome) || attempt >= this.options.maxTries) break;
@@ -230,15 +258,19 @@ export class Crawler {
       try {
         await sleep(retryDelay(this.options.retryDelayMs, attempt), undefined, { signal: this.aborting.signal });
       } catch {
-        return; // The caller's signal ended the pause: no record.
+        this.frontier.release(item); // The caller's signal ended the pause: no record.
+        return;
       }
       if (crawlChannel.hasSubscribers) crawlChannel.publish({ type: "resume", crawl: this.id, url });
     }
-    // No await from here to the end: no other worker runs while this URL is
-    // recorded and its new links are checked against seenUrls and queued.
-    const v = visit(item, outcome, this.context, detail);
-    this.record(v.record);
-    for (const next of v.next) this.addUrl(next);
+    // No await between visit() checking the links against seenUrls and
+    // finish() queueing the new ones: no other worker runs in between.
+    await this.finish(item, visit(item, outcome, this.context, detail));
+  }
+
+  /** Hands a URL's visit to the frontier, which stores the record and queues the new URLs in one step, then reports the record. */
+  private async finish(item: QueueItem, done: Visit): Promise<void> {
+    this.record(await this.frontier.finish(item, done));
   }
 
   /**
@@ -273,28 +305,24 @@ export class Crawler {
     this.hosts.robotsRead(reading);
   }
 
-  /** Marks a URL seen and queues it in the same step, so no worker queues it twice; after a stop it stays `todo`. */
-  private addUrl(item: QueueItem): void {
-    this.seenUrls.add(item.url);
-    if (!this.q.isShutdown()) this.q.putNowait(item);
-  }
-
-  /** Counts a record, keeps it (unless `keepRecords` is false) and reports it (a throwing `onRecord` is ignored). */
-  private record(statistic: FetchStatistic): void {
+  /** Counts a record, keeps it (unless `keepRecords` is false) and reports it (a throwing `onRecord` is ignored); null: the frontier could not store it. */
+  private record(statistic: FetchStatistic | null): void {
+    if (statistic === null) return;
     this.recorded += 1;
     appendRecord(this.records, statistic, this.options);
   }
 
   /** Stops early (`maxPages`, the signal): the queued URLs and those waiting for their hosts are dropped, and the idle workers end. */
   private stop(): void {
-    this.q.shutdown(true);
-    for (const _waiting of this.hosts.close()) this.q.taskDone(); // Each stays `todo`.
+    this.frontier.shutdown(true);
+    for (const waiting of this.hosts.close()) this.frontier.release(waiting); // Each stays `todo`.
   }
 
-  /** The queue's counters, for the fetch messages. */
+  /** The frontier's counters, for the fetch messages. */
   private counters(): QueueCounters {
+    const { queued, unfinished } = this.frontier.counters();
     // In flight: taken and not yet done, pausing before a retry included, as in stages 1 and 2.
-    return { queued: this.q.size(), unfinished: this.q.unfinished(), inFlight: this.q.unfinished() - this.q.size() - this.hosts.waitingUrls };
+    return { queued, unfinished, inFlight: unfinished - queued - this.hosts.waitingUrls };
   }
 }
 

@@ -9,7 +9,7 @@
  * Python 3.13's does, and a pooled HTTP client ({@link HttpClient}) in place
  * of aiohttp, whose requests an `AbortSignal` cancels.
  *
- * Read `joinable-queue.ts` first, then `crawler.ts` (`crawl`, `work`, `fetch`:
+ * Read `joinable-queue.ts` first, then `frontier.ts` (the queue and seen set the crawler reads through), then `crawler.ts` (`crawl`, `work`, `fetch`:
  * the chapter's "Coordinating Coroutines"), then `http-client.ts`.
  *
  * @example
@@ -21,15 +21,20 @@
 import type { CrawlResult } from "../crawl/records.js";
 import type { CrawlOptions } from "../crawl/options.js";
 import { Crawler } from "./crawler.js";
+import type { Frontier } from "./frontier.js";
 
 export { Crawler } from "./crawler.js";
+export { MemoryFrontier, type Frontier, type FrontierSummary } from "./frontier.js";
 export { HttpClient, type HttpClientOptions } from "./http-client.js";
 export { JoinableQueue, QueueShutDown } from "./joinable-queue.js";
 
 /**
  * Crawls from `roots` with `maxTasks` async workers and resolves with every
- * record: `new Crawler(roots, options).crawl()`.
+ * record: `new Crawler(roots, options, frontier).crawl()`.
  *
+ * @param frontier - The queue and seen set to crawl with: in memory unless
+ * given (a `RedisFrontier` from `coroutine-crawler/redis` shares them with
+ * other processes).
  * @throws TypeError for a bad option or an unusable root (a rejection).
  * @example
  * const controller = new AbortController();
@@ -37,6 +42,6 @@ export { JoinableQueue, QueueShutDown } from "./joinable-queue.js";
  * const { records, todo } = await crawl("xkcd.com", { signal: controller.signal });
  * @see Chapter, "Coordinating Coroutines"
  */
-export async function crawl(roots: string | string[], options?: CrawlOptions): Promise<CrawlResult> {
-  return new Crawler(roots, options).crawl();
+export async function crawl(roots: string | string[], options?: CrawlOptions, frontier?: Frontier): Promise<CrawlResult> {
+  return new Crawler(roots, options, frontier).crawl();
 }

@@ -208,15 +208,15 @@ describe("Crawler", () => {
     const crawled = crawl(site.url, {
       maxTasks: 3,
       signal: controller.signal,
-      // The record of "/" comes just before its links are handed to the parked workers 1 and 2;
-      // this microtask runs after that hand-over and before either worker resumes with its URL.
-      onRecord() {
-        queueMicrotask(function abortAfterHandOver() {
-          controller.abort();
-        });
-      },
       trace(event) {
         if (event.type === "take" || event.type === "fetch-start") taken.push(`${event.type} ${event.url}`);
+        // The fetch-end of "/" comes in the stretch that goes on to hand its links to the parked
+        // workers 1 and 2; this microtask runs after that hand-over and before either worker resumes.
+        if (event.type === "fetch-end" && event.url === site.urlFor("/")) {
+          queueMicrotask(function abortAfterHandOver() {
+            controller.abort();
+          });
+        }
       },
     });
     const result = await within(HANG_MS, crawled, "a crawl whose signal aborted");

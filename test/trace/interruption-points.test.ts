@@ -160,7 +160,7 @@ describe("asyncawait worker", () => {
     expect(takes).toBe(result.records.length);
   });
 
-  it("records a URL and queues its new links in the stretch that resumed after its request, so no other worker runs between checking seenUrls and adding to it", () => {
+  it("checks a URL's links against seenUrls and queues the new ones in the stretch that resumed after its request, so no other worker runs in between; its record follows", () => {
     const putAt = new Map<string, number>();
     for (const [index, entry] of log.entries()) if (entry.kind === "put") putAt.set(entry.url, index);
     let linksQueued = 0;
@@ -179,13 +179,15 @@ describe("asyncawait worker", () => {
       expect(resumeIndex).toBeGreaterThan(-1);
       const resumed = log[resumeIndex];
       const stretchEnd = indexOfMarker(resumed.kind === "event" ? resumed.marker : null);
-      const puts = log.slice(recordIndex + 1, stretchEnd).filter((later) => later.kind === "put");
+      // visit() checks seenUrls and frontier.finish() queues the new links before its first await:
+      // the puts lie in the stretch that resumed; the record is reported once finish() resolves.
+      const puts = log.slice(resumeIndex + 1, stretchEnd).filter((later) => later.kind === "put");
       const queued = record.nextUrl === null ? puts.length : puts.filter((later) => later.url === record.nextUrl).length;
-      // A page queues its numNewUrls links; a redirect queues its target unless it was already seen (put before this record).
-      const expected = record.nextUrl === null ? record.numNewUrls : (putAt.get(record.nextUrl) ?? -1) > recordIndex ? 1 : 0;
-      expect({ url: record.url, recordedBeforeABreak: recordIndex < stretchEnd, queued }).toEqual({
+      // A page queues its numNewUrls links; a redirect queues its target unless it was already seen (put before it resumed).
+      const expected = record.nextUrl === null ? record.numNewUrls : (putAt.get(record.nextUrl) ?? -1) > resumeIndex ? 1 : 0;
+      expect({ url: record.url, recordedAfterItsPuts: recordIndex > stretchEnd, queued }).toEqual({
         url: record.url,
-        recordedBeforeABreak: true,
+        recordedAfterItsPuts: true,
         queued: expected,
       });
       linksQueued += queued;
