@@ -41,7 +41,7 @@ describe("the built package", () => {
   it("is loadable with require() from CommonJS, every entry point, and crawls the demo site", async () => {
     // Node 20.19+ loads ES modules through require(): the exports need a "default" condition for it.
     const commonJs = `
-const names = ["", "/callbacks", "/generators", "/asyncawait", "/shared", "/site", "/timeline"];
+const names = ["", "/callbacks", "/generators", "/asyncawait", "/shared", "/site", "/timeline", "/redis"];
 const loaded = names.map((name) => Object.keys(require("coroutine-crawler" + name)).length > 0);
 const { startDemoSite } = require("coroutine-crawler/site");
 const { crawl } = require("coroutine-crawler/callbacks");

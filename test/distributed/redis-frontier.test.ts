@@ -1,0 +1,201 @@
+/**
+ * The Redis frontier in one process, against a real redis-server: it
+ * crawls as the in-memory frontier does, and its steps (add, take with a
+ * lease, finish, release, renew, join) do what the guide says.
+ */
+import { createClient } from "redis";
+import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
+import { crawl } from "../../src/asyncawait/index.js";
+import type { FetchStatistic } from "../../src/crawl/records.js";
+import { errorRecord } from "../../src/crawl/records.js";
+import { FrontierError, RedisFrontier } from "../../src/distributed/index.js";
+import { startDemoSite, type SyntheticSite } from "../../src/site/index.js";
+import { QueueShutDown } from "../../src/asyncawait/joinable-queue.js";
+import { describeWithRedis, startRedis, type RedisServer } from "../helpers/redis-server.js";
+import { within } from "../helpers/within.js";
+
+function withoutTiming(record: FetchStatistic): Omit<FetchStatistic, "numNewUrls" | "referrer"> {
+  const { numNewUrls: _n, referrer: _r, ...rest } = record;
+  return rest;
+}
+function byUrl(records: readonly FetchStatistic[]): FetchStatistic[] {
+  return [...records].sort((a, b) => (a.url < b.url ? -1 : a.url > b.url ? 1 : 0));
+}
+
+describeWithRedis("RedisFrontier", () => {
+  let redis: RedisServer;
+  let demo: SyntheticSite;
+  let names = 0;
+  const open: RedisFrontier[] = [];
+
+  beforeAll(async () => {
+    redis = await startRedis();
+    demo = await startDemoSite();
+  });
+  afterAll(async () => {
+    await demo?.close();
+    await redis?.remove();
+  });
+  afterEach(async () => {
+    for (const frontier of open.splice(0)) await frontier.close();
+  });
+
+  async function frontierFor(options: { leaseMs?: number; name?: string } = {}): Promise<RedisFrontier> {
+    const frontier = await RedisFrontier.open({ url: redis.url, name: options.name ?? `test-${++names}`, leaseMs: options.leaseMs });
+    open.push(frontier);
+    return frontier;
+  }
+
+  it("crawls the demo site to the same records as the in-memory frontier, as a set, each URL recorded once", async () => {
+    const expected = await crawl(demo.url, { maxTasks: 5 });
+    const frontier = await frontierFor();
+    const result = await within(30_000, crawl(demo.url, { maxTasks: 5 }, frontier), "a crawl on Redis");
+    expect(byUrl(result.records).map(withoutTiming)).toEqual(byUrl(expected.records).map(withoutTiming));
+    expect(result.recorded).toBe(expected.recorded);
+    expect([...result.seen].sort()).toEqual([...expected.seen].sort());
+    expect(result.todo).toBe(0);
+    const newUrls = result.records.reduce((sum, record) => sum + record.numNewUrls, 0);
+    expect(newUrls).toBeLessThanOrEqual(result.seen.length - 1);
+    const status = await frontier.status();
+    expect({ queued: status.queued, leased: status.leased, records: status.records, seen: status.seen }).toEqual({ queued: 0, leased: 0, records: expected.recorded, seen: expected.seen.length });
+  });
+
+  it("marks a URL seen and queues it once, however many times it is added", async () => {
+    const frontier = await frontierFor();
+    expect(await frontier.add([{ url: "http://a.test/", maxRedirect: 10 }, { url: "http://a.test/", maxRedirect: 10 }])).toBe(1);
+    expect(await frontier.add([{ url: "http://a.test/", maxRedirect: 10 }, { url: "http://a.test/b", maxRedirect: 10 }])).toBe(1);
+    expect((await frontier.status()).queued).toBe(2);
+  });
+
+  it("leases a URL taken, stores its record and queues its new links in one step, and counts only the links really new", async () => {
+    const frontier = await frontierFor();
+    await frontier.add([{ url: "http://a.test/", maxRedirect: 10 }]);
+    const item = await frontier.take();
+    expect(await frontier.status()).toMatchObject({ queued: 0, leased: 1, records: 0 });
+    await frontier.add([{ url: "http://a.test/seen", maxRedirect: 10 }]);
+    const record = { ...errorRecord(item.url, "NetworkError"), numNewUrls: 2 };
+    const next = [
+      { url: "http://a.test/seen", maxRedirect: 10 },
+      { url: "http://a.test/new", maxRedirect: 10 },
+    ];
+    const stored = await frontier.finish(item, { record, next });
+    expect(stored?.numNewUrls).toBe(1);
+    expect(await frontier.status()).toMatchObject({ queued: 2, leased: 0, records: 1, seen: 3 });
+    expect(await frontier.finish(item, { record, next: [] })).toBeNull(); // A second record for the URL is not stored.
+    expect((await frontier.status()).records).toBe(1);
+  });
+
+  it("hands the URL of a process that stopped renewing its lease to another process once the lease expires", async () => {
+    const name = `lease-${++names}`;
+    const dying = await frontierFor({ name, leaseMs: 300 });
+    const other = await frontierFor({ name, leaseMs: 300 });
+    await dying.add([{ url: "http://a.test/", maxRedirect: 10 }]);
+    const item = await dying.take();
+    // The first process stops renewing (as a killed one would): its connection goes, its lease stays.
+    await dying.close();
+    const retaken = other.take();
+    void other.join();
+    expect((await within(5_000, retaken, "the expired lease's URL")).url).toBe(item.url);
+    const status = await other.status();
+    expect(status.leased).toBe(1);
+    expect(status.workers.find((worker) => worker.owner === other.owner)?.leased).toBe(1);
+    other.shutdown(true);
+  });
+
+  it("keeps a lease alive while its process renews it, past the lease's length", async () => {
+    const name = `renew-${++names}`;
+    const holder = await frontierFor({ name, leaseMs: 200 });
+    const other = await frontierFor({ name, leaseMs: 200 });
+    await holder.add([{ url: "http://a.test/", maxRedirect: 10 }, { url: "http://a.test/2", maxRedirect: 10 }]);
+    void holder.join(); // Starts the renewing.
+    const item = await holder.take();
+    await new Promise((resolve) => setTimeout(resolve, 700));
+    void other.join();
+    const second = await within(5_000, other.take(), "the second URL");
+    expect(second.url).not.toBe(item.url);
+    const status = await other.status();
+    expect(status.workers.find((worker) => worker.owner === holder.owner)?.leased).toBe(1);
+    holder.shutdown(true);
+    other.shutdown(true);
+  });
+
+  it("hands a released URL back to the front of the queue at once", async () => {
+    const name = `release-${++names}`;
+    const first = await frontierFor({ name });
+    const second = await frontierFor({ name });
+    await first.add([{ url: "http://a.test/1", maxRedirect: 10 }, { url: "http://a.test/2", maxRedirect: 10 }]);
+    const item = await first.take();
+    first.shutdown(true);
+    first.release(item);
+    await first.join(); // Resolves once this stopped process holds nothing.
+    await first.close(); // Waits for the hand-back.
+    expect((await second.take()).url).toBe(item.url);
+    second.shutdown(true);
+  });
+
+  it("resolves join() in every process once nothing is queued or leased anywhere", async () => {
+    const name = `join-${++names}`;
+    const worker = await frontierFor({ name });
+    const idle = await frontierFor({ name });
+    await worker.add([{ url: "http://a.test/", maxRedirect: 10 }]);
+    const item = await worker.take();
+    const idleJoined = idle.join();
+    const idleTake = idle.take(); // Parked: nothing is queued.
+    let joined = false;
+    void idleJoined.then(() => (joined = true));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(joined).toBe(false);
+    await worker.finish(item, { record: errorRecord(item.url, "NetworkError"), next: [] });
+    await within(5_000, idleJoined, "the idle process's join()");
+    idle.shutdown();
+    await expect(idleTake).rejects.toBeInstanceOf(QueueShutDown);
+  });
+
+  it("rejects join() with a FrontierError when Redis goes away, and ends the waiting take()s", async () => {
+    const own = await startRedis();
+    try {
+      const frontier = await RedisFrontier.open({ url: own.url, name: "gone" });
+      open.push(frontier);
+      await frontier.add([{ url: "http://a.test/", maxRedirect: 10 }]);
+      await frontier.take();
+      // Handled from the start, as the crawler awaits both at once: they settle while kill() is awaited.
+      const joined = frontier.join().then(() => null, (error: unknown) => error);
+      const waiting = frontier.take().then(() => null, (error: unknown) => error);
+      await own.kill();
+      expect(await within(5_000, joined, "join() after Redis went away")).toBeInstanceOf(FrontierError);
+      expect(await waiting).toBeInstanceOf(QueueShutDown);
+    } finally {
+      await own.remove();
+    }
+  });
+
+  it("fails to open with a FrontierError naming the address when nothing listens there", async () => {
+    const own = await startRedis();
+    const url = own.url;
+    await own.remove();
+    await expect(RedisFrontier.open({ url, name: "nobody" })).rejects.toThrow(FrontierError);
+    await expect(RedisFrontier.open({ url, name: "nobody" })).rejects.toThrow(url.replace(/\/0$/, ""));
+  });
+
+  it("rejects bad options with a TypeError naming the option", async () => {
+    await expect(RedisFrontier.open({ url: "http://127.0.0.1:6379/0", name: "x" })).rejects.toThrow(/^url: /);
+    await expect(RedisFrontier.open({ url: "redis://127.0.0.1:6379/zero", name: "x" })).rejects.toThrow(/^url: /);
+    await expect(RedisFrontier.open({ url: redis.url, name: "" })).rejects.toThrow(/^name: /);
+    await expect(RedisFrontier.open({ url: redis.url, name: "a{b}" })).rejects.toThrow(/^name: /);
+    await expect(RedisFrontier.open({ url: redis.url, name: "x", leaseMs: 0 })).rejects.toThrow(/^leaseMs: /);
+    await expect(RedisFrontier.open({ url: redis.url, name: "x", leaseMs: 0 })).rejects.toBeInstanceOf(TypeError);
+  });
+
+  it("keeps each crawl's keys under its own name", async () => {
+    const a = await frontierFor({ name: "alpha" });
+    await a.add([{ url: "http://a.test/", maxRedirect: 10 }]);
+    const client = createClient({ url: redis.url });
+    await client.connect();
+    try {
+      const keys = await client.keys("coroutine-crawler:{alpha}:*");
+      expect(keys.sort()).toEqual(["coroutine-crawler:{alpha}:queue", "coroutine-crawler:{alpha}:seen"]);
+    } finally {
+      await client.close();
+    }
+  });
+});
