@@ -35,7 +35,12 @@ export interface Frontier {
    * @throws QueueShutDown (a rejection) once the frontier is shut down.
    */
   take(): Promise<QueueItem>;
-  /** A URL taken and not yet fetched goes back to the end of the queue (its host's turn came), still unfinished. */
+  /**
+   * A URL taken and not yet fetched goes back to be taken again (its host's
+   * turn came, or a `Retry-After` put it back), still unfinished: at the end
+   * of the queue in memory; first, and in this process, for a shared
+   * frontier, where it stays leased.
+   */
   putBack(item: QueueItem): void;
   /**
    * A URL's work is over: its record is stored, the URLs its visit found

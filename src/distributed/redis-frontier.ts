@@ -173,6 +173,10 @@ export class RedisFrontier implements Frontier {
   }
 
   putBack(item: QueueItem): void {
+    if (this.closed) {
+      this.release(item); // Stopped: not ours to fetch any more.
+      return;
+    }
     this.held.set(item.url, item); // A Retry-After's item carries its attempts: hand that one back if we stop.
     const getter = this.getters.shift();
     if (getter === undefined) this.ready.push(item);
