@@ -3,11 +3,12 @@
  * workers on a joinable queue, and `join()` to know when all is done.
  *
  * The shape is the chapter's last one. `crawl()` puts the roots in the
- * queue, starts the workers, and awaits `q.join()`. A worker is an ordinary
- * `async` function: `await q.get()`, `await fetch(url)`, then `q.taskDone()`
- * in a `finally`. `fetch()` queues the new links it finds, and each `put`
- * counts one more unfinished task, so `join()` resolves only when every URL
- * ever queued has been fetched and handled. The engine's promise jobs now do
+ * queue, starts the workers, and awaits `join()`. A worker is an ordinary
+ * `async` function: `await frontier.take()` (the queue's `get()`),
+ * `await fetch(url)`, then `frontier.finish()`, which records the URL, queues
+ * the new links it found and marks it done (`taskDone()`). Each `put` counts
+ * one more unfinished task, so `join()` resolves only when every URL ever
+ * queued has been fetched and handled. The engine's promise jobs now do
  * what stage 2's Task and EventLoop did by hand.
  *
  * A `trace` function counts how the workers waited: each fetch is one
