@@ -45,6 +45,24 @@ export interface CommandLine {
   trace: string | null;
   /** `--timeline FILE`: where to write the timeline page, or null. */
   timeline: string | null;
+  /** `--frontier URL --crawl-name NAME [--lease SECONDS]`: crawl with a queue in Redis shared by processes, or null. */
+  frontier: FrontierFlags | null;
+  /** `--status`: print the state of the `--frontier` crawl and exit; no crawl, no ROOT. */
+  status: boolean;
+}
+
+/**
+ * The frontier the `--frontier` flags name, as `RedisFrontier.open` takes
+ * it. Only its lease is checked by {@link parseCommandLine}; the URL and the
+ * name by {@link readCommandLine}, with the frontier's own checks.
+ */
+export interface FrontierFlags {
+  /** `--frontier URL`: `redis://HOST:PORT/DB`; may hold a password, so never print it as it is. */
+  url: string;
+  /** `--crawl-name NAME`: every process of one crawl gives the same. */
+  name: string;
+  /** `--lease SECONDS`, in ms. */
+  leaseMs: number;
 }
 
 /** What the command line asks for: help, the version, or a crawl. */
@@ -85,8 +103,8 @@ interface OptionSpec {
   bare?: string;
   /** The `--help` text; each line after the first is indented under it. */
   help: string;
-  /** The `--help` section that lists it: named after crawl.py's options, what to crawl, how to crawl politely, or the rest. */
-  group: "chapter" | "scope" | "politeness" | "more";
+  /** The `--help` section that lists it: named after crawl.py's options, what to crawl, how to crawl politely, many processes, or the rest. */
+  group: "chapter" | "scope" | "politeness" | "distributed" | "more";
 }
 
 /**
@@ -202,6 +220,27 @@ as it is (default ${DEFAULT_OPTIONS.maxRetryAfterMs / 1000})`,
 its first word picks the robots.txt group (default
 ${DEFAULT_OPTIONS.userAgent})`,
   },
+  frontier: {
+    type: "string", value: "URL", group: "distributed",
+    help: `keep the queue, the URLs seen and the records in the Redis
+at URL (redis://HOST:PORT/DB), shared by every process
+given the same URL and --crawl-name; stage 3 only`,
+  },
+  "crawl-name": {
+    type: "string", value: "NAME", group: "distributed",
+    help: `the crawl's name in Redis: run the same command again,
+in as many processes as you like, to join or resume it`,
+  },
+  lease: {
+    type: "string", value: "SECONDS", default: "30", group: "distributed",
+    help: `how long a URL taken by a process that died waits
+before another process may take it`,
+  },
+  status: {
+    type: "boolean", group: "distributed",
+    help: `print the crawl's state (queued, leased, records, each
+process) and exit; give no ROOT`,
+  },
   stage: { type: "string", value: "NAME", default: "asyncawait", group: "more", help: "callbacks, generators or asyncawait" },
   demo: { type: "boolean", group: "more", help: "start the built-in demo site and crawl it: no network needed" },
   compare: {
@@ -243,6 +282,8 @@ const SPECS = new Map<string, OptionSpec>(Object.entries(OPTIONS));
 /** The `--help` text, written from {@link OPTIONS}. */
 export const USAGE = `Usage: crawl [options] ROOT...
        crawl --demo [options]
+       crawl --frontier URL --crawl-name NAME [options] ROOT...
+       crawl --frontier URL --crawl-name NAME --status
 
 Crawls the sites at each ROOT (a URL; "http://" is added when it has no
 scheme), following the links whose host matches a root's host, and prints a
@@ -254,12 +295,14 @@ What to crawl, and how to ask:
 ${optionLines("scope")}
 Politeness (on a site that is not yours: --max-per-host 2 --delay 1):
 ${optionLines("politeness")}
+Many processes, one crawl (its queue in Redis):
+${optionLines("distributed")}
 More:
 ${optionLines("more")}
 Exit status: 0 when the crawl finished (error records included), 1 when
---compare finds a difference, an output file could not be written or the
-crawl itself failed, 2 on a usage error, 3 when nothing was fetched (no root
-got a response), 130 when interrupted by Ctrl-C.
+--compare finds a difference, an output file could not be written, Redis
+could not be used or the crawl itself failed, 2 on a usage error, 3 when
+nothing was fetched (no root got a response), 130 when interrupted by Ctrl-C.
 `;
 
 /** The hint printed under every usage error. */
@@ -336,8 +379,11 @@ export function parseCommandLine(argv: readonly string[]): Invocation {
   if (compare && tokens.some(isStageOption)) throw new UsageError("--compare runs every stage; leave out --stage");
   if (values.timeline === "-") throw new UsageError("--timeline writes an HTML file; give its name");
   const demo = values.demo === true;
+  const frontier = frontierFlags(values, tokens, { stage, compare, demo });
+  const status = values.status === true;
+  if (status && roots.length > 0) throw new UsageError("--status prints the crawl's state; give no ROOT with it");
   if (demo && roots.length > 0) throw new UsageError("--demo crawls the demo site; give no ROOT with it");
-  if (!demo && roots.length === 0) throw new UsageError("no ROOT given (or use --demo)");
+  if (!demo && !status && roots.length === 0) throw new UsageError("no ROOT given (or use --demo)");
   for (const root of roots) checkRoot(root);
   checkCrawlOptions(crawlOptions);
 
@@ -350,7 +396,72 @@ export function parseCommandLine(argv: readonly string[]): Invocation {
   const verbosity: Verbosity = values.quiet === true ? 0 : verboseCount === 0 ? 1 : verboseCount === 1 ? 2 : 3;
   const trace = values.trace ?? null;
   const timeline = values.timeline ?? null;
-  return { kind: "crawl", commandLine: { roots, crawlOptions, stage, demo, compare, json, jsonl, verbosity, trace, timeline } };
+  return { kind: "crawl", commandLine: { roots, crawlOptions, stage, demo, compare, json, jsonl, verbosity, trace, timeline, frontier, status } };
+}
+
+/**
+ * {@link parseCommandLine}, then, with `--frontier`, the frontier's own
+ * checks of its URL and name (`resolveFrontierOptions`), whose `TypeError`
+ * becomes a usage error naming the flag: `--frontier: "http://h/" is not a
+ * redis:// or rediss:// URL`.
+ *
+ * @remarks The checks live with the Redis frontier, which loads the Redis
+ * client: it is imported only when `--frontier` is given, so a plain crawl
+ * starts without it.
+ * @throws {@link UsageError} for anything that cannot be run.
+ */
+export async function readCommandLine(argv: readonly string[]): Promise<Invocation> {
+  const invocation = parseCommandLine(argv);
+  const frontier = invocation.kind === "crawl" ? invocation.commandLine.frontier : null;
+  if (frontier === null) return invocation;
+  const { resolveFrontierOptions } = await import("../distributed/redis-frontier.js");
+  try {
+    resolveFrontierOptions(frontier);
+  } catch (error) {
+    if (!(error instanceof TypeError)) throw error;
+    // The frontier's messages start with the option's name: url, name (the lease was checked here already).
+    const option = /^(\w+): /.exec(error.message)?.[1];
+    const flag = option === "url" ? "--frontier" : option === "name" ? "--crawl-name" : option === "leaseMs" ? "--lease" : null;
+    throw new UsageError(flag === null ? error.message : `${flag}: ${error.message.slice(`${option}: `.length)}`);
+  }
+  return invocation;
+}
+
+/** The shortest and longest leases: the frontier renews a lease every third of it, and Node's timers go up to 2^31 - 1 ms. */
+const LEASE_MS = { min: 100, max: 2_147_483_647 } as const;
+
+/**
+ * The `--frontier`, `--crawl-name` and `--lease` flags as one
+ * {@link FrontierFlags}, or null without `--frontier`; refuses them where they
+ * cannot work: the others without `--frontier`, `--frontier` without a name,
+ * or with a stage other than stage 3, `--compare` or `--demo`.
+ */
+function frontierFlags(
+  values: ReturnType<typeof parse>["values"],
+  tokens: ReturnType<typeof parse>["tokens"],
+  given: { stage: StageName; compare: boolean; demo: boolean },
+): FrontierFlags | null {
+  const url = values.frontier;
+  // --lease has a default, so whether it was typed is in the tokens.
+  const lease = tokens.some((token) => token.kind === "option" && token.name === "lease");
+  if (url === undefined) {
+    for (const [flag, typed] of [["--crawl-name", values["crawl-name"] !== undefined], ["--status", values.status === true], ["--lease", lease]] as const) {
+      if (typed) throw new UsageError(`${flag} needs --frontier URL: it is about a crawl whose queue is in Redis`);
+    }
+    return null;
+  }
+  const name = values["crawl-name"];
+  if (name === undefined) throw new UsageError("--frontier needs --crawl-name NAME: the crawl's name in Redis, the same in every process");
+  if (given.stage !== "asyncawait") throw new UsageError(`--frontier crawls with stage 3 only (asyncawait), not ${given.stage}`);
+  if (given.compare) throw new UsageError("--frontier and --compare cannot be used together: --compare runs every stage, --frontier stage 3 only");
+  if (given.demo) {
+    throw new UsageError("--frontier and --demo cannot be used together: the demo site lives in this process, where other processes cannot crawl it");
+  }
+  const leaseMs = seconds("lease", values.lease) * 1000;
+  if (leaseMs < LEASE_MS.min || leaseMs > LEASE_MS.max) {
+    throw new UsageError(`--lease: expected a number of seconds from ${LEASE_MS.min / 1000} to ${Math.floor(LEASE_MS.max / 1000)}, got ${values.lease}`);
+  }
+  return { url, name, leaseMs };
 }
 
 /**

@@ -15,18 +15,19 @@ import { crawl as crawlWithGenerators } from "../generators/index.js";
 import type { CrawlResult, FetchStatistic } from "../crawl/records.js";
 import { resolveOptions } from "../crawl/options.js";
 import type { CrawlOptions } from "../crawl/options.js";
-import { report, urlLine } from "../crawl/report.js";
-import type { Stats } from "../crawl/report.js";
+import { report, Stats, urlLine } from "../crawl/report.js";
+import type { RedisFrontier } from "../distributed/redis-frontier.js";
 import type { FetchEndEvent, StageName, TraceEvent } from "../observe/events.js";
 import { startDemoSite } from "../site/index.js";
 import type { SyntheticSite } from "../site/index.js";
 import { timelinePage } from "../observe/timeline/index.js";
 import type { TimelinePanel } from "../observe/timeline/index.js";
 import { TraceLines } from "../observe/trace-lines.js";
-import { parseCommandLine, STAGE_NAMES, USAGE, USAGE_HINT, UsageError, versionText } from "./args.js";
-import type { CommandLine } from "./args.js";
+import { readCommandLine, STAGE_NAMES, USAGE, USAGE_HINT, UsageError, versionText } from "./args.js";
+import type { CommandLine, FrontierFlags } from "./args.js";
 import { comparisonTable, firstDifference } from "./compare.js";
 import type { StageRun } from "./compare.js";
+import { frontierLine, statusText } from "./frontier-status.js";
 import { Interrupt } from "./interrupt.js";
 import { Printer } from "./printer.js";
 import { CrawlCounters, ProgressLine } from "./progress-line.js";
@@ -38,7 +39,7 @@ import type { ComparisonJson, CrawlResultJson } from "./result-json.js";
 export const EXIT = {
   /** The crawl finished (error records included). */
   ok: 0,
-  /** `--compare` found a difference, or the command failed. */
+  /** `--compare` found a difference, Redis could not be used (`--frontier`), or the command failed. */
   failed: 1,
   /** The command line could not be run. */
   usage: 2,
@@ -61,7 +62,7 @@ const STAGES: Readonly<Record<StageName, (roots: string[], options: CrawlOptions
  */
 export async function main(argv: readonly string[]): Promise<number> {
   try {
-    const invocation = parseCommandLine(argv);
+    const invocation = await readCommandLine(argv);
     if (invocation.kind === "help") {
       process.stdout.write(USAGE);
       return EXIT.ok;
@@ -88,8 +89,42 @@ interface Watchers {
   recordLines: RecordLines | null;
 }
 
-/** Starts the demo site if asked, runs the stage or stages, prints, and cleans up. */
+/**
+ * Runs the command: with `--frontier`, after opening the crawl's frontier in
+ * Redis (and always closing it); with `--status`, only prints the crawl's
+ * state. When Redis cannot be reached, or stops answering during the crawl,
+ * prints the frontier's message (what was written is kept, and running again
+ * resumes) and fails with status 1, without a stack trace.
+ *
+ * @remarks The Redis frontier, and with it the Redis client, is loaded only
+ * when `--frontier` is given.
+ */
 async function runCommand(commandLine: CommandLine): Promise<number> {
+  const flags = commandLine.frontier;
+  if (flags === null) return await crawlCommand(commandLine, null);
+  const { FrontierError, RedisFrontier } = await import("../distributed/redis-frontier.js");
+  try {
+    const frontier = await RedisFrontier.open(flags);
+    try {
+      return commandLine.status ? await printStatus(flags, frontier) : await crawlCommand(commandLine, frontier);
+    } finally {
+      await frontier.close();
+    }
+  } catch (error) {
+    if (!(error instanceof FrontierError)) throw error;
+    process.stderr.write(`crawl: ${error.message}\n`);
+    return EXIT.failed;
+  }
+}
+
+/** `--status`: the crawl's state as Redis holds it now. */
+async function printStatus(flags: FrontierFlags, frontier: RedisFrontier): Promise<number> {
+  process.stdout.write(statusText(flags, await frontier.status()));
+  return EXIT.ok;
+}
+
+/** Starts the demo site if asked, runs the stage or stages (with `frontier`, stage 3 on it), prints, and cleans up. */
+async function crawlCommand(commandLine: CommandLine, frontier: RedisFrontier | null): Promise<number> {
   const dataToStdout = commandLine.json === "-" || commandLine.jsonl === "-";
   const printer = new Printer(dataToStdout ? process.stderr : process.stdout, process.stderr);
   // Opened first, so a file that cannot be written stops the command before anything is fetched.
@@ -129,10 +164,10 @@ async function runCommand(commandLine: CommandLine): Promise<number> {
       if (interrupt.interrupted && runs.length > 0) break;
       // The server's own count of requests in flight, per stage.
       demo?.site.resetCounters();
-      const run = await runStage(stage, roots, commandLine, printer, interrupt.signal, watchers);
+      const run = await runStage(stage, roots, commandLine, printer, interrupt.signal, watchers, frontier);
       runs.push({ ...run, serverPeak: demo === null ? null : demo.site.peakRequestsInFlight });
     }
-    let status = await finish(commandLine, roots, runs, printer, interrupt.interrupted, recordLines);
+    let status = await finish(commandLine, roots, runs, printer, interrupt.interrupted, recordLines, frontier);
     if (commandLine.timeline !== null && watchers.panels !== null) {
       const written = await writeTimeline(commandLine.timeline, watchers.panels, printer);
       if (!written && status === EXIT.ok) status = EXIT.failed;
@@ -147,7 +182,7 @@ async function runCommand(commandLine: CommandLine): Promise<number> {
   }
 }
 
-/** One stage's crawl, with the counters, the progress line and the `-v` lines wired in. */
+/** One stage's crawl, with the counters, the progress line and the `-v` lines wired in; with a frontier, stage 3 on it. */
 async function runStage(
   stage: StageName,
   roots: string[],
@@ -155,6 +190,7 @@ async function runStage(
   printer: Printer,
   signal: AbortSignal,
   watchers: Watchers,
+  frontier: RedisFrontier | null,
 ): Promise<Omit<StageRun, "serverPeak">> {
   const counters = new CrawlCounters(Date.now());
   const progress = new ProgressLine(process.stderr, counters, stage);
@@ -188,7 +224,8 @@ async function runStage(
     watchers.panels?.push({ stage, events, maxTasks: resolveOptions(commandLine.crawlOptions).maxTasks });
   }
   try {
-    const result = await STAGES[stage](roots, options);
+    // --frontier comes with stage 3 only (a usage error otherwise).
+    const result = frontier === null ? await STAGES[stage](roots, options) : await crawlWithAsyncAwait(roots, options, frontier);
     return { stage, result, stats: counters.stats, peakInFlight: counters.peakInFlight };
   } finally {
     progress.stop();
@@ -201,7 +238,8 @@ async function runStage(
  * status: 130 after Ctrl-C; 1 when the stages differ, or when the `--jsonl`
  * lines could not all be written (which stopped the crawl); 3 when no root
  * got a response (a crawl that fetched nothing is not a success, nor a
- * comparison).
+ * comparison). With a frontier, the report (every process's records) is
+ * followed by a line saying so, and what this process recorded.
  */
 async function finish(
   commandLine: CommandLine,
@@ -210,6 +248,7 @@ async function finish(
   printer: Printer,
   interrupted: boolean,
   recordLines: RecordLines | null,
+  frontier: RedisFrontier | null,
 ): Promise<number> {
   let status: number = interrupted ? EXIT.interrupted : EXIT.ok;
   let identical = true;
@@ -241,6 +280,9 @@ async function finish(
     for (const run of runs) {
       const verbosity = commandLine.verbosity;
       printer.print(report(run.result, { quiet: verbosity === 0, verbose: verbosity >= 2, stats: run.stats, recordsIn }));
+      if (frontier !== null && commandLine.frontier !== null) {
+        printer.print(frontierLine(commandLine.frontier, frontier.owner, run.result.recorded, run.stats.records, interrupted));
+      }
     }
     if (nothingFetched) {
       printer.warn(`crawl: nothing fetched: no root got a response${robotsRefusals(runs)}\n`);
@@ -264,9 +306,17 @@ async function finish(
  * Whether a crawl got no response at all: every record failed (or there is
  * none), as its records were counted. Only a root's failure can leave it so,
  * as nothing else is queued.
+ *
+ * With a frontier, the result's records are every process's, and this
+ * process may have made few or none of them (a crawl it resumed had
+ * ended): the records kept are counted then, and records neither kept
+ * (`--jsonl`) nor made here are taken to hold a response.
  */
 function fetchedNothing(run: StageRun): boolean {
-  return run.stats.failures === run.stats.records;
+  const { result, stats } = run;
+  if (result.recorded === stats.records) return stats.failures === stats.records;
+  if (result.records.length === result.recorded) return Stats.of(result.records).failures === result.recorded;
+  return false;
 }
 
 /**

@@ -113,7 +113,6 @@ export class RedisFrontier implements Frontier {
   private stopped = false;
   private failure: FrontierError | null = null;
   private joined: { promise: Promise<void>; resolve(): void; reject(reason: unknown): void } | null = null;
-  private finished = 0;
   private timers: NodeJS.Timeout[] = [];
 
   private constructor(
@@ -197,7 +196,6 @@ export class RedisFrontier implements Frontier {
     }
     const [stored, added] = reply as [number, number];
     if (stored === 0) return null; // Recorded already, by a process that took it after our lease expired.
-    this.finished += 1;
     return visit.record.numNewUrls === added ? visit.record : { ...visit.record, numNewUrls: added };
   }
 
@@ -244,7 +242,17 @@ export class RedisFrontier implements Frontier {
     return { queued: this.ready.length, unfinished: this.held.size };
   }
 
+  /** @throws FrontierError (a rejection) when Redis stops answering while it is read. */
   async summary(keepRecords: boolean): Promise<FrontierSummary> {
+    try {
+      return await this.read(keepRecords);
+    } catch (error) {
+      throw this.failure ?? new FrontierError(`Redis at ${redact(this.options.url)} stopped answering: ${reason(error)}`, { cause: error });
+    }
+  }
+
+  /** Reads every seen URL and record, a thousand at a time. */
+  private async read(keepRecords: boolean): Promise<FrontierSummary> {
     const seen: string[] = [];
     for await (const members of this.client.sScanIterator(this.keys.seen, { COUNT: 1000 })) seen.push(...members);
     let recorded = 0;
@@ -256,10 +264,19 @@ export class RedisFrontier implements Frontier {
     return { seen, todo: seen.length - recorded, records: keepRecords ? records : null, recorded };
   }
 
-  /** The crawl's state in Redis now: queue, leases, records, and the processes that took part. */
+  /**
+   * The crawl's state in Redis now: queue, leases, records, and the processes that took part.
+   *
+   * @throws FrontierError (a rejection) when Redis does not answer.
+   */
   async status(): Promise<FrontierStatus> {
     const { queue, leases, owners, records, seen, workers } = this.keys;
-    const reply = (await this.run("STATUS", [queue, leases, owners, records, seen, workers], [])) as Array<number | string>;
+    let reply: Array<number | string>;
+    try {
+      reply = (await this.run("STATUS", [queue, leases, owners, records, seen, workers], [])) as Array<number | string>;
+    } catch (error) {
+      throw this.failure ?? new FrontierError(`Redis at ${redact(this.options.url)} stopped answering: ${reason(error)}`, { cause: error });
+    }
     const [queued, leased, recordCount, seenCount, now] = reply.slice(0, 5).map(Number) as [number, number, number, number, number];
     const list: FrontierWorker[] = [];
     for (let i = 5; i + 2 < reply.length; i += 3) {
@@ -459,10 +476,15 @@ export function resolveFrontierOptions(options: RedisFrontierOptions): Required<
   if (parsed.hostname === "") throw new TypeError(`url: ${JSON.stringify(url)} has no host; expected redis://HOST:PORT/DB`);
   if (!/^(\/\d*)?$/.test(parsed.pathname)) throw new TypeError(`url: ${JSON.stringify(url)}: the path must be a database number, as in redis://HOST:PORT/0`);
   if (typeof name !== "string" || name === "" || /[{}\s]/.test(name)) throw new TypeError(`name: ${JSON.stringify(name)} must be a non-empty name without braces or spaces`);
-  if (typeof leaseMs !== "number" || !Number.isFinite(leaseMs) || leaseMs < 100) throw new TypeError(`leaseMs: ${String(leaseMs)} must be a number of milliseconds, at least 100`);
+  if (typeof leaseMs !== "number" || !Number.isFinite(leaseMs) || leaseMs < 100 || leaseMs > MAX_TIMER_MS) {
+    throw new TypeError(`leaseMs: ${String(leaseMs)} must be a number of milliseconds from 100 to ${MAX_TIMER_MS}`);
+  }
   if (typeof connectTimeoutMs !== "number" || !Number.isFinite(connectTimeoutMs) || connectTimeoutMs <= 0) throw new TypeError(`connectTimeoutMs: ${String(connectTimeoutMs)} must be a positive number of milliseconds`);
   return { url, name, leaseMs, connectTimeoutMs };
 }
+
+/** The longest delay Node's timers take (2^31 - 1 ms); a longer one fires after 1 ms. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** The URL without its password, for messages. */
 function redact(url: string): string {

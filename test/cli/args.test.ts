@@ -1,13 +1,24 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { parseCommandLine, UsageError } from "../../src/cli/args.js";
+import { parseCommandLine, readCommandLine, UsageError } from "../../src/cli/args.js";
 import type { CommandLine } from "../../src/cli/args.js";
 
 function commandLine(argv: string[]): CommandLine {
   const invocation = parseCommandLine(argv);
   if (invocation.kind !== "crawl") throw new Error(`expected a crawl, got ${invocation.kind}`);
   return invocation.commandLine;
+}
+
+/** The usage error of a command line that parses but that the frontier's own checks refuse. */
+async function frontierUsageError(argv: string[]): Promise<string> {
+  try {
+    await readCommandLine(argv);
+  } catch (error) {
+    if (error instanceof UsageError) return error.message;
+    throw error;
+  }
+  throw new Error(`no usage error for ${argv.join(" ")}`);
 }
 
 function usageError(argv: string[]): string {
@@ -227,5 +238,67 @@ describe("parseCommandLine", () => {
     expect(usageError(["-q", "-v", "a.com"])).toBe("-q and -v cannot be used together");
     expect(usageError(["--demo", "a.com"])).toBe("--demo crawls the demo site; give no ROOT with it");
     expect(usageError(["--compare", "--stage", "callbacks", "a.com"])).toBe("--compare runs every stage; leave out --stage");
+  });
+});
+
+describe("parseCommandLine with --frontier", () => {
+  const REDIS = "redis://127.0.0.1:6379/0";
+
+  it("reads --frontier, --crawl-name and --lease in seconds, 30 by default", () => {
+    expect(commandLine(["--frontier", REDIS, "--crawl-name", "site1", "a.com"])).toMatchObject({
+      frontier: { url: REDIS, name: "site1", leaseMs: 30_000 },
+      status: false,
+      stage: "asyncawait",
+    });
+    expect(commandLine(["--frontier", REDIS, "--crawl-name", "site1", "--lease", "2.5", "a.com"]).frontier?.leaseMs).toBe(2500);
+    expect(commandLine(["a.com"])).toMatchObject({ frontier: null, status: false });
+  });
+
+  it("takes --status without a ROOT, and --stage asyncawait with --frontier", () => {
+    expect(commandLine(["--frontier", REDIS, "--crawl-name", "site1", "--status"])).toMatchObject({ roots: [], status: true });
+    expect(commandLine(["--frontier", REDIS, "--crawl-name", "site1", "--stage", "asyncawait", "a.com"]).stage).toBe("asyncawait");
+  });
+
+  it.each([
+    [["--crawl-name", "site1", "a.com"], "--crawl-name needs --frontier URL: it is about a crawl whose queue is in Redis"],
+    [["--status"], "--status needs --frontier URL: it is about a crawl whose queue is in Redis"],
+    [["--lease", "10", "a.com"], "--lease needs --frontier URL: it is about a crawl whose queue is in Redis"],
+    [["--frontier", REDIS, "a.com"], "--frontier needs --crawl-name NAME: the crawl's name in Redis, the same in every process"],
+    [["--frontier", REDIS, "--status"], "--frontier needs --crawl-name NAME: the crawl's name in Redis, the same in every process"],
+    [["--frontier", REDIS, "--crawl-name", "n", "--stage", "callbacks", "a.com"], "--frontier crawls with stage 3 only (asyncawait), not callbacks"],
+    [["--frontier", REDIS, "--crawl-name", "n", "--stage", "generators", "a.com"], "--frontier crawls with stage 3 only (asyncawait), not generators"],
+    [["--frontier", REDIS, "--crawl-name", "n", "--compare", "a.com"], "--frontier and --compare cannot be used together: --compare runs every stage, --frontier stage 3 only"],
+    [["--frontier", REDIS, "--crawl-name", "n", "--demo"], "--frontier and --demo cannot be used together: the demo site lives in this process, where other processes cannot crawl it"],
+    [["--frontier", REDIS, "--crawl-name", "n", "--status", "a.com"], "--status prints the crawl's state; give no ROOT with it"],
+    [["--frontier", REDIS, "--crawl-name", "n", "--lease", "10s", "a.com"], "--lease expects a number of seconds, got '10s'"],
+    [["--frontier", REDIS, "--crawl-name", "n", "--lease", "0.05", "a.com"], "--lease: expected a number of seconds from 0.1 to 2147483, got 0.05"],
+    [["--frontier", REDIS, "--crawl-name", "n", "--lease", "3000000", "a.com"], "--lease: expected a number of seconds from 0.1 to 2147483, got 3000000"],
+    [["a.com", "--frontier"], "option '--frontier' needs a value"],
+    [["--frontier", REDIS, "--crawl-name", "n"], "no ROOT given (or use --demo)"],
+  ])("refuses the frontier flags where they cannot work: %j", (args, message) => {
+    expect(usageError(args)).toBe(message);
+  });
+
+  it.each([
+    [["--frontier", "127.0.0.1:6379", "--crawl-name", "n", "a.com"], '--frontier: "127.0.0.1:6379" is not a URL; expected redis://HOST:PORT/DB'],
+    // A host name and a port without a scheme read as a URL of the scheme "localhost:".
+    [["--frontier", "localhost:6379", "--crawl-name", "n", "a.com"], '--frontier: "localhost:6379" is not a redis:// or rediss:// URL'],
+    [["--frontier", "http://127.0.0.1:6379/", "--crawl-name", "n", "a.com"], '--frontier: "http://127.0.0.1:6379/" is not a redis:// or rediss:// URL'],
+    [["--frontier", "redis://", "--crawl-name", "n", "a.com"], '--frontier: "redis://" has no host; expected redis://HOST:PORT/DB'],
+    [["--frontier", "redis://h:6379/crawls", "--crawl-name", "n", "a.com"], '--frontier: "redis://h:6379/crawls": the path must be a database number, as in redis://HOST:PORT/0'],
+    [["--frontier", "not a url", "--crawl-name", "n", "--status"], '--frontier: "not a url" is not a URL; expected redis://HOST:PORT/DB'],
+    [["--frontier", REDIS, "--crawl-name", "my crawl", "a.com"], '--crawl-name: "my crawl" must be a non-empty name without braces or spaces'],
+    [["--frontier", REDIS, "--crawl-name", "a{b}", "a.com"], '--crawl-name: "a{b}" must be a non-empty name without braces or spaces'],
+    [["--frontier", REDIS, "--crawl-name", "", "a.com"], '--crawl-name: "" must be a non-empty name without braces or spaces'],
+  ])("refuses a --frontier URL or --crawl-name that the frontier's own checks refuse: %j", async (args, message) => {
+    expect(() => parseCommandLine(args)).not.toThrow();
+    expect(await frontierUsageError(args)).toBe(message);
+  });
+
+  it("reads a command line without --frontier as parseCommandLine does", async () => {
+    expect(await readCommandLine(["--max-tasks", "3", "a.com"])).toEqual(parseCommandLine(["--max-tasks", "3", "a.com"]));
+    expect(await readCommandLine(["--frontier", REDIS, "--crawl-name", "n", "a.com"])).toEqual(
+      parseCommandLine(["--frontier", REDIS, "--crawl-name", "n", "a.com"]),
+    );
   });
 });
