@@ -9,6 +9,7 @@ import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { beforeAll, describe, it } from "vitest";
 import { startDemoSite } from "../src/site/index.js";
+import { describeWithRedis } from "./helpers/redis-server.js";
 
 const REPO = fileURLToPath(new URL("..", import.meta.url));
 
@@ -283,5 +284,22 @@ describe.concurrent("examples", () => {
       }
       expect(block).toMatch(/host 2's first fetches started: \/robots\.txt at \d+ ms, \/ at \d+ ms, \/p\/1 at \d+ ms/);
     }
+  });
+
+  // It runs a redis-server of its own: without one on PATH, the test shows as skipped.
+  describeWithRedis("with a redis-server", () => {
+    it("17 shares one crawl between two processes through Redis, each page recorded once, by one of them", async ({ expect }) => {
+      const out = await runExample("17-distributed.ts");
+      const pages = numberIn(out, /a site of (\d+) pages at http:\/\/127\.0\.0\.1:\d+\//);
+      const processes = [...out.matchAll(/^ {2}process (\d) \((\S+:\d+:[0-9a-f]+)\): (\d+) pages recorded, e\.g\. \//gm)];
+      expect(processes.map((match) => match[1])).toEqual(["1", "2"]);
+      expect(new Set(processes.map((match) => match[2])).size, "two owners").toBe(2);
+      const shares = processes.map((match) => Number(match[3]));
+      for (const share of shares) expect(share).toBeGreaterThan(0);
+      expect(shares[0] + shares[1]).toBe(pages);
+      expect(out).toContain(`Their crawl results count ${pages} and ${pages} records: result.records is read from Redis`);
+      expect(out).toContain(`In Redis: ${pages} records for ${pages} URLs seen, 0 queued, 0 leased, 2 processes took part.`);
+      expect(out).toContain("Every page has one record: yes (0 recorded by both processes, 0 by neither).");
+    });
   });
 });
