@@ -53,12 +53,12 @@ startDemoSite().then(async (site) => {
 `;
     const { stdout } = await run(process.execPath, ["--no-warnings", "-e", commonJs], { cwd: root });
     const answer = JSON.parse(stdout) as { loaded: boolean[]; records: number };
-    expect(answer.loaded).toEqual([true, true, true, true, true, true, true]);
+    expect(answer.loaded).toEqual([true, true, true, true, true, true, true, true]);
     expect(answer.records).toBeGreaterThan(50);
   });
 
   it("ships declarations and source maps beside the JavaScript", () => {
-    for (const entry of ["index", "callbacks/index", "generators/index", "asyncawait/index", "site/index", "cli"]) {
+    for (const entry of ["index", "callbacks/index", "generators/index", "asyncawait/index", "distributed/index", "site/index", "cli"]) {
       expect(existsSync(`${root}/dist/${entry}.js`), `${entry}.js`).toBe(true);
       expect(existsSync(`${root}/dist/${entry}.d.ts`), `${entry}.d.ts`).toBe(true);
       expect(existsSync(`${root}/dist/${entry}.js.map`), `${entry}.js.map`).toBe(true);
