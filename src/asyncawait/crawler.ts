@@ -87,6 +87,8 @@ export class Crawler {
   private id = 0;
   /** URLs taken from the queue so far, counted against `maxPages`. */
   private taken = 0;
+  /** Workers handling a URL now, from its `take` to its `done`: the URLs in flight. */
+  private busy = 0;
   /** Aborted with the caller's signal: it ends the pauses before retries, each of which listens to it. */
   private readonly aborting = new AbortController();
   /** Each host's robots.txt, requests in flight, delay and line of waiting URLs (src/crawl/politeness.ts). */
@@ -197,6 +199,7 @@ export class Crawler {
         const turn = this.hosts.turn(item);
         if (turn.kind === "robots") await this.readRobots(turn.origin);
         if (turn.kind === "robots" || turn.kind === "wait") continue; // It waits in its host's line, unfinished, and comes back through the frontier.
+        this.busy += 1;
         try {
           this.taken += 1;
           if (this.taken >= this.options.maxPages) this.stop();
@@ -210,6 +213,7 @@ export class Crawler {
           await this.finish(item, { record: errorRecord(item.url, "NetworkError", item.referrer ?? null), next: [] });
         } finally {
           if (turn.kind === "go") this.hosts.finished(item); // Its host may let the next URL go.
+          this.busy -= 1;
           if (crawlChannel.hasSubscribers) crawlChannel.publish({ type: "done", crawl: this.id, url: item.url });
         }
       }
@@ -321,8 +325,10 @@ export class Crawler {
   /** The frontier's counters, for the fetch messages. */
   private counters(): QueueCounters {
     const { queued, unfinished } = this.frontier.counters();
-    // In flight: taken and not yet done, pausing before a retry included, as in stages 1 and 2.
-    return { queued, unfinished, inFlight: unfinished - queued - this.hosts.waitingUrls };
+    // In flight: taken by a worker and not yet done, pausing before a retry included, as in stages 1 and 2.
+    // Not `unfinished - queued - waiting`: a URL handed to a parked take() has left the queue, but
+    // its worker resumes only a promise job later, and has not started it yet.
+    return { queued, unfinished, inFlight: this.busy };
   }
 }
 

@@ -35,6 +35,22 @@ describe("Crawler", () => {
     return synthetic;
   }
 
+  it("counts in flight only the URLs a worker has taken, not those handed to a parked worker that has not resumed", async () => {
+    const synthetic = await startSynthetic(120, 6, 2);
+    const inFlight: number[] = [];
+    await crawl(synthetic.url, {
+      maxTasks: 8,
+      maxPerHost: 2,
+      delayMs: 5,
+      trace(event) {
+        if (event.type === "fetch-start" || event.type === "fetch-end") inFlight.push(event.inFlight);
+      },
+    });
+    expect(inFlight.length).toBeGreaterThan(200);
+    // One host lets two requests go at once, whatever the number of workers.
+    expect(Math.max(...inFlight)).toBeLessThanOrEqual(2);
+  });
+
   it("makes the breadth-first records of a synthetic site with one task, in order", async () => {
     const synthetic = await startSynthetic(150, 4);
     const result = await crawl(synthetic.url, { maxTasks: 1 });
