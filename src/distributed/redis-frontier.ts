@@ -196,7 +196,8 @@ export class RedisFrontier implements Frontier {
     }
     const [stored, added] = reply as [number, number];
     if (stored === 0) return null; // Recorded already, by a process that took it after our lease expired.
-    return visit.record.numNewUrls === added ? visit.record : { ...visit.record, numNewUrls: added };
+    const { record } = visit;
+    return record.nextUrl !== null || record.numNewUrls === added ? record : { ...record, numNewUrls: added }; // As FINISH stored it.
   }
 
   release(item: QueueItem): void {

@@ -85,8 +85,8 @@ return reply
 /**
  * FINISH: KEYS seen, queue, leases, owners, items, records. ARGV channel, owner, url,
  * record JSON, then (url, item) pairs of the URLs its visit found.
- * In one step: queues each found URL not seen; stores the record (with `numNewUrls` set
- * to the URLs really queued) unless the URL has one already; drops the lease if `owner`
+ * In one step: queues each found URL not seen; stores the record (a page's with
+ * `numNewUrls` set to the URLs really queued; a redirect's stays 0) unless the URL has one already; drops the lease if `owner`
  * still holds it. Publishes `done` when nothing is queued or leased any more.
  * Returns 1 if the record was stored, else 0, and the number of URLs queued.
  */
@@ -102,7 +102,7 @@ local url = ARGV[3]
 local stored = 0
 if redis.call('HEXISTS', KEYS[6], url) == 0 then
   local record = cjson.decode(ARGV[4])
-  record.numNewUrls = added
+  if record.nextUrl == cjson.null then record.numNewUrls = added end
   redis.call('HSET', KEYS[6], url, cjson.encode(record))
   stored = 1
 end

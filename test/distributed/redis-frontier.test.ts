@@ -56,6 +56,10 @@ describeWithRedis("RedisFrontier", () => {
     expect(result.todo).toBe(0);
     const newUrls = result.records.reduce((sum, record) => sum + record.numNewUrls, 0);
     expect(newUrls).toBeLessThanOrEqual(result.seen.length - 1);
+    // A redirect's record counts no new URLs, as in memory, even when its target was queued by it.
+    const redirects = result.records.filter((record) => record.nextUrl !== null);
+    expect(redirects.length).toBeGreaterThan(0);
+    expect(redirects.map((record) => record.numNewUrls)).toEqual(redirects.map(() => 0));
     const status = await frontier.status();
     expect({ queued: status.queued, leased: status.leased, records: status.records, seen: status.seen }).toEqual({ queued: 0, leased: 0, records: expected.recorded, seen: expected.seen.length });
   });

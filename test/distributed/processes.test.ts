@@ -1,0 +1,379 @@
+/**
+ * Several `crawl --frontier` processes on one crawl, against a real
+ * redis-server and a synthetic site of 5,000 pages (2,500 for the Redis
+ * that dies) served by this test process, so it counts every request:
+ * together they make the records one in-memory crawl makes; a process killed
+ * with SIGKILL costs only the pages it held leased; Ctrl-C in every process
+ * and a second run resume the crawl; a Redis that dies stops every process
+ * with a message, and a second run after its restart finishes the crawl.
+ */
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createClient } from "redis";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import type { FetchStatistic } from "../../src/crawl/records.js";
+import type { ExpectedCrawl } from "../../src/site/expected-crawl.js";
+import { renderPage } from "../../src/site/synthetic.js";
+import { SyntheticSite } from "../../src/site/synthetic-site.js";
+import { requireBuiltCli, runCli } from "../cli/cli-process.js";
+import { describeWithRedis, startRedis, type RedisServer } from "../helpers/redis-server.js";
+import { within } from "../helpers/within.js";
+import { CrawlerProcess, killCrawlerProcesses, processExists, type CrawlerOutcome } from "./crawler-processes.js";
+
+/** 5,000 pages, with redirects and missing pages among the links: 5,030 records. */
+const SITE = { pages: 5_000, linksPerPage: 5, seed: 15, redirects: 20, notFound: 10 };
+/**
+ * Half the size, for the Redis that dies: its append-only file is synced on
+ * every write (so a SIGKILL loses nothing), which makes that crawl about three
+ * times slower.
+ */
+const SMALLER_SITE = { ...SITE, pages: 2_500 };
+/**
+ * Pages whose responses are held back in the SIGKILL test, by their place in
+ * the breadth-first crawl: all taken long before the 1,500th record.
+ */
+const HELD_BACK = [200, 400, 600, 800, 1_000];
+/** Workers per process. */
+const MAX_TASKS = 10;
+/** How long a whole multi-process crawl may take before it counts as hung: generous, the machines are shared. */
+const CRAWL_LIMIT_MS = 40_000;
+
+type Client = ReturnType<typeof createClient>;
+
+/** A record without the two fields that say which page first found its URL, which depends on timing. */
+function withoutTiming(record: FetchStatistic): Omit<FetchStatistic, "numNewUrls" | "referrer"> {
+  const { numNewUrls: _n, referrer: _r, ...rest } = record;
+  return rest;
+}
+
+function byUrl(records: readonly FetchStatistic[]): FetchStatistic[] {
+  return [...records].sort((a, b) => (a.url < b.url ? -1 : a.url > b.url ? 1 : 0));
+}
+
+/** The records equal the expected crawl's as a set, `numNewUrls` and `referrer` aside. */
+function expectSameRecords(records: readonly FetchStatistic[], expected: ExpectedCrawl): void {
+  expect(records.length).toBe(expected.records.length);
+  expect(byUrl(records).map(withoutTiming)).toEqual(byUrl(expected.records).map(withoutTiming));
+}
+
+/** A URL's request-target, as the site counts it. */
+function pathOf(url: string): string {
+  const { pathname, search } = new URL(url);
+  return pathname + search;
+}
+
+/** How many requests the site received for each path. */
+function requestCounts(site: SyntheticSite): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const { path } of site.site.requests()) counts.set(path, (counts.get(path) ?? 0) + 1);
+  return counts;
+}
+
+/** The sum of two request counts. */
+function addCounts(a: ReadonlyMap<string, number>, b: ReadonlyMap<string, number>): Map<string, number> {
+  const sum = new Map(a);
+  for (const [path, count] of b) sum.set(path, (sum.get(path) ?? 0) + count);
+  return sum;
+}
+
+/** The paths requested more than once, sorted. */
+function requestedTwice(counts: ReadonlyMap<string, number>): string[] {
+  return [...counts].filter(([, count]) => count > 1).map(([path]) => path).sort();
+}
+
+/** The requested paths are the expected records' paths, each requested at least once and at most `most` times. */
+function expectRequested(counts: ReadonlyMap<string, number>, expected: ExpectedCrawl, most: number): void {
+  expect([...counts.keys()].sort()).toEqual(expected.records.map((record) => pathOf(record.url)).sort());
+  expect([...counts].filter(([, count]) => count < 1 || count > most)).toEqual([]);
+}
+
+/** The URLs a `--jsonl` file holds, one per line. */
+function jsonlUrls(file: string): string[] {
+  const text = readFileSync(file, "utf8");
+  return text.split("\n").filter((line) => line !== "").map((line) => (JSON.parse(line) as FetchStatistic).url);
+}
+
+/** The key of one of a crawl's Redis structures. */
+function keyOf(name: string, part: "records" | "owners" | "leases"): string {
+  return `coroutine-crawler:{${name}}:${part}`;
+}
+
+/**
+ * Holds back the site's responses for `paths` until `release()`: a crawler
+ * that takes one of them waits for it, holding its lease, until then.
+ */
+function holdResponses(site: SyntheticSite, paths: readonly string[]): { release(): void } {
+  let released = false;
+  const waiting: Array<() => void> = [];
+  for (const path of paths) {
+    const route = site.definition.routes.get(path);
+    if (route?.kind !== "page") throw new Error(`${path} is not a page of the site`);
+    const { body, headers } = renderPage(path, route);
+    site.site.addHandler(path, function serveWhenReleased(_request, response) {
+      const serve = (): void => {
+        if (!response.destroyed) response.writeHead(200, { ...headers, "Content-Length": String(body.length) }).end(body);
+      };
+      if (released) serve();
+      else waiting.push(serve);
+    });
+  }
+  return {
+    release(): void {
+      released = true;
+      for (const serve of waiting.splice(0)) serve();
+    },
+  };
+}
+
+/**
+ * Calls `check` every 10 ms until it gives a value, and resolves with it.
+ * Fails when every process in `processes` has ended first (they will not
+ * make it happen), or after {@link CRAWL_LIMIT_MS} with a message naming `what`.
+ */
+async function until<T>(what: string, processes: readonly CrawlerProcess[], check: () => Promise<T | undefined>): Promise<T> {
+  const giveUpAt = performance.now() + CRAWL_LIMIT_MS;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (processes.every((crawler) => crawler.exited)) {
+      throw new Error(`every crawler ended before ${what}:\n${processes.map((crawler) => crawler.stderr).join("\n")}`);
+    }
+    if (performance.now() > giveUpAt) throw new Error(`Hung: ${what} did not happen within ${CRAWL_LIMIT_MS} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+describeWithRedis("crawler processes sharing a Redis frontier", () => {
+  let redis: RedisServer;
+  let client: Client;
+  let names = 0;
+  let synthetic: SyntheticSite | undefined;
+  let tempDir: string | undefined;
+  /** A server of the test's own (the one that is killed), removed after the test. */
+  let ownRedis: RedisServer | undefined;
+  /** Clients of the test's own, closed after the test. */
+  const ownClients: Client[] = [];
+
+  beforeAll(async () => {
+    requireBuiltCli();
+    redis = await startRedis();
+    client = await connect(redis.url);
+  });
+  afterAll(async () => {
+    if (client?.isOpen) await client.close();
+    await redis?.remove();
+  });
+  afterEach(async () => {
+    await killCrawlerProcesses();
+    for (const own of ownClients.splice(0)) if (own.isOpen) own.destroy();
+    await ownRedis?.remove();
+    ownRedis = undefined;
+    await synthetic?.close();
+    synthetic = undefined;
+    if (tempDir !== undefined) rmSync(tempDir, { recursive: true, force: true });
+    tempDir = undefined;
+  });
+
+  /** A connected client whose errors (a server killed on purpose) do not crash the test process. */
+  async function connect(url: string): Promise<Client> {
+    const connection: Client = createClient({ url, socket: { reconnectStrategy: false } });
+    connection.on("error", () => {});
+    await connection.connect();
+    return connection;
+  }
+
+  /** Starts the site, and a temp dir for the `--jsonl` files; both go after the test. */
+  async function startSite(options: typeof SITE = SITE): Promise<SyntheticSite> {
+    synthetic = await SyntheticSite.start(options);
+    tempDir = mkdtempSync(join(tmpdir(), "cc-processes-"));
+    return synthetic;
+  }
+
+  /** The `--jsonl` file of the `label` process. */
+  function jsonlFile(label: string): string {
+    if (tempDir === undefined) throw new Error("startSite() first");
+    return join(tempDir, `${label}.jsonl`);
+  }
+
+  /** Starts one crawler process on the crawl `name`; each writes the records it stored to its own `--jsonl` file. */
+  function startCrawler(frontier: string, name: string, root: string, label: string, extra: readonly string[] = []): CrawlerProcess {
+    const args = ["--frontier", frontier, "--crawl-name", name, "--max-tasks", String(MAX_TASKS), "--ignore-robots"];
+    return new CrawlerProcess([...args, "--jsonl", jsonlFile(label), ...extra, root]);
+  }
+
+  /** Waits until the crawl has at least `count` records in Redis. */
+  function untilRecords(connection: Client, name: string, count: number, processes: readonly CrawlerProcess[]): Promise<number> {
+    return until(`${count} records`, processes, async function enoughRecords() {
+      const records = await connection.hLen(keyOf(name, "records"));
+      return records >= count ? records : undefined;
+    });
+  }
+
+  /** Every record of the crawl, as Redis holds them. */
+  async function recordsIn(connection: Client, name: string): Promise<FetchStatistic[]> {
+    return (await connection.hVals(keyOf(name, "records"))).map((json) => JSON.parse(json) as FetchStatistic);
+  }
+
+  /** Waits for every process to end, failing after `limitMs` with a message naming `what`. */
+  function outcomesOf(processes: readonly CrawlerProcess[], what: string, limitMs = CRAWL_LIMIT_MS): Promise<CrawlerOutcome[]> {
+    return within(limitMs, Promise.all(processes.map((crawler) => crawler.outcome())), what);
+  }
+
+  /** The URLs each process's `--jsonl` file holds: the records it stored. */
+  function storedBy(labels: readonly string[]): string[][] {
+    return labels.map((label) => jsonlUrls(jsonlFile(label)));
+  }
+
+  function codesOf(outcomes: readonly CrawlerOutcome[]): Array<number | null> {
+    return outcomes.map((outcome) => outcome.code);
+  }
+
+  it("crawls a 5,000-page site in three processes to the records of one crawl, each page requested once, each process storing some", async () => {
+    const site = await startSite();
+    const name = `three-${++names}`;
+    const labels = ["a", "b", "c"];
+    const processes = labels.map((label) => startCrawler(redis.url, name, site.url, label));
+    const outcomes = await outcomesOf(processes, "three crawler processes");
+    expect(codesOf(outcomes), outcomes.map((outcome) => outcome.stderr).join("\n")).toEqual([0, 0, 0]);
+
+    expectSameRecords(await recordsIn(client, name), site.expected);
+    expectRequested(requestCounts(site), site.expected, 1);
+    // Each record was stored by exactly one process, and each process stored some, as its report says.
+    const stored = storedBy(labels);
+    for (const urls of stored) expect(urls.length).toBeGreaterThan(0);
+    expect(stored.flat().sort()).toEqual(site.expected.records.map((record) => record.url).sort());
+    const said = outcomes.map((outcome) => /crawl (\S+): (\d+) records in Redis; this process \([^)]*:(\d+):[^)]*\) recorded (\d+)/.exec(outcome.stdout)?.slice(1));
+    const expectedLines = processes.map((crawler, i) => [name, String(site.expected.records.length), String(crawler.pid), String(stored[i]?.length)]);
+    expect(said).toEqual(expectedLines);
+    expect(await client.hLen(keyOf(name, "owners"))).toBe(0);
+  });
+
+  it("finishes the crawl when one of three processes is killed with SIGKILL, fetching again only pages it held leased", async () => {
+    const site = await startSite();
+    // A process that takes one of these pages holds its lease until the test lets the responses go:
+    // so the process killed surely holds a lease when it dies.
+    const pages = site.expected.records.filter((record) => record.status === 200);
+    const heldBack = HELD_BACK.map((index) => pages[index]?.url ?? "");
+    const responses = holdResponses(site, heldBack.map(pathOf));
+    const name = `killed-${++names}`;
+    const labels = ["a", "b", "c"];
+    const processes = labels.map((label) => startCrawler(redis.url, name, site.url, label, ["--lease", "1"]));
+    const ownersKey = keyOf(name, "owners");
+    await untilRecords(client, name, 1_500, processes);
+    const owners = await until("the pages held back leased", processes, async function allLeased() {
+      const owners = await client.hGetAll(ownersKey);
+      return heldBack.every((url) => owners[url] !== undefined) ? owners : undefined;
+    });
+    const heldBackBy = (crawler: CrawlerProcess): string[] => heldBack.filter((url) => owners[url]?.includes(`:${crawler.pid}:`));
+    const victim = processes.reduce((most, crawler) => (heldBackBy(crawler).length > heldBackBy(most).length ? crawler : most));
+    victim.kill("SIGKILL");
+    expect((await victim.outcome()).signal).toBe("SIGKILL");
+    // Dead, it can no longer take, renew or finish: what it held stays in Redis until the leases expire (1 s).
+    const held = Object.entries(await client.hGetAll(ownersKey))
+      .filter(([, owner]) => owner.includes(`:${victim.pid}:`))
+      .map(([url]) => url);
+    const victimHeldBack = heldBackBy(victim);
+    expect(victimHeldBack.length).toBeGreaterThan(0);
+    expect(victimHeldBack.filter((url) => !held.includes(url))).toEqual([]);
+    responses.release();
+
+    const survivors = processes.filter((crawler) => crawler !== victim);
+    const outcomes = await outcomesOf(survivors, "the two processes left");
+    expect(codesOf(outcomes), outcomes.map((outcome) => outcome.stderr).join("\n")).toEqual([0, 0]);
+    const records = await recordsIn(client, name);
+    expectSameRecords(records, site.expected);
+    const counts = requestCounts(site);
+    expectRequested(counts, site.expected, 2);
+    // Fetched twice: only pages the dead process held, among them those it never got an answer for.
+    const twice = requestedTwice(counts);
+    const heldPaths = new Set(held.map(pathOf));
+    expect(twice.filter((path) => !heldPaths.has(path))).toEqual([]);
+    expect(victimHeldBack.map(pathOf).filter((path) => !twice.includes(path))).toEqual([]);
+    // No URL was reported as stored by two processes (the dead one's file may miss its last few).
+    const stored = storedBy(labels).flat();
+    expect(stored.length).toBe(new Set(stored).size);
+    expect(stored.length).toBeGreaterThan(records.length - MAX_TASKS);
+  });
+
+  it("hands every lease back on Ctrl-C in each process, and a second run resumes without fetching a finished page again", async () => {
+    const site = await startSite();
+    const name = `resumed-${++names}`;
+    const first = ["a", "b", "c"].map((label) => startCrawler(redis.url, name, site.url, label));
+    await untilRecords(client, name, 1_500, first);
+    for (const crawler of first) crawler.kill("SIGINT");
+    const stopped = await outcomesOf(first, "three processes after Ctrl-C");
+    expect(codesOf(stopped), stopped.map((outcome) => outcome.stderr).join("\n")).toEqual([130, 130, 130]);
+    const status = { queued: await client.lLen(`coroutine-crawler:{${name}}:queue`), leased: await client.zCard(keyOf(name, "leases")) };
+    expect(status.leased).toBe(0);
+    expect(status.queued).toBeGreaterThan(0);
+    const finished = new Set((await client.hKeys(keyOf(name, "records"))).map(pathOf));
+    expect(finished.size).toBeLessThan(site.expected.records.length);
+    const firstCounts = requestCounts(site);
+    site.site.resetCounters();
+
+    const second = ["d", "e"].map((label) => startCrawler(redis.url, name, site.url, label));
+    const outcomes = await outcomesOf(second, "two processes resuming the crawl");
+    expect(codesOf(outcomes), outcomes.map((outcome) => outcome.stderr).join("\n")).toEqual([0, 0]);
+    expectSameRecords(await recordsIn(client, name), site.expected);
+    const secondCounts = requestCounts(site);
+    expect([...secondCounts.keys()].filter((path) => finished.has(path))).toEqual([]);
+    // Fetched twice: only pages whose fetch Ctrl-C cut short, at most one per worker stopped.
+    const counts = addCounts(firstCounts, secondCounts);
+    expectRequested(counts, site.expected, 2);
+    expect(requestedTwice(counts).length).toBeLessThanOrEqual(3 * MAX_TASKS);
+    // Each record was stored by one process of one run, and each stopped process wrote all it stored.
+    expect(storedBy(["a", "b", "c", "d", "e"]).flat().sort()).toEqual(site.expected.records.map((record) => record.url).sort());
+  });
+
+  it("stops every process with a message when Redis dies, and a run after its restart finishes the crawl", async () => {
+    const site = await startSite(SMALLER_SITE);
+    const server = await startRedis({ appendOnly: true });
+    ownRedis = server;
+    const own = await connect(server.url);
+    ownClients.push(own);
+    const name = `redis-died-${++names}`;
+    const first = ["a", "b", "c"].map((label) => startCrawler(server.url, name, site.url, label, ["--lease", "1"]));
+    await untilRecords(own, name, 1_000, first);
+    own.destroy();
+    await server.kill();
+    const failed = await outcomesOf(first, "three processes after Redis died", 15_000);
+    expect(codesOf(failed), failed.map((outcome) => outcome.stderr).join("\n")).toEqual([1, 1, 1]);
+    for (const { stderr } of failed) {
+      expect(stderr).toMatch(/^crawl: Redis at redis:\/\/127\.0\.0\.1:\d+\/0 stopped answering: .*running the crawl again resumes it$/m);
+      expect(stderr).not.toMatch(/^\s+at /m); // No stack trace.
+    }
+    expect(first.filter((crawler) => processExists(crawler.pid))).toEqual([]);
+
+    await server.restart();
+    const again = await connect(server.url);
+    ownClients.push(again);
+    // What the append-only file kept: the leases held when Redis died.
+    const leasedAtFailure = new Set((await again.zRange(keyOf(name, "leases"), 0, -1)).map(pathOf));
+    const firstCounts = requestCounts(site);
+    site.site.resetCounters();
+    const second = ["d", "e"].map((label) => startCrawler(server.url, name, site.url, label, ["--lease", "1"]));
+    const outcomes = await outcomesOf(second, "two processes after Redis restarted");
+    expect(codesOf(outcomes), outcomes.map((outcome) => outcome.stderr).join("\n")).toEqual([0, 0]);
+    expectSameRecords(await recordsIn(again, name), site.expected);
+    const counts = addCounts(firstCounts, requestCounts(site));
+    expectRequested(counts, site.expected, 2);
+    const twice = requestedTwice(counts);
+    expect(twice.filter((path) => !leasedAtFailure.has(path))).toEqual([]);
+    expect(twice.length).toBeLessThanOrEqual(3 * MAX_TASKS);
+    // No record was stored by two processes; those missing from the files were stored as Redis died, the reply lost.
+    const stored = storedBy(["a", "b", "c", "d", "e"]).flat();
+    expect(stored.length).toBe(new Set(stored).size);
+    expect(stored.length).toBeGreaterThanOrEqual(site.expected.records.length - 3 * MAX_TASKS);
+  });
+});
+
+describe("crawl --frontier with a bad URL", () => {
+  it.each(["http://x", "redis://", "nonsense"])("exits 2 naming --frontier for %s", async (url) => {
+    requireBuiltCli();
+    const outcome = await runCli(["--frontier", url, "--crawl-name", "bad-url", "http://127.0.0.1:9/"]);
+    expect(outcome.code).toBe(2);
+    expect(outcome.stderr).toMatch(/^crawl: --frontier/m);
+    expect(outcome.stdout).toBe("");
+  });
+});
