@@ -12,10 +12,13 @@
  * what stage 2's Task and EventLoop did by hand.
  *
  * A `trace` function counts how the workers waited: each fetch is one
- * `await` on the HTTP client, and the most fetches in flight at once is never
+ * `await` on the HTTP client, and the most fetches in flight at once (the
+ * `inFlight` counter of the `fetch-start` and `fetch-end` events) is never
  * more than `maxTasks`. With the demo site the example also asks the server
  * how many requests it ever had in flight at once: the same bound, seen from
- * the other end.
+ * the other end. Then two lines of the trace, as `crawl --trace` prints them:
+ * the worker that took the root suspending at `await client.get(url)`, and
+ * resuming once the response is in.
  *
  * Run it: `npx tsx examples/12-asyncawait-crawl.ts [URL]`
  *
@@ -26,6 +29,7 @@ import { fileURLToPath } from "node:url";
 import { Crawler } from "../src/asyncawait/index.js";
 import { report } from "../src/crawl/report.js";
 import type { TraceEvent } from "../src/observe/events.js";
+import { traceLine } from "../src/observe/trace-lines.js";
 import { openRoot } from "./open-root.js";
 
 /** Crawls the root with stage 3 and prints the report's summary and how the workers waited. */
@@ -35,19 +39,28 @@ export async function main(rootUrl?: string): Promise<void> {
     const maxTasks = 5;
     let awaits = 0;
     let peakInFlight = 0;
+    let rootAwait: string | null = null;
+    let rootResume: string | null = null;
     function watch(event: TraceEvent): void {
       if (event.type === "await") awaits += 1;
-      else if (event.type === "fetch-start") peakInFlight = Math.max(peakInFlight, event.inFlight);
+      else if (event.type === "fetch-start" || event.type === "fetch-end") peakInFlight = Math.max(peakInFlight, event.inFlight);
+      if (event.type === "await" && event.url === root.url) rootAwait ??= traceLine(event);
+      else if (event.type === "resume" && event.url === root.url) rootResume ??= traceLine(event);
     }
     console.log(`Stage 3, async/await: crawling ${root.url} with maxTasks ${maxTasks}`);
     const result = await new Crawler(root.url, { maxTasks, trace: watch }).crawl();
     console.log(report(result, { quiet: true }));
     console.log(
-      `How it waited: ${maxTasks} workers suspended ${awaits} times at \`await client.get(url)\`; ` +
-        `at most ${peakInFlight} fetches were in flight at once.`,
+      `How stage 3 waited: ${maxTasks} workers suspended ${awaits} times at \`await client.get(url)\`; ` +
+        `at most ${peakInFlight} fetches were in flight at once (maxTasks ${maxTasks}).`,
     );
     const serverPeak = root.demo?.site.peakRequestsInFlight;
     if (serverPeak !== undefined) console.log(`Seen from the other end, the demo site had at most ${serverPeak} requests in flight at once.`);
+    console.log(
+      "Two lines of the trace: the worker that took the root suspended at its await, and the engine resumed it " +
+        "once the response was in\n(`npm run crawl -- --demo --stage asyncawait --trace` prints every event):",
+    );
+    for (const line of [rootAwait, rootResume]) if (line !== null) console.log(line);
   } finally {
     await root.close();
   }

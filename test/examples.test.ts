@@ -72,6 +72,20 @@ beforeAll(async () => {
 /** The most fetches in flight at once, as a crawl example prints it from its trace. */
 const PEAK = /at most (\d+) fetches were in flight at once/;
 
+/** The most requests in flight at once, as a crawl example prints the demo site's own count. */
+const SERVER_PEAK = /^Seen from the other end, the demo site had at most (\d+) requests in flight at once\.$/m;
+
+/** A trace line's time and stage column, as `crawl --trace` prints them (`traceLine`). */
+function traceLinePattern(stage: string, rest: string): RegExp {
+  return new RegExp(`^ +\\d+\\.\\dms  ${stage.padEnd(10)}  ${rest}$`);
+}
+
+/** The two trace lines a crawl example prints after saying which command prints them all. */
+function traceExcerpt(out: string, stage: string): string[] {
+  const command = `npm run crawl -- --demo --stage ${stage} --trace`; // nothing in it a RegExp reads as special
+  return captured(out, new RegExp(`^\\(\`${command}\` prints every event\\):\\n(.*)\\n(.*)\\n`, "m"));
+}
+
 // Independent child processes: run them side by side (vitest's maxConcurrency, 5 by default).
 describe.concurrent("examples", () => {
   it("01 fetches in a blocked worker while the main thread serves, and cannot fetch from the blocked main thread", async ({ expect }) => {
@@ -94,13 +108,19 @@ describe.concurrent("examples", () => {
     expect(out).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/: status 200, text\/html, \d+ bytes, [1-9]\d* links$/m);
   });
 
-  it("04 crawls the demo site with callbacks, never more fetches in flight than maxTasks", async ({ expect }) => {
+  it("04 crawls the demo site with callbacks, never more fetches in flight than maxTasks, and shows the loop calling the root's Fetcher back", async ({ expect }) => {
     const out = await runExample("04-callbacks-crawl.ts");
     expect(out).toContain("Stage 1, callbacks: crawling http://127.0.0.1:");
     expect(out).toMatch(new RegExp(`^Todo: 0\\nDone: ${demoRecords}$`, "m"));
-    expect(out).toMatch(/the loop turned [1-9]\d* times \(one select\(\) each\) and called [1-9]\d* callbacks/);
+    expect(out).toMatch(/^How stage 1 waited: the loop turned [1-9]\d* times \(one select\(\) each\) and called [1-9]\d* callbacks/m);
     expect(numberIn(out, PEAK)).toBeGreaterThan(1);
     expect(numberIn(out, PEAK)).toBeLessThanOrEqual(10);
+    expect(numberIn(out, SERVER_PEAK)).toBeGreaterThan(1);
+    expect(numberIn(out, SERVER_PEAK)).toBeLessThanOrEqual(10);
+    // connected when the root's socket could be written, readResponse when it could be read: one socket.
+    const [connected, readResponse] = traceExcerpt(out, "callbacks");
+    const [root, socket] = captured(connected, traceLinePattern("callbacks", "dispatch connected (http://127\\.0\\.0\\.1:\\d+/) socket#(\\d+)"));
+    expect(readResponse).toMatch(traceLinePattern("callbacks", `dispatch readResponse ${root.replaceAll(".", "\\.")} socket#${socket}`));
   });
 
   it("05 loses the caller from the callback's stack and keeps it in the coroutine's", async ({ expect }) => {
@@ -142,13 +162,19 @@ describe.concurrent("examples", () => {
     expect(out.match(/^ {2}http:\/\/127\.0\.0\.1:\d+\/\S*: status \d{3}, /gm)).toHaveLength(4);
   });
 
-  it("09 crawls the demo site with generator coroutines, never more fetches in flight than maxTasks", async ({ expect }) => {
+  it("09 crawls the demo site with generator coroutines, never more fetches in flight than maxTasks, and shows a Task paused on a Future", async ({ expect }) => {
     const out = await runExample("09-generators-crawl.ts");
     expect(out).toContain("Stage 2, generators: crawling http://127.0.0.1:");
     expect(out).toMatch(new RegExp(`^Todo: 0\\nDone: ${demoRecords}$`, "m"));
-    expect(out).toMatch(/10 worker Tasks, [1-9]\d* Task steps, each running a coroutine to its next yield\*/);
+    expect(out).toMatch(/^How stage 2 waited: 10 worker Tasks, [1-9]\d* Task steps, each running a coroutine to its next yield\*/m);
     expect(numberIn(out, PEAK)).toBeGreaterThan(1);
     expect(numberIn(out, PEAK)).toBeLessThanOrEqual(10);
+    expect(numberIn(out, SERVER_PEAK)).toBeGreaterThan(1);
+    expect(numberIn(out, SERVER_PEAK)).toBeLessThanOrEqual(10);
+    // The root's request Task, sent, waits for its socket to be readable; the loop resolves that Future.
+    const [paused, resolved] = traceExcerpt(out, "generators");
+    expect(paused).toMatch(traceLinePattern("generators", "step task#\\d+ waitFor yielded read"));
+    expect(resolved).toMatch(traceLinePattern("generators", "resolve future#\\d+ read"));
   });
 
   it("10 interleaves Brett Cannon's three countdowns on our loop, each in its own order", async ({ expect }) => {
@@ -204,15 +230,20 @@ describe.concurrent("examples", () => {
     expect(out).toContain("await { then(resolve) { resolve(42) } } → 42");
   });
 
-  it("12 crawls the demo site with async workers, never more requests in flight than workers", async ({ expect }) => {
+  it("12 crawls the demo site with async workers, never more requests in flight than workers, and shows a worker suspended at its await", async ({ expect }) => {
     const out = await runExample("12-asyncawait-crawl.ts");
     expect(out).toContain("Stage 3, async/await: crawling http://127.0.0.1:");
     expect(out).toMatch(new RegExp(`^Todo: 0\\nDone: ${demoRecords}$`, "m"));
     // One await on the client per attempt, and every record took at least one.
-    expect(numberIn(out, /5 workers suspended (\d+) times at `await client\.get\(url\)`/)).toBeGreaterThanOrEqual(demoRecords);
+    expect(numberIn(out, /^How stage 3 waited: 5 workers suspended (\d+) times at `await client\.get\(url\)`/m)).toBeGreaterThanOrEqual(demoRecords);
     expect(numberIn(out, PEAK)).toBeGreaterThan(1);
     expect(numberIn(out, PEAK)).toBeLessThanOrEqual(5);
-    expect(numberIn(out, /the demo site had at most (\d+) requests in flight at once/)).toBeLessThanOrEqual(5);
+    expect(numberIn(out, SERVER_PEAK)).toBeGreaterThan(1);
+    expect(numberIn(out, SERVER_PEAK)).toBeLessThanOrEqual(5);
+    // The first worker takes the root, the only URL known, and is the one that resumes with its response.
+    const [suspended, resumed] = traceExcerpt(out, "asyncawait");
+    const [root] = captured(suspended, traceLinePattern("asyncawait", "await worker 0 client\\.get (http://127\\.0\\.0\\.1:\\d+/)"));
+    expect(resumed).toMatch(traceLinePattern("asyncawait", `resume worker 0 ${root.replaceAll(".", "\\.")}`));
   });
 
   it("13 ends idle workers with shutdown() after join(), and cancels a crawl from outside", async ({ expect }) => {

@@ -5,7 +5,7 @@
  * @module
  */
 import { FETCH_ERRORS } from "../crawl/records.js";
-import type { CrawlResult, FetchStatistic } from "../crawl/records.js";
+import type { CrawlResult, FetchError, FetchStatistic } from "../crawl/records.js";
 import type { Stats } from "../crawl/report.js";
 import type { RobotsFetch } from "../crawl/robots.js";
 import type { StageName } from "../observe/events.js";
@@ -24,32 +24,134 @@ export interface StageRun {
   serverPeak: number | null;
 }
 
+/** What each error row of the table counts: why those URLs got no response. */
+const ERROR_MEANINGS: Readonly<Record<FetchError, string>> = {
+  ConnectionRefused: "nothing listened on the port",
+  ConnectionReset: "the connection closed before any byte of a response",
+  HostNotFound: "the host name did not resolve",
+  Timeout: "no whole response within the time allowed",
+  BadResponse: "bytes that are not HTTP, or a response cut short",
+  BodyTooLarge: "a body longer than the most accepted",
+  TlsError: "the TLS handshake or the certificate check failed",
+  NetworkError: "another failure of the network",
+  RobotsDisallowed: "robots.txt forbids them, so they were never requested",
+  RobotsUnreachable: "robots.txt could not be read, so nothing at that origin was requested",
+};
+
+/** Below this wall time (the shortest of the stages'), the legend says the timings are noise. */
+const NOISE_MS = 1000;
+
+/** The width the legend is wrapped to. */
+const LEGEND_WIDTH = 100;
+
 /**
  * The table `--compare` prints: one column per stage, one row per figure
- * (records, html pages, redirects, errors and each error name that occurred,
- * the origins whose robots.txt was read, wall time, pages per second, peak
- * concurrency). A figure nobody could measure prints as `-`.
+ * (records; html pages, other pages, redirects and each other status that
+ * occurred; errors and each error name that occurred; the URLs left to do
+ * and the origins whose robots.txt was read, when any; wall time, pages per
+ * second, peak concurrency and the server's peak). A figure nobody could
+ * measure prints as `-`.
+ *
+ * Under the table, a legend says what each row shown counts, that the
+ * timings of a crawl under a second are noise (when one was), and what the
+ * verdict printed next ({@link firstDifference}) compares and leaves out.
  */
 export function comparisonTable(runs: readonly StageRun[]): string {
   const rows: Array<[string, ...string[]]> = [["", ...runs.map((run) => run.stage)]];
-  const addRow = (label: string, figure: (run: StageRun) => string): void => {
+  const legend: Array<[string, string]> = [];
+  const addRow = (label: string, meaning: string, figure: (run: StageRun) => string): void => {
     rows.push([label, ...runs.map(figure)]);
+    legend.push([label, meaning]);
   };
-  addRow("records", (run) => String(run.result.recorded));
-  addRow("html pages", (run) => String(run.stats.htmlPages));
-  addRow("redirects", (run) => String(run.stats.redirects));
-  addRow("errors", (run) => String(run.stats.failures));
-  for (const name of FETCH_ERRORS) {
-    const counts = runs.map((run) => run.stats.errorCount(name));
-    if (counts.some((n) => n > 0)) rows.push([`  ${name}`, ...counts.map(String)]);
+  addRow("records", "URLs the crawl finished, one record each, whatever the outcome", (run) => String(run.result.recorded));
+  addRow("html pages", "200 responses of type text/html: the pages whose links were followed", (run) => String(run.stats.htmlPages));
+  if (runs.some((run) => run.stats.otherPages > 0)) {
+    addRow("other pages", "200 responses of another type: no links to follow", (run) => String(run.stats.otherPages));
   }
-  if (runs.some((run) => run.result.todo > 0)) addRow("todo", (run) => String(run.result.todo));
-  if (runs.some((run) => run.result.robots.length > 0)) addRow("robots.txt read", (run) => String(run.result.robots.length));
-  addRow("wall time", (run) => `${(wallMs(run.result) / 1000).toFixed(3)} s`);
-  addRow("pages/s", (run) => pagesPerSecond(run.result));
-  addRow("peak concurrency", (run) => shown(run.peakInFlight));
-  if (runs.some((run) => run.serverPeak !== null)) addRow("  seen by server", (run) => shown(run.serverPeak));
-  return formatColumns(rows);
+  addRow("redirects", "3xx responses: their target was queued as a URL of its own", (run) => String(run.stats.redirects));
+  const statuses = [...new Set(runs.flatMap((run) => [...run.stats.statuses.keys()]))].sort((x, y) => x - y);
+  for (const status of statuses) {
+    addRow(`status ${status}`, "responses with that status: an answer, but not a page", (run) => String(run.stats.statuses.get(status) ?? 0));
+  }
+  const failed = runs.some((run) => run.stats.failures > 0);
+  addRow("errors", `URLs that got no response at all${failed ? ", by kind below" : ""}`, (run) => String(run.stats.failures));
+  for (const name of FETCH_ERRORS) {
+    if (runs.some((run) => run.stats.errorCount(name) > 0)) addRow(`  ${name}`, ERROR_MEANINGS[name], (run) => String(run.stats.errorCount(name)));
+  }
+  if (runs.some((run) => run.result.todo > 0)) {
+    addRow("todo", "URLs still queued when the crawl stopped (a limit, or Ctrl-C)", (run) => String(run.result.todo));
+  }
+  if (runs.some((run) => run.result.robots.length > 0)) {
+    addRow("robots.txt read", "origins whose robots.txt was read, once each, before their first page", (run) => String(run.result.robots.length));
+  }
+  const shortestMs = Math.min(...runs.map((run) => wallMs(run.result)));
+  addRow(
+    "wall time",
+    shortestMs < NOISE_MS
+      ? `from crawl() to its result. A crawl under ${NOISE_MS / 1000} s, as here, makes this row and the next noise ` +
+          "(start-up, JIT compilation, garbage collection): run again and the order may change. To compare speeds, " +
+          "crawl a bigger site (npm\u00a0run\u00a0site\u00a0--\u00a0--pages\u00a020000) or see npm\u00a0run\u00a0bench."
+      : "from crawl() to its result",
+    (run) => `${(wallMs(run.result) / 1000).toFixed(3)} s`,
+  );
+  addRow("pages/s", "records per second of wall time", (run) => pagesPerSecond(run.result));
+  addRow(
+    "peak concurrency",
+    "the most URLs in flight at once, as the stage counts them in its trace: from taking a URL to making its " +
+      "record (connect, wait, read, parse). Never above maxTasks; lower while few links are known.",
+    (run) => shown(run.peakInFlight),
+  );
+  if (runs.some((run) => run.serverPeak !== null)) {
+    addRow(
+      "  seen by server",
+      "the most requests the demo site answered at once, from a request's arrival to the end of its response: " +
+        "usually lower, as the crawler's connecting and parsing are left out",
+      (run) => shown(run.serverPeak),
+    );
+  }
+  return `${formatColumns(rows)}\n${legendText(legend)}\n${verdictText()}`;
+}
+
+/** The legend's rows: each label, then its meaning wrapped under itself. */
+function legendText(legend: ReadonlyArray<readonly [string, string]>): string {
+  const width = Math.max(...legend.map(([label]) => label.length)) + 2;
+  return legend.map(([label, meaning]) => wrapped(meaning, width, label.padEnd(width))).join("");
+}
+
+/** What the verdict after the table compares, in the words of {@link firstDifference}. */
+function verdictText(): string {
+  return wrapped(
+    "The verdict below compares the records as sets matched by URL, field by field (status, redirect target, " +
+      "error, size, content type, encoding, links found), the URLs queued and each robots.txt answer. It leaves " +
+      "out numNewUrls (how many of a page's links were new when it was read) and referrer (the page that first " +
+      "found the URL): with several fetches in flight, which of two pages linking to one URL is read first " +
+      "depends on timing (on a crawl without redirects, the total of numNewUrls must still agree). Timings and " +
+      "peaks are not compared.",
+    0,
+    "",
+  );
+}
+
+/**
+ * `first`, then `text` broken at its spaces into lines of at most
+ * {@link LEGEND_WIDTH} columns, the next ones indented by `indent`. A
+ * no-break space (`\u00a0`) keeps a command on one line, and prints as a space.
+ */
+function wrapped(text: string, indent: number, first: string): string {
+  const lines: string[] = [];
+  let line = first;
+  let empty = true; // no word on the line yet
+  for (const word of text.split(" ")) {
+    if (!empty && line.length + 1 + word.length > LEGEND_WIDTH) {
+      lines.push(line);
+      line = " ".repeat(indent);
+      empty = true;
+    }
+    line += empty ? word : ` ${word}`;
+    empty = false;
+  }
+  lines.push(line);
+  return lines.join("\n").replaceAll("\u00a0", " ") + "\n";
 }
 
 /**

@@ -21,6 +21,7 @@ import type { FetchEndEvent, StageName, TraceEvent } from "../observe/events.js"
 import { startDemoSite } from "../site/index.js";
 import type { SyntheticSite } from "../site/index.js";
 import { timelinePage } from "../observe/timeline/index.js";
+import { timelineWritten } from "../observe/timeline/timeline-page.js";
 import type { TimelinePanel } from "../observe/timeline/index.js";
 import { TraceLines } from "../observe/trace-lines.js";
 import { readCommandLine, STAGE_NAMES, USAGE, USAGE_HINT, UsageError, versionText } from "./args.js";
@@ -339,6 +340,7 @@ async function writeTimeline(destination: string, panels: readonly TimelinePanel
   const title = `Crawl timeline: ${panels.map(stageOf).join(", ")}`;
   try {
     await writeFile(destination, timelinePage(panels, title));
+    printer.print(timelineWritten(destination, panels));
     return true;
   } catch (error) {
     printer.warn(`crawl: cannot write ${destination}: ${error instanceof Error ? error.message : String(error)}\n`);

@@ -10,14 +10,14 @@ import type { StageName } from "../../src/observe/events.js";
 
 const html = { status: 200, size: 100, contentType: "text/html", encoding: "utf-8" };
 
-function run(stage: StageName, records: FetchStatistic[], peakInFlight: number | null = null, robots: RobotsFetch[] = []): StageRun {
+function run(stage: StageName, records: FetchStatistic[], peakInFlight: number | null = null, robots: RobotsFetch[] = [], wallMs = 500): StageRun {
   const result = {
     records,
     recorded: records.length,
     seen: records.map((record) => record.url),
     todo: 0,
     startedAt: 1_000,
-    finishedAt: 1_500,
+    finishedAt: 1_000 + wallMs,
     options: resolveOptions(),
     robots,
   };
@@ -111,7 +111,19 @@ describe("comparisonTable", () => {
     expect(cells("pages/s")).toEqual(["8", "8"]);
     expect(cells("peak concurrency")).toEqual(["3", "-"]);
     expect(table).not.toContain("seen by server");
-    expect(table).not.toContain("robots.txt");
+    expect(table).not.toMatch(/^robots\.txt read/m);
+  });
+
+  it("adds a row for other pages and for each other status, so the rows add up to the records", () => {
+    const pdf = pageRecord("http://h/e.pdf", { ...html, contentType: "application/pdf" }, 0, 0);
+    const missing = pageRecord("http://h/gone", { ...html, status: 404 }, 0, 0);
+    const table = tableOf(comparisonTable([run("callbacks", [a, pdf, missing, c]), run("asyncawait", [a, pdf, missing, c])]));
+    expect(table).toMatch(/^records +4 +4$/m);
+    expect(table).toMatch(/^html pages +1 +1$/m);
+    expect(table).toMatch(/^other pages +1 +1$/m);
+    expect(table).toMatch(/^redirects +1 +1$/m);
+    expect(table).toMatch(/^status 404 +1 +1$/m);
+    expect(table).toMatch(/^errors +0 +0$/m);
   });
 
   it("counts the origins whose robots.txt was read, and the URLs it refused", () => {
@@ -119,5 +131,77 @@ describe("comparisonTable", () => {
     const table = comparisonTable([run("callbacks", [a, refused], null, [hRobots, kRobots]), run("generators", [a, refused], null, [hRobots, kRobots])]);
     expect(table).toMatch(/^robots\.txt read +2 +2$/m);
     expect(table).toMatch(/^ {2}RobotsDisallowed +1 +1$/m);
+  });
+});
+
+/** The table alone: the lines before the first blank one. */
+function tableOf(text: string): string {
+  return text.split("\n\n")[0];
+}
+
+/** The label that starts a table or legend line: words one space apart, indented by 2 or not at all. */
+function labelOf(line: string): string {
+  return /^(?: {2})?\S+(?: \S+)*/.exec(line)?.[0] ?? "";
+}
+
+/** The legend's rows, label to meaning, each meaning's lines joined with spaces. */
+function legendRows(text: string): Map<string, string> {
+  const rows = new Map<string, string>();
+  let label = "";
+  for (const line of text.split("\n\n")[1].split("\n")) {
+    if (/^ {3}/.test(line)) {
+      rows.set(label, `${rows.get(label)} ${line.trim()}`); // a meaning's next line
+    } else {
+      label = labelOf(line);
+      rows.set(label, line.slice(label.length).trim());
+    }
+  }
+  return rows;
+}
+
+describe("comparisonTable's legend", () => {
+  it("explains each row the table shows, in the table's order, and no other", () => {
+    const refused = errorRecord("http://h/private", "RobotsDisallowed");
+    const runs = [run("callbacks", [a, c, d, refused], 3, [hRobots]), run("generators", [a, c, d, refused], 4, [hRobots])];
+    const text = comparisonTable(runs);
+    const tableLabels = tableOf(text).split("\n").slice(1).map(labelOf); // after the header
+    expect(tableLabels).toEqual(["records", "html pages", "redirects", "errors", "  ConnectionReset", "  RobotsDisallowed", "robots.txt read", "wall time", "pages/s", "peak concurrency"]);
+    const legend = legendRows(text);
+    expect([...legend.keys()]).toEqual(tableLabels);
+    expect(legend.get("  ConnectionReset")).toBe("the connection closed before any byte of a response");
+    expect(legend.get("errors")).toBe("URLs that got no response at all, by kind below");
+    expect(legend.get("peak concurrency")).toMatch(/^the most URLs in flight at once, .* Never above maxTasks/);
+  });
+
+  it("explains the server's peak only when the demo site counted one", () => {
+    const counted = { ...run("callbacks", [a]), serverPeak: 2 };
+    expect(legendRows(comparisonTable([counted, run("generators", [a])])).get("  seen by server")).toMatch(/^the most requests the demo site answered at once/);
+    expect(legendRows(comparisonTable([run("callbacks", [a]), run("generators", [a])])).has("  seen by server")).toBe(false);
+  });
+
+  it("calls the timings noise when a crawl took under a second, and not when every crawl took longer", () => {
+    const quick = legendRows(comparisonTable([run("callbacks", [a], null, [], 1_500), run("generators", [a], null, [], 900)]));
+    expect(quick.get("wall time")).toMatch(/^from crawl\(\) to its result\. A crawl under 1 s, as here, makes this row and the next noise .* see npm run bench\.$/);
+    const slow = comparisonTable([run("callbacks", [a], null, [], 1_500), run("generators", [a], null, [], 1_000)]);
+    expect(legendRows(slow).get("wall time")).toBe("from crawl() to its result");
+    expect(slow).not.toContain("noise");
+  });
+
+  it("wraps its lines at 100 columns, under the meanings' column, and never breaks a command", () => {
+    const text = comparisonTable([run("callbacks", [a, d], 3), run("generators", [a, d], 3)]);
+    for (const line of text.split("\n")) expect(line.length, line).toBeLessThanOrEqual(100);
+    const lines = text.split("\n\n")[1].split("\n");
+    const wallTime = lines.findIndex((line) => line.startsWith("wall time"));
+    expect(lines[wallTime + 1].search(/\S/)).toBe(lines[wallTime].indexOf("from crawl()"));
+    expect(text).toMatch(/\(npm run site -- --pages 20000\) or see npm run bench\./);
+  });
+
+  it("says what the verdict compares and what it leaves out because it depends on timing", () => {
+    const verdict = comparisonTable([run("callbacks", [a]), run("generators", [a])]).split("\n\n")[2].replaceAll("\n", " ");
+    expect(verdict).toMatch(/^The verdict below compares the records as sets matched by URL, field by field \(status, redirect target, error, size, content type, encoding, links found\)/);
+    expect(verdict).toContain("It leaves out numNewUrls");
+    expect(verdict).toContain("and referrer");
+    expect(verdict).toContain("depends on timing");
+    expect(verdict).toContain("Timings and peaks are not compared.");
   });
 });

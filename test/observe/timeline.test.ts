@@ -4,7 +4,8 @@
  */
 import { describe, expect, it } from "vitest";
 import type { StageName, TraceEvent } from "../../src/observe/events.js";
-import { fetchAttempts, inFlightSeries, peak, queuedSeries, TimeScale, timelinePage } from "../../src/observe/timeline/index.js";
+import { fetchAttempts, inFlightSeries, peak, queuedSeries, TimeScale, timelinePage, whatToNotice } from "../../src/observe/timeline/index.js";
+import { timelineWritten } from "../../src/observe/timeline/timeline-page.js";
 
 const A = "http://127.0.0.1:1/a";
 const B = "http://127.0.0.1:1/b?x=1&y=<2>";
@@ -114,5 +115,79 @@ describe("timelinePage", () => {
     const page = timelinePage([{ stage: "asyncawait", events: [] }]);
     expect(page).toContain("asyncawait: 0 fetch attempts, at most 0 in flight, 0.0 ms");
     expect(page).not.toContain('<g class="bar');
+  });
+});
+
+/** Two attempts one after the other (robots.txt, then the root), then two at once: the root's links. */
+function fanOut(stage: StageName): TraceEvent[] {
+  const counters = { queued: 0, unfinished: 2, inFlight: 1 };
+  const attempt = (url: string, slot: number, start: number, end: number): TraceEvent[] => [
+    { t: start, stage, type: "fetch-start", url, slot, attempt: 1, ...counters },
+    { t: end, stage, type: "fetch-end", url, slot, attempt: 1, status: 200, error: null, ...counters },
+  ];
+  const root = "http://127.0.0.1:1/";
+  return [
+    ...attempt(`${root}robots.txt`, 0, 0, 2),
+    ...attempt(root, 0, 3, 5),
+    { t: 6, stage, type: "fetch-start", url: `${root}p/1`, slot: 0, attempt: 1, ...counters },
+    { t: 7, stage, type: "fetch-start", url: `${root}p/2?x=1`, slot: 1, attempt: 1, ...counters, inFlight: 2 },
+    { t: 9, stage, type: "fetch-end", url: `${root}p/2?x=1`, slot: 1, attempt: 1, status: 200, error: null, ...counters },
+    { t: 10, stage, type: "fetch-end", url: `${root}p/1`, slot: 0, attempt: 1, status: 200, error: null, ...counters },
+  ];
+}
+
+describe("whatToNotice", () => {
+  it("begins with how the panel's stage waits", () => {
+    expect(whatToNotice({ stage: "callbacks", events: [] })[0]).toMatch(/^One thread runs every bar\. .*the loop's select\(\) finds other sockets ready/);
+    expect(whatToNotice({ stage: "generators", events: [] })[0]).toMatch(/^Each bar is a worker Task paused at a yield\* on a Future/);
+    expect(whatToNotice({ stage: "asyncawait", events: [] })[0]).toMatch(/suspended at await client\.get\(url\)/);
+    expect(whatToNotice({ stage: "asyncawait", events: [] })).toHaveLength(1);
+  });
+
+  it("names the first bars that ran one after the other, before the crawl fanned out", () => {
+    expect(whatToNotice({ stage: "callbacks", events: fanOut("callbacks") })).toContain(
+      "The first 2 bars run one after the other (/robots.txt, /): each had to be read before anything else could be fetched. " +
+        "Then the queue fills and the bars fan out.",
+    );
+    // A and B overlap from the start: no bar ran alone.
+    expect(whatToNotice({ stage: "callbacks", events: trace() }).join(" ")).not.toContain("The first");
+  });
+
+  it("says whether the fetches in flight reached maxTasks or stayed under it", () => {
+    expect(whatToNotice({ stage: "generators", events: fanOut("generators"), maxTasks: 2 })).toContain(
+      "The fetches in flight reach maxTasks (2) and go no higher: the limit set how many overlapped.",
+    );
+    expect(whatToNotice({ stage: "generators", events: fanOut("generators"), maxTasks: 5 })).toContain(
+      "At most 2 fetches overlapped, under maxTasks (5): the URLs known at each moment, not the limit, bounded them.",
+    );
+    expect(whatToNotice({ stage: "generators", events: fanOut("generators") }).join(" ")).not.toContain("maxTasks");
+  });
+
+  it("counts the failed attempts, and says nothing of failures when none failed", () => {
+    expect(whatToNotice({ stage: "asyncawait", events: trace("asyncawait") })).toContain("1 attempt failed (outlined in red): click one to see why.");
+    expect(whatToNotice({ stage: "asyncawait", events: fanOut("asyncawait") }).join(" ")).not.toContain("failed");
+  });
+});
+
+describe("timelinePage's captions", () => {
+  it("puts a 'What to notice' caption between each panel's heading and its chart", () => {
+    const page = timelinePage([
+      { stage: "callbacks", events: fanOut("callbacks"), maxTasks: 2 },
+      { stage: "generators", events: fanOut("generators"), maxTasks: 2 },
+      { stage: "asyncawait", events: trace("asyncawait"), maxTasks: 2 },
+    ]);
+    const captions = [...page.matchAll(/<section class="panel" data-stage="(\w+)">\n<h2>[^<]*<\/h2>\n<p class="notice"><b>What to notice:<\/b> ([^<]*)<\/p>\n<svg /g)];
+    expect(captions.map((caption) => caption[1])).toEqual(["callbacks", "generators", "asyncawait"]);
+    expect(captions[0][2]).toContain("select()");
+    expect(captions[1][2]).toContain("(/robots.txt, /)");
+    expect(captions[2][2]).toContain("1 attempt failed");
+  });
+});
+
+describe("timelineWritten", () => {
+  it("names the file as given, the stages drawn, and the file: URL to open in a browser", () => {
+    const line = timelineWritten("out dir/timeline.html", [{ stage: "callbacks", events: [] }, { stage: "asyncawait", events: [] }]);
+    expect(line).toMatch(/^Timeline of callbacks, asyncawait written to out dir\/timeline\.html: open file:\/\/\/\S+\/out%20dir\/timeline\.html in a browser\.\n$/);
+    expect(line).toContain(`file://${process.cwd()}/`);
   });
 });

@@ -120,6 +120,7 @@ describe("crawl --trace", () => {
     expect(page.match(/<section class="panel"/g)?.length).toBe(3);
     expect(page.match(/<g class="bar/g)?.length).toBe(fetchStarts);
     expect(page).not.toMatch(/<script src=|<link |https?:\/\/(?!127\.0\.0\.1)/);
+    expect(outcome.stdout).toContain(`written to ${timelineFile}`);
   });
 
   it("fails with a message when the trace file cannot be written", async () => {

@@ -12,4 +12,5 @@ export { stagePanelSvg } from "./stage-panel.js";
 export type { TimelinePanel } from "./stage-panel.js";
 export { TimeScale } from "./time-scale.js";
 export { timelinePage } from "./timeline-page.js";
+export { whatToNotice } from "./what-to-notice.js";
 export { escapeXml } from "./escape.js";

@@ -4,12 +4,15 @@
  *
  * @module
  */
+import { resolve } from "node:path";
+import { pathToFileURL } from "node:url";
 import pkg from "../../../package.json" with { type: "json" };
 import { escapeXml, ms } from "./escape.js";
 import { fetchAttempts, inFlightSeries, peak } from "./fetch-attempts.js";
 import { stagePanelSvg } from "./stage-panel.js";
 import type { TimelinePanel } from "./stage-panel.js";
 import { TimeScale } from "./time-scale.js";
+import { whatToNotice } from "./what-to-notice.js";
 
 /** The width of each panel's SVG, in CSS pixels. */
 const WIDTH = 1100;
@@ -21,6 +24,7 @@ body { font: 14px/1.4 system-ui, sans-serif; margin: 16px 24px; color: #222; bac
 h1 { font-size: 20px; margin: 0 0 4px; }
 h2 { font-size: 16px; margin: 18px 0 4px; }
 p.note { margin: 0 0 8px; color: #555; }
+p.notice { margin: 0 0 6px; max-width: 1060px; } p.notice b { color: #8a5a00; }
 .legend span { display: inline-block; margin-right: 14px; }
 .legend i { display: inline-block; width: 14px; height: 10px; margin-right: 4px; vertical-align: baseline; }
 .connecting { fill: #4e79a7; background: #4e79a7; } .waiting { fill: #f2b447; background: #f2b447; }
@@ -65,7 +69,9 @@ document.addEventListener("click", showDetail);
  * and 2) or worker (stage 3), coloured by phase: connecting (fetch start to
  * connection ready), waiting (to the first byte) and reading (to the end of
  * the attempt, parsing included); the fetches in flight over time, with the
- * `maxTasks` limit; and the queue's length over time.
+ * `maxTasks` limit; and the queue's length over time. Under each panel's
+ * heading, a caption says what to notice in it ({@link whatToNotice}): how
+ * the stage waits, and what its trace shows.
  *
  * @remarks Hand-written SVG rather than a charting library: a few rects and
  * paths per panel, and the page stays one file that opens with no network.
@@ -80,7 +86,8 @@ export function timelinePage(panels: readonly TimelinePanel[], title = "Crawl ti
   const endMs = Math.max(0, ...panels.map(lastTime));
   const scale = new TimeScale(endMs, AXIS_LEFT, WIDTH);
   const sections = panels.map(function section(panel) {
-    return `<section class="panel" data-stage="${panel.stage}">\n<h2>${escapeXml(summary(panel))}</h2>\n${stagePanelSvg(panel, scale)}\n</section>`;
+    const notice = `<p class="notice"><b>What to notice:</b> ${escapeXml(whatToNotice(panel).join(" "))}</p>`;
+    return `<section class="panel" data-stage="${panel.stage}">\n<h2>${escapeXml(summary(panel))}</h2>\n${notice}\n${stagePanelSvg(panel, scale)}\n</section>`;
   });
   return `<!doctype html>
 <html lang="en">
@@ -116,4 +123,22 @@ function summary(panel: TimelinePanel): string {
 function lastTime(panel: TimelinePanel): number {
   const events = panel.events;
   return events.length === 0 ? 0 : events[events.length - 1].t;
+}
+
+/**
+ * The line `crawl --timeline FILE` prints once it has written the page: the
+ * file as given, what it holds, and the `file:` URL to open in a browser.
+ *
+ * @example
+ * ```text
+ * Timeline of callbacks, generators, asyncawait written to timeline.html: open file:///home/me/crawler/timeline.html in a browser.
+ * ```
+ */
+export function timelineWritten(destination: string, panels: readonly TimelinePanel[]): string {
+  const stages = panels.map(stageOf).join(", ");
+  return `Timeline of ${stages === "" ? "no crawl" : stages} written to ${destination}: open ${pathToFileURL(resolve(destination)).href} in a browser.\n`;
+}
+
+function stageOf(panel: TimelinePanel): string {
+  return panel.stage;
 }
