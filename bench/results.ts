@@ -8,6 +8,7 @@ import type { BenchSubject } from "./children/load-stage.js";
 import type { MemoryReport } from "./children/memory-child.js";
 import type { RunResult } from "./crawl-process.js";
 import type { Machine } from "./machine.js";
+import type { RedisScenarioResult } from "./redis-scenario.js";
 import type { Scenario } from "./scenarios.js";
 import { spread, type Spread } from "./stats.js";
 
@@ -57,6 +58,8 @@ export interface BenchResults {
   heapSnapshotAt: number | null;
   scenarios: ScenarioResult[];
   memory: MemoryReport[];
+  /** R1, one crawl by several processes through one Redis; null when `--scenarios` leaves it out. */
+  redis: RedisScenarioResult | null;
 }
 
 /**

@@ -2,12 +2,17 @@
  * `npm run bench`: crawls five synthetic sites and a group of hosts with
  * each stage (S5, a million pages with no records kept, with stage 3 alone),
  * several times, each crawl in its own process, and measures the memory of
- * a waiting unit of each stage; prints a markdown table and writes
- * `latest.json` and `latest.md`.
+ * a waiting unit of each stage; then (R1) crawls two of the sites with stage
+ * 3 in several processes sharing one Redis; prints a markdown table and
+ * writes `latest.json` and `latest.md`.
  *
  * `tsx bench/run.ts [--quick] [--runs N] [--stages callbacks,generators,asyncawait[,reference]]
- *  [--scenarios S1,S2,S3,P1,S4,S5] [--units N] [--no-memory] [--trace-overhead]
+ *  [--scenarios S1,S2,S3,P1,S4,S5,R1] [--units N] [--no-memory] [--trace-overhead]
  *  [--heap-snapshot N] [--out DIR]`
+ *
+ * R1 is stage 3's (it runs when `--stages` names asyncawait), needs a
+ * redis-server (Debian's; without one it says it is skipped), and runs
+ * `--runs` rounds; `--no-memory` leaves out the waiting units only.
  *
  * `--stages` may add `reference`: the plain node:http crawler of
  * `bench/reference-crawler.ts`, a yardstick for what the machine and the
@@ -38,6 +43,7 @@ import { runCrawl, type RunResult } from "./crawl-process.js";
 import { HostGroupProcess } from "./host-group-process.js";
 import { describeMachine } from "./machine.js";
 import { measureWaitingUnits } from "./memory-process.js";
+import { benchRedisScenario, REDIS_SCENARIO_ID, redisScenarioFailed, type RedisScenarioResult } from "./redis-scenario.js";
 import { summarise, type BenchResults, type ScenarioResult } from "./results.js";
 import { DEFAULT_SCENARIO_IDS, measuresMemory, QUICK_SCENARIOS, SCENARIOS, type Scenario } from "./scenarios.js";
 import { SiteProcess } from "./site-process.js";
@@ -193,6 +199,11 @@ for (const scenario of scenarios) {
   if (crawlers.length === 0) log(`${scenario.id}: skipped, crawled only by ${scenario.stages?.join(", ") ?? ""}, which --stages leaves out`);
   else scenarioResults.push(await benchScenario(scenario, crawlers));
 }
+let redis: RedisScenarioResult | null = null;
+if (wanted.has(REDIS_SCENARIO_ID)) {
+  if (stages.includes("asyncawait")) redis = await benchRedisScenario(quick, runs, log);
+  else log(`${REDIS_SCENARIO_ID}: skipped, crawled only by asyncawait, which --stages leaves out`);
+}
 const memory: MemoryReport[] = [];
 if (!values["no-memory"]) {
   for (const stage of stages.filter(isStageName)) {
@@ -210,15 +221,18 @@ const results: BenchResults = {
   heapSnapshotAt: snapshotAt,
   scenarios: scenarioResults,
   memory,
+  redis,
 };
 const markdown = markdownReport(results);
 mkdirSync(out, { recursive: true });
 writeFileSync(join(out, "latest.json"), `${JSON.stringify(results, null, 2)}\n`);
 writeFileSync(join(out, "latest.md"), markdown);
 process.stdout.write(markdown);
-const failed = scenarioResults.some(function anyFailure(result) {
-  return result.stages.some(function failedRuns(entry) {
-    return entry.failures > 0;
+const failed =
+  redisScenarioFailed(redis) ||
+  scenarioResults.some(function anyFailure(result) {
+    return result.stages.some(function failedRuns(entry) {
+      return entry.failures > 0;
+    });
   });
-});
 process.exitCode = failed ? 1 : 0;

@@ -2,13 +2,15 @@
  * The benchmark's results as markdown: the crawl table, the requests in
  * flight of a scenario with `maxPerHost` (P1), the memory per page against
  * the reference crawler's (S4) and with no records kept (S5), the memory table beside the chapter's
- * figures, and (when measured) the cost of tracing.
+ * figures, one crawl by several processes through one Redis (R1, bench/redis-table.ts), and (when
+ * measured) the cost of tracing.
  *
  * @module
  */
 import type { StageName } from "../src/observe/events.js";
 import type { MemoryReport } from "./children/memory-child.js";
 import type { RunResult } from "./crawl-process.js";
+import { redisSection } from "./redis-table.js";
 import type { BenchResults, ScenarioResult, StageOnScenario } from "./results.js";
 import { idealInFlight, measuresMemory, type Scenario } from "./scenarios.js";
 import { spread, type Spread } from "./stats.js";
@@ -58,6 +60,7 @@ export function markdownReport(results: BenchResults): string {
     if (measuresMemory(scenario.scenario)) lines.push(...memoryPerPageSection(scenario, results.quick));
   }
   if (results.memory.length > 0) lines.push(...memorySection(results));
+  if (results.redis !== null) lines.push(...redisSection(results.redis, results.quick));
   const traced = traceRows(results.scenarios);
   if (traced.length > 0) {
     lines.push("", "## Cost of tracing (S1 with a `trace` callback that counts events)", "");

@@ -1,6 +1,7 @@
 /**
  * The figures each stage must reach on the full-size scenarios (issue 8;
- * P1, issue 14; S4 and S5, issue 18).
+ * P1, issue 14; S4 and S5, issue 18), and stage 3's with a Redis frontier
+ * (R1, issue 15).
  *
  * @module
  */
@@ -49,3 +50,10 @@ export const TARGETS: Readonly<Record<StageName, Targets>> = {
 
 /** The chapter's figures: memory per thread and per Python coroutine. */
 export const CHAPTER_FIGURES = { bytesPerThread: 50 * 1024, bytesPerCoroutine: 3 * 1024 } as const;
+
+/**
+ * R1 (issue 15), with S2's 50 ms responses: the wall time of 4 processes ×
+ * 10 workers over that of 1 process × 40 workers, both through one Redis
+ * (medians), at most this: 4 processes at least as fast as one.
+ */
+export const R1_MANY_OVER_ONE_WALL = 1;

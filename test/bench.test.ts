@@ -4,6 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { checkRecordLines, compareRecords } from "../bench/crawl-process.js";
+import { describeShape } from "../bench/redis-scenario.js";
+import { redisServerPath } from "../bench/redis-server-process.js";
 import type { BenchResults } from "../bench/results.js";
 import { spread } from "../bench/stats.js";
 import { errorRecord, pageRecord, redirectRecord } from "../src/crawl/records.js";
@@ -65,7 +67,7 @@ describe("npm run bench --quick", () => {
   const out = mkdtempSync(join(tmpdir(), "bench-"));
   afterAll(() => rmSync(out, { recursive: true, force: true }));
 
-  it("crawls every scenario with every stage (S5 with stage 3 alone, its records written to a file), counts P1's requests in flight, compares S4's peak RSS with the reference's, measures memory, and writes the JSON and the table", async () => {
+  it("crawls every scenario with every stage (S5 with stage 3 alone, its records written to a file), counts P1's requests in flight, compares S4's peak RSS with the reference's, measures memory, crawls R1 with one and two processes through one Redis, and writes the JSON and the table", async () => {
     const child = spawn(process.execPath, ["--import", "tsx", "bench/run.ts", "--quick", "--out", out], {
       stdio: ["ignore", "pipe", "pipe"],
     });
@@ -121,6 +123,38 @@ describe("npm run bench --quick", () => {
     }
     const s1Run = results.scenarios[0]?.stages[0]?.runs[0];
     expect(s1Run?.inFlight).toBeNull();
+
+    // R1: stage 3 through one redis-server, one process and two, beside the in-memory frontier; skipped without Redis.
+    const redis = results.redis;
+    expect(markdown).toContain("## R1: one crawl, many processes, one Redis");
+    if (redisServerPath() === null) {
+      expect(redis?.skipped).toMatch(/redis-server/);
+      return;
+    }
+    expect(redis?.skipped).toBeNull();
+    for (const site of [redis?.throughput, redis?.latency]) {
+      expect(site?.shapes.map((entry) => describeShape(entry.shape))).toEqual(["in memory, 1 × 20", "Redis, 1 × 20", "Redis, 2 × 10"]);
+      for (const entry of site?.shapes ?? []) {
+        expect(entry.failures).toBe(0);
+        const run = entry.runs[0];
+        expect(run?.pages).toBe(site?.expectedPages);
+        expect(run?.made).toHaveLength(entry.shape.frontier === "memory" ? 1 : entry.shape.processes);
+        expect(run?.made.reduce((sum, made) => sum + made, 0)).toBe(site?.expectedPages);
+        if (entry.shape.frontier === "memory") expect(run?.redis).toBeNull();
+        else {
+          // Every page is one FINISH, a script: at least one EVALSHA per page, and more commands inside Redis.
+          expect(run?.redis?.evalsha).toBeGreaterThanOrEqual(site?.expectedPages ?? Infinity);
+          expect(run?.redis?.roundTrips).toBeGreaterThanOrEqual(run?.redis?.evalsha ?? Infinity);
+          expect(run?.redis?.commands).toBeGreaterThan(run?.redis?.roundTrips ?? Infinity);
+        }
+      }
+    }
+    expect(redis?.memory.map((report) => report.frontier)).toEqual(["memory", "redis"]);
+    for (const report of redis?.memory ?? []) {
+      expect(report.seen).toBeGreaterThan(0);
+      expect(report.queued).toBeGreaterThan(0);
+    }
+    expect(markdown).toMatch(/^\| Redis, 2 × 10 \| 200 ✓ \|/m);
   }, 300_000);
 });
 
