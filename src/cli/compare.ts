@@ -121,7 +121,7 @@ function legendText(legend: ReadonlyArray<readonly [string, string]>): string {
 /** What the verdict after the table compares, in the words of {@link firstDifference}. */
 function verdictText(): string {
   return wrapped(
-    "The verdict below compares the records as sets matched by URL, field by field (status, redirect target, " +
+    "The verdict below checks that no stage recorded a URL twice, then compares the records as sets matched by URL, field by field (status, redirect target, " +
       "error, size, content type, encoding, links found), the URLs queued and each robots.txt answer. It leaves " +
       "out numNewUrls (how many of a page's links were new when it was read) and referrer (the page that first " +
       "found the URL): with several fetches in flight, which of two pages linking to one URL is read first " +
@@ -158,7 +158,7 @@ function wrapped(text: string, indent: number, first: string): string {
  * Whether every stage crawled like the first: null when they did, else a
  * description of the first difference, with the two records involved.
  *
- * Records are compared as sets, matched by URL, field by field except
+ * No stage may record a URL twice. Records are compared as sets, matched by URL, field by field except
  * `numNewUrls` and `referrer`: with several fetches in flight, which page
  * first sees a link depends on timing. The set of URLs seen must be equal,
  * and on a crawl without redirects so must the sum of `numNewUrls` (every
@@ -172,9 +172,23 @@ function wrapped(text: string, indent: number, first: string): string {
 export function firstDifference(runs: readonly StageRun[]): string | null {
   const [reference, ...others] = runs;
   if (reference === undefined) return null;
+  for (const run of runs) {
+    const twice = recordedTwice(run.result.records);
+    if (twice !== null) return `${run.stage} recorded ${twice} more than once: a URL has one record`;
+  }
   for (const other of others) {
     const difference = differenceBetween(reference, other);
     if (difference !== null) return difference;
+  }
+  return null;
+}
+
+/** The first URL with two records, or null: comparing the records as sets keyed by URL would not see it. */
+function recordedTwice(records: readonly FetchStatistic[]): string | null {
+  const urls = new Set<string>();
+  for (const record of records) {
+    if (urls.has(record.url)) return record.url;
+    urls.add(record.url);
   }
   return null;
 }

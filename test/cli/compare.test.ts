@@ -38,6 +38,10 @@ describe("firstDifference", () => {
     expect(firstDifference([run("callbacks", [a, b, c]), run("generators", [c, b, a])])).toBeNull();
   });
 
+  it("names a stage that recorded a URL twice, which a comparison of sets keyed by URL would miss", () => {
+    expect(firstDifference([run("callbacks", [a, b, c]), run("generators", [a, b, c, b])])).toBe(`generators recorded ${b.url} more than once: a URL has one record`);
+  });
+
   it("ignores numNewUrls record by record when the sums agree", () => {
     const moved = [pageRecord("http://h/a", html, 2, 1), pageRecord("http://h/b", html, 1, 1)];
     expect(firstDifference([run("callbacks", [a, b]), run("asyncawait", moved)])).toBeNull();
