@@ -202,7 +202,7 @@ describe("comparisonTable's legend", () => {
 
   it("says what the verdict compares and what it leaves out because it depends on timing", () => {
     const verdict = comparisonTable([run("callbacks", [a]), run("generators", [a])]).split("\n\n")[2].replaceAll("\n", " ");
-    expect(verdict).toMatch(/^The verdict below compares the records as sets matched by URL, field by field \(status, redirect target, error, size, content type, encoding, links found\)/);
+    expect(verdict).toMatch(/^The verdict below checks that no stage recorded a URL twice, then compares the records as sets matched by URL, field by field \(status, redirect target, error, size, content type, encoding, links found\)/);
     expect(verdict).toContain("It leaves out numNewUrls");
     expect(verdict).toContain("and referrer");
     expect(verdict).toContain("depends on timing");
