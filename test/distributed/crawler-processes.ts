@@ -9,9 +9,8 @@
  * started them ends by a signal (as the redis-server helper does).
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync } from "node:fs";
-import { delimiter, join } from "node:path";
 import { CLI_PATH } from "../cli/cli-process.js";
+import { findOnPath } from "../helpers/redis-server.js";
 
 /** How a crawler process ended and what it printed. */
 export interface CrawlerOutcome {
@@ -97,12 +96,3 @@ export function processExists(pid: number): boolean {
   }
 }
 
-/** The first file called `name` in a PATH directory, or null. */
-function findOnPath(name: string): string | null {
-  for (const directory of (process.env["PATH"] ?? "").split(delimiter)) {
-    if (directory === "") continue;
-    const candidate = join(directory, name);
-    if (existsSync(candidate)) return candidate;
-  }
-  return null;
-}

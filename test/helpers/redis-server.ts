@@ -189,7 +189,7 @@ export function describeWithRedis(name: string, body: () => void): void {
 let warnedMissingRedis = false;
 
 /** The first file called `name` in a PATH directory, or null. */
-function findOnPath(name: string): string | null {
+export function findOnPath(name: string): string | null {
   for (const directory of (process.env["PATH"] ?? "").split(delimiter)) {
     if (directory === "") continue;
     const candidate = join(directory, name);
