@@ -6,8 +6,18 @@
  * The package root gathers the three stages as namespaces and re-exports the
  * shared vocabulary (options, records, errors, the report). Import a stage
  * directly (`coroutine-crawler/callbacks`, `/generators`, `/asyncawait`) to
- * read or step through one way of waiting; the fixture site is
- * `coroutine-crawler/site`.
+ * read or step through one way of waiting; what the stages share is
+ * `coroutine-crawler/shared`, the fixture site `coroutine-crawler/site`,
+ * stage 3's frontier in Redis `coroutine-crawler/redis`, and the trace's
+ * timeline page `coroutine-crawler/timeline`.
+ *
+ * Each stage's module page says what the stage shows and which file to read
+ * first; read them in order: `callbacks` (stage 1), `generators` (stage 2),
+ * `asyncawait` (stage 3). The reading guides under Documents walk through the
+ * same code. This reference also lists the protected members the guides
+ * name, the machinery behind the public calls (`Task.step`, each loop's one
+ * iteration, how a Future schedules its done callbacks), and every member
+ * links to its line in the source.
  *
  * @example
  * ```ts

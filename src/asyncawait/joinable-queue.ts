@@ -45,12 +45,27 @@ export class JoinableQueue<T> {
   /** Items waiting, oldest at `head`: an array with a moving head (asyncio's `_queue`, a deque). */
   private items: Array<T | undefined> = [];
   private head = 0;
-  /** How to settle each parked `get()`, oldest first (asyncio's `_getters`). */
+  /**
+   * How to settle each parked `get()`, oldest first (asyncio's `_getters`):
+   * `putNowait` resolves the oldest with its item, `shutdown()` rejects them
+   * all with {@link QueueShutDown}. A `get()` parks only on an empty queue.
+   */
   private readonly getters: Array<{ resolve(item: T): void; reject(reason: QueueShutDown): void }> = [];
   /** Items put and not yet marked done (asyncio's `_unfinished_tasks`). */
   private unfinishedTasks = 0;
-  /** The promise `join()` hands out while tasks are unfinished, and how to resolve it. */
-  private finished: Promise<void> | null = null;
+  /**
+   * The one promise every `join()` gets while tasks are unfinished, or null:
+   * the first `join()` makes it, and `taskDone()` resolves it (through
+   * `resolveFinished`) and drops it when the count reaches zero, so a later
+   * `join()` waits for later work.
+   *
+   * @remarks asyncio's `join()` waits on an `Event` (`_finished`); stage 2's
+   * queue keeps one Future the same way. Protected so that the reference
+   * shows it.
+   * @see docs/guide-asyncawait.md, "1. The queue"; docs/differences.md, "Queues"
+   */
+  protected finished: Promise<void> | null = null;
+  /** Resolves `finished`. */
   private resolveFinished: (() => void) | null = null;
   /** Set by `shutdown()` (asyncio's `_is_shutdown`). */
   private closed = false;
@@ -166,7 +181,18 @@ export class JoinableQueue<T> {
     for (const getter of this.getters.splice(0)) getter.reject(new QueueShutDown());
   }
 
-  private take(): T {
+  /**
+   * Removes and returns the item at the head, for `get()`, `getNowait()` and
+   * `shutdown(true)`, which have checked that there is one. It moves `head`
+   * instead of shifting the array, and drops the consumed front only once it
+   * is half the array.
+   *
+   * @remarks asyncio's `_get()` is `popleft()` on a deque, which JavaScript
+   * lacks. Protected so that the reference shows it; it does not check that
+   * the queue holds an item.
+   * @see asyncio `Queue._get`
+   */
+  protected take(): T {
     const item = this.items[this.head] as T; // Every caller checked size() > 0: the slot holds an item.
     this.items[this.head] = undefined; // Taken: the queue no longer keeps it alive (S5: about 30 MB at a million URLs).
     this.head += 1;

@@ -130,15 +130,51 @@ export class EventLoop {
     if (this.running) this.schedule();
   }
 
-  private schedule(): void {
+  /**
+   * Plans the next iteration as soon as Node gets a turn: cancels the sleep
+   * for the earliest timer, if any, and schedules `runOnce` with
+   * `setImmediate`, once (a second call before it runs does nothing). The
+   * selector's wakeup calls it when a socket event arrives while the loop
+   * sleeps; `runOnce` calls it while sockets are still ready or a timer is
+   * due.
+   *
+   * @remarks asyncio never needs this: its loop blocks in `select()` and
+   * simply goes round. Protected so that the reference shows it.
+   * @see docs/guide-callbacks.md, "2. The loop"
+   */
+  protected schedule(): void {
     if (this.scheduled !== null) return;
     if (this.sleepTimer !== null) clearTimeout(this.sleepTimer);
     this.sleepTimer = null;
     this.scheduled = setImmediate(this.runOnce);
   }
 
-  /** One iteration, run as a macrotask: select and dispatch, run due timers, then plan the next iteration. */
-  private readonly runOnce = (): void => {
+  /**
+   * One iteration, run as its own Node macrotask: the body of the chapter's
+   * `while not stopped:` loop.
+   *
+   * 1. Read the clock once, for the whole iteration.
+   * 2. `selector.select(this.dispatch)`: the callback of each ready socket
+   *    runs now, one after the other, through `dispatch`.
+   * 3. Run every timer due by that clock (`runTimer`), earliest first.
+   * 4. Plan the next iteration: if `stop()` was called, end the loop and
+   *    call `onStopped`; if sockets were ready, schedule the next iteration
+   *    at once (they may still be); otherwise sleep in Node until the
+   *    earliest timer (`setTimeout`), if there is one, or until the
+   *    selector's wakeup.
+   *
+   * Nothing in a callback is interrupted: the loop takes the next one only
+   * when the last has returned. In a stack trace it is the bottom frame of
+   * ours (`Immediate.runOnce`), under `select`, `dispatch` and the callback.
+   *
+   * @remarks Unlike stage 2's public `runOnce()`, this one is the loop's own
+   * macrotask, not something to call by hand. asyncio's `_run_once` blocks
+   * in `select()` with a timeout until the next timer; this one cannot
+   * block, so it plans its successor instead. Protected so that the
+   * reference shows it.
+   * @see Chapter, "Programming With Callbacks" (the event loop); asyncio `BaseEventLoop._run_once`; docs/guide-callbacks.md, "2. The loop"
+   */
+  protected readonly runOnce = (): void => {
     this.scheduled = null;
     this.sleepTimer = null;
     this.iterating = true;
@@ -180,8 +216,22 @@ export class EventLoop {
     }
   };
 
-  /** Calls the callback registered for a ready key: the chapter's `callback(event_key, event_mask)`. */
-  private readonly dispatch = (key: SelectorKey<IoCallback>, mask: number): void => {
+  /**
+   * Calls the callback registered for a ready key with the key and the
+   * ready events: the chapter's `callback = event_key.data;
+   * callback(event_key, event_mask)`. `runOnce` hands it to
+   * `selector.select()`, which calls it once per ready socket.
+   *
+   * An exception the callback throws goes to the exception handler with the
+   * key, or, with no handler set, straight out of the iteration into Node:
+   * an uncaught exception whose stack starts at the loop (stack ripping).
+   *
+   * @remarks asyncio queues each ready handle and runs it after the select
+   * (`_process_events`, then the ready queue); the chapter's loop, like this
+   * one, calls it on the spot. Protected so that the reference shows it.
+   * @see Chapter, "Programming With Callbacks"; docs/guide-callbacks.md, "2. The loop" and "4. Stack ripping (example 05)"
+   */
+  protected readonly dispatch = (key: SelectorKey<IoCallback>, mask: number): void => {
     if (loopChannel.hasSubscribers) loopChannel.publish({ type: "dispatch", loop: this.id, callback: key.data.name, fd: fileno(key.socket) });
     try {
       key.data(key, mask);
@@ -191,7 +241,17 @@ export class EventLoop {
     }
   };
 
-  private runTimer(timer: TimerHandle): void {
+  /**
+   * Runs one due timer's callback, published as a `timer` message. Its
+   * exception goes to the exception handler with the timer, or, with no
+   * handler set, out of the iteration into Node, as `dispatch` does.
+   *
+   * @remarks asyncio moves due `TimerHandle`s to its ready queue and runs
+   * them with the other handles; here timers run after the sockets, in the
+   * order of the heap. Protected so that the reference shows it.
+   * @see asyncio `BaseEventLoop._run_once` (the `_scheduled` heap); docs/guide-callbacks.md, "2. The loop"
+   */
+  protected runTimer(timer: TimerHandle): void {
     if (loopChannel.hasSubscribers) loopChannel.publish({ type: "timer", loop: this.id, callback: timer.callback.name });
     try {
       timer.callback();

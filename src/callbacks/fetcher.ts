@@ -177,8 +177,19 @@ export class Fetcher {
     this.timer = null;
   }
 
-  /** The attempt failed: closes it and hands over the error's name (a response cut short after its first byte is `BadResponse`). */
-  private failed(error: unknown): void {
+  /**
+   * The attempt failed: closes it and hands the error's name to `onFetched`
+   * (a response cut short after its first byte is `BadResponse`). Every
+   * callback of the chain (`connected`, `readResponse`, `timedOut`) and
+   * `fetch()` itself end here: each catches its own errors, because an
+   * exception thrown in a callback would reach the loop, not `fetch()`.
+   *
+   * @remarks The chapter's callback Fetcher leaves errors out; asyncio's
+   * transports report a failure to their protocol's `connection_lost(exc)`.
+   * Protected so that the reference shows it.
+   * @see docs/guide-callbacks.md, "3. One fetch as a chain of callbacks"
+   */
+  protected failed(error: unknown): void {
     this.close();
     this.detail = errorDetail(error);
     this.onFetched(this, errorName(cutShort(error, this.received)));

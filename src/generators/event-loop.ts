@@ -197,11 +197,39 @@ export class EventLoop {
   /** The done callback `runUntilComplete` adds: the chapter's `stop_callback`, without an exception. */
   private readonly stopWhenDone = (): void => this.stop();
 
-  /** Queues the callback of a ready socket (the selector's `onReady`). */
-  private readonly socketReady = (key: SelectorKey<() => void>): void => { this.ready.push(key.data); };
+  /**
+   * Queues the callback of a ready socket: the function the loop hands to
+   * `selector.select()`, which calls it once per ready key. The callback (a
+   * coroutine's `onReadable`, say, which resolves the Future its Task waits
+   * on) does not run here but with the other ready callbacks of the same
+   * iteration, in order.
+   *
+   * @remarks Protected so that the reference shows it.
+   * @see asyncio `BaseSelectorEventLoop._process_events`, which likewise only queues the ready handles; docs/guide-generators.md, "3. The loop"
+   */
+  protected readonly socketReady = (key: SelectorKey<() => void>): void => { this.ready.push(key.data); };
 
-  /** One iteration: the body of the chapter's `while True: events = selector.select()` loop. */
-  private iterate(): void {
+  /**
+   * One iteration: the body of the chapter's `while True: events =
+   * selector.select()` loop, and what `runOnce()` and each `turn` run.
+   *
+   * 1. `selector.select(this.socketReady)` queues the callback of each ready socket.
+   * 2. Every timer due by now is queued, wrapped in a `runTimer` that skips
+   *    it if an earlier callback of this iteration cancels it.
+   * 3. The ready queue is swapped for an empty one and the batch runs in
+   *    order. A callback's exception goes to the exception handler and the
+   *    next callback runs; whatever the batch schedules (a Future's done
+   *    callbacks, a Task's next step) waits for the next iteration.
+   *
+   * While it runs, this loop is the running loop (`getRunningLoop()`), so
+   * Futures and Tasks made by the callbacks find it.
+   *
+   * @throws {@link shared!InvalidStateError} if an iteration is already running or the loop is closed.
+   * @remarks Protected so that the reference shows it; call `runOnce()` to
+   * step the loop by hand.
+   * @see asyncio `BaseEventLoop._run_once`; docs/guide-generators.md, "3. The loop"; docs/debugging.md, "Stepping the loop by hand"
+   */
+  protected iterate(): void {
     if (this.iterating) throw new InvalidStateError("An iteration of this loop is already running");
     if (this.closed) throw new InvalidStateError("The event loop is closed");
     this.iterating = true;
@@ -236,9 +264,18 @@ export class EventLoop {
    * Runs one iteration from a Node macrotask, then schedules the next: at
    * once if callbacks are ready, at the next timer if one is scheduled,
    * otherwise not at all: a socket event (through the selector's wakeup) or
-   * a `callSoon` will.
+   * a `callSoon` will. When `stop()` was called, it ends `runForever`
+   * instead. In a stack trace it is the frame under `iterate`
+   * (`Immediate.turn`).
+   *
+   * @remarks This is the part of asyncio's `run_forever` that JavaScript
+   * forces apart: asyncio loops `while True: _run_once()` and blocks in
+   * `select()` between iterations; this loop cannot block, so each iteration
+   * plans the next one as a macrotask and returns to Node. Protected so that
+   * the reference shows it.
+   * @see asyncio `BaseEventLoop.run_forever`; docs/guide-generators.md, "3. The loop"; docs/debugging.md, "Who called this? The stack starts at the loop"
    */
-  private readonly turn = (): void => {
+  protected readonly turn = (): void => {
     this.nextImmediate = this.nextTimeout = undefined;
     this.iterate();
     if (this.stopping) {
@@ -255,8 +292,21 @@ export class EventLoop {
     this.nextTimeout = setTimeout(this.turn, Math.min(2 ** 31 - 1, wait)); // setTimeout's longest wait
   };
 
-  /** Makes the next iteration run as soon as Node gets a turn (if `runForever` drives the loop): the selector's wakeup. */
-  private readonly wake = (): void => {
+  /**
+   * Makes the next iteration run as soon as Node gets a turn, if
+   * `runForever` drives the loop: it cancels the sleep for the next timer
+   * and schedules `turn` with `setImmediate`. The selector calls it when a
+   * socket event arrives (its wakeup); `runForever`, and `callSoon`,
+   * `callLater` or `stop()` called between iterations, call it too, and so
+   * does `turn` when callbacks are ready.
+   *
+   * @remarks asyncio's `_write_to_self` wakes a loop blocked in `select()`
+   * by writing a byte to its self-pipe; here the loop is not blocked, only
+   * not scheduled, so waking it means scheduling a macrotask. Protected so
+   * that the reference shows it.
+   * @see docs/guide-generators.md, "3. The loop"
+   */
+  protected readonly wake = (): void => {
     if (!this.running || this.nextImmediate !== undefined) return;
     clearTimeout(this.nextTimeout);
     this.nextTimeout = undefined;

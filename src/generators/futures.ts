@@ -220,8 +220,18 @@ export class Future<T> {
     }).then(onFulfilled, onRejected);
   }
 
-  /** Ends the Future in `state` and hands its done callbacks to the loop. */
-  private finish(state: FutureState): void {
+  /**
+   * Ends the Future in `state` and hands each of its done callbacks to
+   * `schedule`: what `setResult`, `setException` and `cancel()` share once
+   * they have checked that the Future is still pending. The list is emptied
+   * first, so a callback added from now on is scheduled at once by
+   * `addDoneCallback` instead.
+   *
+   * @remarks Protected so that the reference shows it. It does not check the
+   * state: call it only on a pending Future, as the three public methods do.
+   * @see asyncio `Future.__schedule_callbacks`; docs/guide-generators.md, "1. Future"
+   */
+  protected finish(state: FutureState): void {
     this.state = state;
     if (loopChannel.hasSubscribers && this.loop !== null && state === "finished") loopChannel.publish({ type: "resolve", loop: this.loop.id, future: this.id, label: this.label });
     const callbacks = this.callbacks;
@@ -229,7 +239,22 @@ export class Future<T> {
     for (const callback of callbacks) this.schedule(callback);
   }
 
-  private schedule(callback: { run: () => void }): void {
+  /**
+   * Runs one done callback the asyncio way: not now, inside `setResult`, but
+   * in the loop's next iteration (`loop.callSoon`). Whoever resolves the
+   * Future therefore returns before any waiting coroutine resumes, and each
+   * callback (a Task's `wakeUp`, most often) starts on a clean stack inside
+   * the loop. Only a Future that no loop has reached yet calls the callback
+   * at once: there is nothing to hand it to.
+   *
+   * This is why a breakpoint in `setResult` does not see the waiting Task
+   * resume: put a second one in the Task's `wakeUp`, and it stops in the
+   * next iteration (docs/debugging.md, "Stage 2: generators").
+   *
+   * @remarks The chapter's Future calls its callbacks inside `set_result`.
+   * @see asyncio `Future.__schedule_callbacks` and `loop.call_soon`; docs/guide-generators.md, "1. Future"
+   */
+  protected schedule(callback: { run: () => void }): void {
     if (this.loop === null) callback.run();
     else this.loop.callSoon(callback.run);
   }

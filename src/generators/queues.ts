@@ -67,10 +67,28 @@ export class Fifo<T> {
  */
 export class JoinableQueue<T> {
   private readonly items = new Fifo<T>();
-  /** Futures of `get` calls waiting for an item, oldest first; cancelled ones are skipped. */
-  private readonly getters = new Fifo<Future<void>>();
+  /**
+   * The Futures of the `get()` calls waiting for an item, oldest first
+   * (asyncio's `_getters`). A cancelled `get()` leaves its Future here,
+   * cancelled, until `wakeNextGetter` skips past it.
+   *
+   * @remarks Protected so that the reference shows it.
+   */
+  protected readonly getters = new Fifo<Future<void>>();
   private unfinished = 0;
-  private joinFuture: Future<void> | null = null;
+  /**
+   * The one Future every `join()` waits on while work is unfinished, or null.
+   * The first `join()` makes it; `taskDone()` resolves it and drops it when
+   * the count reaches zero, so the next `join()` makes a fresh one (a Future
+   * is resolved only once). Joiners share it: that is why cancelling a
+   * {@link Task} leaves the Future it waits on alone.
+   *
+   * @remarks asyncio's `join()` waits on an `Event` (`_finished`) instead;
+   * the chapter's sketch makes one `_join_future` for the queue's whole life.
+   * Protected so that the reference shows it.
+   * @see docs/guide-generators.md, "5. Coordination"; docs/differences.md, "Queues"
+   */
+  protected joinFuture: Future<void> | null = null;
 
   /** Items waiting in the queue. */
   qsize(): number { return this.items.length; }
@@ -152,7 +170,19 @@ export class JoinableQueue<T> {
     }
   }
 
-  private wakeNextGetter(): void {
+  /**
+   * Wakes the oldest `get()` still waiting, by resolving its Future: its
+   * Task steps in the next iteration, finds the queue not empty and takes
+   * the item at the head. Cancelled getters on the way are dropped.
+   * `putNowait` calls it for each item; a `get()` cancelled just after being
+   * woken calls it to pass the wake-up on.
+   *
+   * @remarks As asyncio's `_wakeup_next`, it only wakes: the item stays in
+   * the queue until the woken Task runs (stage 3's queue hands the item over
+   * instead). Protected so that the reference shows it.
+   * @see asyncio `Queue._wakeup_next`; docs/guide-generators.md, "5. Coordination"
+   */
+  protected wakeNextGetter(): void {
     while (this.getters.length > 0) {
       const getter = this.getters.shift();
       if (!getter.done()) return getter.setResult(undefined);

@@ -106,15 +106,58 @@ export class Task<T> extends Future<T> {
     return true;
   }
 
-  /** Done callback for the Future the coroutine waits on. */
-  private readonly wakeUp = (future: Future<unknown>): void => {
+  /**
+   * The done callback `step` hands to the Future the coroutine yielded: when
+   * that Future is done, the loop calls `wakeUp`, and `wakeUp` steps the
+   * Task again. It ignores a Future the Task no longer waits on (a wake-up
+   * that was already scheduled when `cancel()` stopped listening).
+   *
+   * It is an arrow function stored on the Task, so the one function keeps
+   * its `this` when the Future calls it, and `cancel()` can take it off the
+   * Future again with `removeDoneCallback(this.wakeUp)`, which finds it by
+   * identity. In a debugger's call stack it is the frame between the loop's
+   * `run` and `Task.step`.
+   *
+   * @remarks Protected so that the reference shows it, not to be overridden:
+   * its check is what keeps any Future but `waitingOn` from resuming the
+   * coroutine.
+   * @see asyncio `Task.__wakeup`; docs/guide-generators.md, "2. Task"; docs/debugging.md, "Who called this? The stack starts at the loop"
+   */
+  protected readonly wakeUp = (future: Future<unknown>): void => {
     if (future !== this.waitingOn) return; // A wake-up scheduled before cancel() stopped listening is stale.
     this.waitingOn = null;
     this.step();
   };
 
-  /** Runs the coroutine to its next `yield`, then waits on what it yielded. */
-  private readonly step = (): void => {
+  /**
+   * One step of the coroutine: resumes it with `coro.next()` (or
+   * `coro.throw(error)`, when a cancel or a bad yield is pending), lets it
+   * run to its next `yield`, and looks at what comes out.
+   *
+   * - `{ done: true, value }`: the coroutine returned, and `value` resolves the Task.
+   * - An exception out of the coroutine fails the Task; a
+   *   {@link shared!CancelledError} that got out cancels it.
+   * - A Future: the Task remembers it (`waitingOn`) and registers `wakeUp`
+   *   as its done callback, then returns. The coroutine stays paused at that
+   *   `yield` until the Future is done.
+   * - Anything else (a generator passed without `yield*`, a Future of another
+   *   loop, the Task itself) is a bad yield: the next step throws a
+   *   `TypeError` in at that `yield`.
+   *
+   * Only the loop runs `step`: the constructor schedules the first with
+   * `callSoon`, and each later one comes from `wakeUp`, from `cancel()`, or
+   * from a step that met a bad yield. So a
+   * coroutine runs only inside a loop iteration, one step at a time, and it
+   * can be interrupted nowhere but at a `yield`.
+   *
+   * @remarks The chapter's `step(future)` sends `future.result` in with
+   * `send()`; this one calls a bare `next()` and the Future's iterator reads
+   * its own result. Protected so the reference can show it, not to be
+   * overridden: the constructor schedules the first step before a subclass's
+   * own fields exist.
+   * @see Chapter, "Building Coroutines With Generators" (`Task.step`); asyncio `Task.__step`; docs/guide-generators.md, "2. Task"
+   */
+  protected readonly step = (): void => {
     const error = this.throwIn;
     this.throwIn = null;
     let next: IteratorResult<Future<unknown>, T>;
