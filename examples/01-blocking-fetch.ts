@@ -83,6 +83,7 @@ function blockingFetchOnMainThread(url: string, timeoutMs: number): boolean {
 
 /** Runs both halves of the example and prints what happened. */
 export async function main(rootUrl?: string): Promise<void> {
+  console.log("Before the stages: one blocking fetch holds its thread");
   const root = await openRoot(rootUrl);
   try {
     const before = root.demo?.site.totalRequests ?? 0;

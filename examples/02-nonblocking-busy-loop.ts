@@ -27,6 +27,7 @@
  * @see Chapter, "Async" (the busy `while True: try: sock.send(...)` loop, then `selectors`)
  * @module
  */
+import type { Socket } from "node:net";
 import { setImmediate as nextTurn } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { ResponseParser } from "../src/http/parser.js";
@@ -40,8 +41,56 @@ function wouldBlock(error: unknown): boolean {
   return error instanceof Error && "code" in error && error.code === "EAGAIN";
 }
 
+/**
+ * Sends `request` on a socket that is still connecting, the busy way: try
+ * `send`; while it fails with "would block", give Node's loop one turn and
+ * try again. Any other error (the connection was refused, say) is thrown.
+ *
+ * @returns how many tries failed with "would block" before the send went through.
+ */
+export async function sendByPolling(socket: Socket, request: Uint8Array): Promise<number> {
+  let polls = 0;
+  for (;;) {
+    try {
+      send(socket, request);
+      return polls;
+    } catch (error) {
+      if (!wouldBlock(error)) throw error;
+      polls += 1;
+      await nextTurn(); // Let Node run its loop once, then ask again.
+    }
+  }
+}
+
+/**
+ * Reads a whole response the busy way: try `recv`; while it fails with "would
+ * block", give Node's loop one turn and try again. Feeds each chunk to
+ * `parser`, and the end of the stream (an empty chunk) too, until the parser
+ * has the whole response.
+ *
+ * @returns how many tries found nothing to read.
+ */
+export async function receiveByPolling(socket: Socket, parser: ResponseParser): Promise<number> {
+  let polls = 0;
+  while (!parser.done) {
+    let chunk: Buffer;
+    try {
+      chunk = recv(socket, 4096);
+    } catch (error) {
+      if (!wouldBlock(error)) throw error;
+      polls += 1;
+      await nextTurn();
+      continue;
+    }
+    if (chunk.length > 0) parser.feed(chunk);
+    else parser.end(); // The server closed: a close-delimited body ends here.
+  }
+  return polls;
+}
+
 /** Connects, sends and reads one response by retrying until each call stops failing. */
 export async function main(rootUrl?: string): Promise<void> {
+  console.log("Before the stages: a non-blocking socket, polled in a busy loop");
   const root = await openRoot(rootUrl);
   const url = new URL(root.url);
   const socket = connect(url); // Returns at once: the connection is under way.
@@ -63,34 +112,11 @@ export async function main(rootUrl?: string): Promise<void> {
     );
 
     // 2. Poll: one try per turn of Node's event loop.
-    let pollsToConnect = 0;
-    for (;;) {
-      try {
-        send(socket, request);
-        break;
-      } catch (error) {
-        if (!wouldBlock(error)) throw error;
-        pollsToConnect += 1;
-        await nextTurn(); // Let Node run its loop once, then ask again.
-      }
-    }
+    const pollsToConnect = await sendByPolling(socket, request);
     console.log(`Polling, one try per turn of Node's loop: connected and sent the request after ${polls(pollsToConnect)}.`);
 
     const parser = new ResponseParser({ maxBodyBytes: DEFAULT_OPTIONS.maxBodyBytes });
-    let pollsToRead = 0;
-    while (!parser.done) {
-      let chunk: Buffer;
-      try {
-        chunk = recv(socket, 4096);
-      } catch (error) {
-        if (!wouldBlock(error)) throw error;
-        pollsToRead += 1;
-        await nextTurn();
-        continue;
-      }
-      if (chunk.length > 0) parser.feed(chunk);
-      else parser.end();
-    }
+    const pollsToRead = await receiveByPolling(socket, parser);
     const response = parser.response();
     console.log(`Then ${polls(pollsToRead)} to read the response: status ${response.status}, ${response.body.length} body bytes.`);
     console.log("Every poll that found nothing was wasted work; a selector would have told us when to look.");

@@ -67,6 +67,7 @@ function fetchOnePage(url: string, steps: string[]): Promise<FetchOutcome> {
 
 /** Fetches the root page and prints the callback chain and the result. */
 export async function main(rootUrl?: string): Promise<void> {
+  console.log("Stage 1, callbacks: one page, fetched by callbacks the loop calls when the socket is ready");
   const root = await openRoot(rootUrl);
   try {
     const steps: string[] = [];

@@ -46,7 +46,7 @@ export async function main(rootUrl?: string): Promise<void> {
       else if (event.type === "fetch-start" || event.type === "fetch-end") peakInFlight = Math.max(peakInFlight, event.inFlight);
       if (event.type === "dispatch" && event.url === root.url && rootCallbacks.length < 2) rootCallbacks.push(traceLine(event));
     }
-    console.log(`Stage 1, callbacks: crawling ${root.url} with maxTasks ${maxTasks}`);
+    console.log(`Stage 1, callbacks: crawling ${root.url} with maxTasks ${maxTasks}; the loop calls each Fetcher back when its socket is ready`);
     const crawler = new Crawler(root.url, { maxTasks, trace: watch });
     // Stage 1 reports the end with a callback; the Promise is only for main().
     const result = await new Promise<CrawlResult>(function startCrawl(resolve) {

@@ -113,6 +113,7 @@ function frames(error: unknown): string[] {
 
 /** Triggers the bug in both stages and prints the two traces. */
 export async function main(rootUrl?: string): Promise<void> {
+  console.log("Stage 1, callbacks: a callback runs on the loop's stack, so who started its fetch is lost (a stage 2 coroutine keeps it)");
   const root = await openRoot(rootUrl);
   try {
     const callbacksError = await failWithCallbacks(root.url);

@@ -67,6 +67,7 @@ function show(result: IteratorResult<unknown, unknown>): string {
 
 /** Drives the generators by hand and prints what happens at each call. */
 export async function main(_rootUrl?: string): Promise<void> {
+  console.log("Stage 2, generators: a generator pauses at each yield until next() resumes it");
   console.log("next(value) is Python's send(value):");
   const gen = accumulate();
   console.log(`  next()   → ${show(gen.next())}   (runs to the first yield; nothing is received)`);

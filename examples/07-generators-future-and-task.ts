@@ -81,6 +81,7 @@ function describeTask(task: Task<unknown>): string {
 
 /** Wraps the coroutine in a Task on a new loop, runs the loop until the Task is done, prints the result. */
 export async function main(rootUrl?: string): Promise<void> {
+  console.log("Stage 2, generators: a Task resumes its coroutine when the Future it yielded is done");
   const root = await openRoot(rootUrl);
   const loop = new EventLoop();
   try {

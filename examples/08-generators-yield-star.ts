@@ -61,6 +61,7 @@ function* fetchRootAndLinks(rootUrl: string): Coroutine<void> {
 
 /** Runs the coroutine on a fresh loop. */
 export async function main(rootUrl?: string): Promise<void> {
+  console.log("Stage 2, generators: a coroutine waits with yield*, which passes its Futures up to its Task; gather waits for several");
   const root = await openRoot(rootUrl);
   try {
     await runCoroutine(fetchRootAndLinks(root.url));

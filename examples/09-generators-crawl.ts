@@ -46,7 +46,7 @@ export async function main(rootUrl?: string): Promise<void> {
       else if (event.type === "fetch-start" || event.type === "fetch-end") peakInFlight = Math.max(peakInFlight, event.inFlight);
       events.push(event);
     }
-    console.log(`Stage 2, generators: crawling ${root.url} with maxTasks ${maxTasks}`);
+    console.log(`Stage 2, generators: crawling ${root.url} with maxTasks ${maxTasks}; each worker Task pauses at a yield* until its Future is done`);
     const crawler = new Crawler(root.url, { maxTasks, trace: watch });
     const result = await runCoroutine(crawler.crawl()); // the chapter's loop.run_until_complete(crawler.crawl())
     console.log(report(result, { quiet: true }));

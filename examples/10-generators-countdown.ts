@@ -40,6 +40,7 @@ function* countdown(label: string, length: number, delay: number, secondsPerTick
  * seconds per countdown second, 1 unless given.
  */
 export async function main(secondsPerTick?: string): Promise<void> {
+  console.log("Stage 2, generators: three countdowns on one loop, each Task paused at a yield* sleep() between its lines");
   const tick = secondsPerTick === undefined || secondsPerTick === "" ? 1 : Number(secondsPerTick);
   if (!(tick > 0 && tick < 3600)) throw new RangeError(`Expected seconds per tick above 0 and below 3600, got ${secondsPerTick}`);
   const loop = new EventLoop();

@@ -33,6 +33,7 @@ const answer = {
 
 /** Awaits a Future, a Task and a failed Future on a running stage 2 loop. */
 export async function main(rootUrl?: string): Promise<void> {
+  console.log("Stage 3, async/await: await waits for anything with a then method, stage 2's Future and Task too");
   const root = await openRoot(rootUrl);
   const loop = new EventLoop();
   loop.runForever(); // Returns at once; iterations run as Node macrotasks while we await.

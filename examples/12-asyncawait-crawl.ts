@@ -47,7 +47,7 @@ export async function main(rootUrl?: string): Promise<void> {
       if (event.type === "await" && event.url === root.url) rootAwait ??= traceLine(event);
       else if (event.type === "resume" && event.url === root.url) rootResume ??= traceLine(event);
     }
-    console.log(`Stage 3, async/await: crawling ${root.url} with maxTasks ${maxTasks}`);
+    console.log(`Stage 3, async/await: crawling ${root.url} with maxTasks ${maxTasks}; each worker suspends at \`await client.get(url)\``);
     const result = await new Crawler(root.url, { maxTasks, trace: watch }).crawl();
     console.log(report(result, { quiet: true }));
     console.log(

@@ -73,6 +73,7 @@ async function cancelCrawl(url: string): Promise<void> {
 
 /** Runs both parts. */
 export async function main(rootUrl?: string): Promise<void> {
+  console.log("Stage 3, async/await: idle workers wait at `await q.get()` until shutdown() or an AbortSignal ends them");
   const root = await openRoot(rootUrl);
   try {
     console.log("Part 1: three workers, six items; join(), then shutdown() ends the idle workers");

@@ -87,6 +87,7 @@ function resultOf(run: StageRun): CrawlResult {
 
 /** Crawls with each stage twice (one task, then ten) and prints the comparison. */
 export async function main(rootUrl?: string): Promise<void> {
+  console.log("All three stages: one crawl, waited for with callbacks, with yield* and with await, and their records compared");
   const root = await openRoot(rootUrl);
   try {
     const sequential = (await crawlWithEveryStage(root.url, { maxTasks: 1 })).map(resultOf);

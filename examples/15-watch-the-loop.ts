@@ -51,6 +51,7 @@ interface LoopWatch {
 
 /** Crawls with every stage, tracing, and prints what each trace shows. */
 export async function main(rootUrl?: string): Promise<void> {
+  console.log("All three stages: each crawl's trace shows where its code waits (a callback's end, a yield*, an await)");
   const root = await openRoot(rootUrl);
   try {
     const watches: LoopWatch[] = [];

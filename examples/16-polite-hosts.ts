@@ -60,6 +60,7 @@ function gapOf(times: readonly number[]): string {
 
 /** Crawls a group of three hosts with each stage, politely, and prints what each host saw. */
 export async function main(): Promise<void> {
+  console.log("All three stages: a polite crawl of three hosts, each stage waiting for a host its own way");
   const group = await startHostGroup({ hosts: 3, pagesPerHost: 6, delayMs: 20, robots: robotsOf });
   const { origins } = group;
   try {

@@ -166,6 +166,7 @@ async function crawlerProcess(redisUrl: string, root: string): Promise<void> {
 
 /** Starts Redis, a site and two crawler processes on one crawl, and prints who recorded what. */
 export async function main(): Promise<void> {
+  console.log("Stage 3 with a Redis frontier: two processes' workers wait on one queue kept in Redis");
   const redis = await startRedisServer();
   if (redis === null) {
     console.log("redis-server not found: this example runs one. Install it (Debian or Ubuntu: sudo apt-get install redis-server) and run it again.");
