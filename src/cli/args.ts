@@ -43,6 +43,8 @@ export interface CommandLine {
   verbosity: Verbosity;
   /** `--trace [FILE]`: where to write the trace events as lines (`-` for stderr), or null. */
   trace: string | null;
+  /** `--trace-url REGEX`: trace only the URLs it matches (to `--trace`'s FILE, else stderr), or null. */
+  traceUrl: RegExp | null;
   /** `--timeline FILE`: where to write the timeline page, or null. */
   timeline: string | null;
   /** `--frontier URL --crawl-name NAME [--lease SECONDS]`: crawl with a queue in Redis shared by processes, or null. */
@@ -266,6 +268,13 @@ when FILE is "-" or missing (the report goes to stderr)`,
 connect, read, ...) as a line to FILE; to stderr when FILE
 is "-" or missing`,
   },
+  "trace-url": {
+    type: "string", value: "REGEX", group: "more",
+    help: `trace only the URLs REGEX matches: each one's fetch-start,
+connect, send, reads, fetch-end and record, with the loop
+events of its socket or Task; to --trace's FILE if given,
+else to stderr`,
+  },
   timeline: {
     type: "string", value: "FILE", group: "more",
     help: `write an HTML page that draws the crawl: each fetch by
@@ -395,8 +404,9 @@ export function parseCommandLine(argv: readonly string[]): Invocation {
 
   const verbosity: Verbosity = values.quiet === true ? 0 : verboseCount === 0 ? 1 : verboseCount === 1 ? 2 : 3;
   const trace = values.trace ?? null;
+  const traceUrl = values["trace-url"] === undefined ? null : regularExpression("trace-url", values["trace-url"]);
   const timeline = values.timeline ?? null;
-  return { kind: "crawl", commandLine: { roots, crawlOptions, stage, demo, compare, json, jsonl, verbosity, trace, timeline, frontier, status } };
+  return { kind: "crawl", commandLine: { roots, crawlOptions, stage, demo, compare, json, jsonl, verbosity, trace, traceUrl, timeline, frontier, status } };
 }
 
 /**
@@ -557,6 +567,15 @@ function stageName(value: string): StageName {
 function wholeNumber(name: string, value: string): number {
   if (!/^\d+$/.test(value)) throw new UsageError(`--${name} expects a whole number, got '${value}'`);
   return Number(value);
+}
+
+/** A flag's regular expression, compiled; worded as the library words `--include`'s. */
+function regularExpression(name: string, value: string): RegExp {
+  try {
+    return new RegExp(value);
+  } catch {
+    throw new UsageError(`bad --${name}: expected a valid regular expression, got ${JSON.stringify(value)}`);
+  }
 }
 
 /** A decimal number without sign or exponent: `2`, `0.5`, `.5`, `2.`. */

@@ -24,6 +24,7 @@ import { timelinePage } from "../observe/timeline/index.js";
 import { timelineWritten } from "../observe/timeline/timeline-page.js";
 import type { TimelinePanel } from "../observe/timeline/index.js";
 import { TraceLines } from "../observe/trace-lines.js";
+import { UrlTrace } from "../observe/trace-url.js";
 import { readCommandLine, STAGE_NAMES, USAGE, USAGE_HINT, UsageError, versionText } from "./args.js";
 import type { CommandLine, FrontierFlags } from "./args.js";
 import { comparisonTable, firstDifference } from "./compare.js";
@@ -82,7 +83,7 @@ export async function main(argv: readonly string[]): Promise<number> {
 
 /** What watches a crawl: the `--trace` lines and the `--timeline` panels of its trace, the `--jsonl` lines of its records. */
 interface Watchers {
-  /** Where `--trace` lines go, or null. */
+  /** Where `--trace` (or `--trace-url`) lines go, or null. */
   lines: TraceLines | null;
   /** One panel per stage run, filled when `--timeline` is given; null otherwise. */
   panels: TimelinePanel[] | null;
@@ -150,7 +151,8 @@ async function crawlCommand(commandLine: CommandLine, frontier: RedisFrontier | 
   interrupt.listen();
   let demo: SyntheticSite | null = null;
   const watchers: Watchers = {
-    lines: commandLine.trace === null ? null : new TraceLines(commandLine.trace, printer),
+    // --trace-url alone writes to stderr, as a bare --trace does.
+    lines: commandLine.trace === null && commandLine.traceUrl === null ? null : new TraceLines(commandLine.trace ?? "-", printer),
     panels: commandLine.timeline === null ? null : [],
     recordLines,
   };
@@ -200,17 +202,24 @@ async function runStage(
   const verbosity = commandLine.verbosity;
   const { lines, recordLines } = watchers;
   const events: TraceEvent[] | null = watchers.panels === null ? null : [];
+  // --trace-url: only the matching URLs' lines, each stage's followed on its own.
+  const follow = commandLine.traceUrl === null ? null : new UrlTrace(commandLine.traceUrl, writeLine);
 
   function onRecord(record: FetchStatistic): void {
     counters.onRecord(record);
     recordLines?.write(record);
+    follow?.record(record);
     if (verbosity >= 2) printer.print(`${prefix}${urlLine(record, { referrer: true })}\n`);
     progress.update();
+  }
+  function writeLine(line: string): void {
+    lines?.writeLine(line);
   }
   function trace(event: TraceEvent): void {
     counters.onTrace(event);
     if (verbosity >= 3 && event.type === "fetch-end") printer.print(`${prefix}${attemptLine(event)}\n`);
-    lines?.write(event);
+    if (follow !== null) follow.trace(event);
+    else lines?.write(event);
     events?.push(event);
     progress.update();
   }
@@ -227,6 +236,7 @@ async function runStage(
   try {
     // --frontier comes with stage 3 only (a usage error otherwise).
     const result = frontier === null ? await STAGES[stage](roots, options) : await crawlWithAsyncAwait(roots, options, frontier);
+    follow?.end();
     return { stage, result, stats: counters.stats, peakInFlight: counters.peakInFlight };
   } finally {
     progress.stop();

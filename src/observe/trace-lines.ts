@@ -7,7 +7,7 @@
  */
 import { createWriteStream } from "node:fs";
 import type { WriteStream } from "node:fs";
-import type { TraceEvent } from "./events.js";
+import type { StageName, TraceEvent } from "./events.js";
 
 /**
  * Formats one event: the time, the stage, the event's name, then its fields
@@ -20,7 +20,12 @@ import type { TraceEvent } from "./events.js";
  * ```
  */
 export function traceLine(event: TraceEvent): string {
-  return `${event.t.toFixed(1).padStart(9)}ms  ${event.stage.padEnd(10)}  ${event.type} ${details(event)}`;
+  return `${timeAndStage(event.t, event.stage)}${event.type} ${details(event)}`;
+}
+
+/** A trace line's first two columns, `t` and the stage, as {@link traceLine} writes them (the lines `UrlTrace` adds use them too). */
+export function timeAndStage(t: number, stage: StageName): string {
+  return `${t.toFixed(1).padStart(9)}ms  ${stage.padEnd(10)}  `;
 }
 
 /** The words after the event's name. */
@@ -64,7 +69,7 @@ function counters(event: { queued: number; unfinished: number; inFlight: number 
 }
 
 /**
- * Where `crawl --trace` sends its lines: stderr (through the CLI's printer,
+ * Where `crawl --trace` (and `--trace-url`) sends its lines: stderr (through the CLI's printer,
  * so the progress line stays readable) or a file, written as a stream.
  */
 export class TraceLines {
@@ -90,8 +95,13 @@ export class TraceLines {
 
   /** Writes the line for `event`. */
   write(event: TraceEvent): void {
-    if (this.file === null) this.printer.warn(`${traceLine(event)}\n`);
-    else if (this.failure === null) this.file.write(`${traceLine(event)}\n`);
+    this.writeLine(traceLine(event));
+  }
+
+  /** Writes a line made already (`line` has no newline): one of `UrlTrace`'s. */
+  writeLine(line: string): void {
+    if (this.file === null) this.printer.warn(`${line}\n`);
+    else if (this.failure === null) this.file.write(`${line}\n`);
   }
 
   /**

@@ -33,6 +33,8 @@ export * from "../kernel/selector.js";
 export * from "../kernel/socket.js";
 export * from "../kernel/timers.js";
 export * from "../observe/events.js";
+export * from "../observe/trace-lines.js";
+export * from "../observe/trace-url.js";
 export * from "../crawl/report.js";
 export * from "../crawl/visit.js";
 export * from "../crawl/robots.js";
