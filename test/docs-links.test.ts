@@ -7,9 +7,10 @@ import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { exercises } from "../learn/workshop/exercises.js";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
-const documents = ["README.md", ...readdirSync(join(root, "docs")).filter((name) => name.endsWith(".md")).map((name) => `docs/${name}`)];
+const documents = ["README.md", "learn/README.md", ...readdirSync(join(root, "docs")).filter((name) => name.endsWith(".md")).map((name) => `docs/${name}`)];
 
 /** Every file name under the folders a guide may name a `.ts` file of. */
 function tsFileNames(): Set<string> {
@@ -21,7 +22,8 @@ function tsFileNames(): Set<string> {
       else names.add(entry.name);
     }
   }
-  for (const folder of ["src", "test", "examples", "bench", "scripts"]) if (existsSync(join(root, folder))) walk(join(root, folder));
+  for (const folder of ["src", "test", "examples", "bench", "scripts", "learn/workshop"]) if (existsSync(join(root, folder))) walk(join(root, folder));
+  for (const exercise of exercises) names.add(exercise.file); // The workshop's files: `npm run learn` writes them under learn/.
   return names;
 }
 

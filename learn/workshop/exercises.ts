@@ -1,0 +1,179 @@
+/**
+ * The workshop's exercises, in the chapter's order: each one hands back a
+ * part of the library with its bodies taken out, for the learner to write
+ * again, and names the project's own tests that check it.
+ *
+ * @module
+ */
+
+/** Which crawler an exercise belongs to; at the last exercise of a stage the contract suite crawls with the learner's parts. */
+export type Stage = "callbacks" | "generators" | "asyncawait";
+
+/** One exercise. */
+export interface Exercise {
+  /** Its number: `npm run learn -- 4`. */
+  readonly number: number;
+  /** What the learner builds, in a few words. */
+  readonly title: string;
+  /** The stage it belongs to, or null for the first steps before stage 1. */
+  readonly stage: Stage | null;
+  /** The learner's file, under the learner's folder (`learn/` by default). */
+  readonly file: string;
+  /** The library module the learner's file stands in for, from the repository's root. */
+  readonly source: string;
+  /** The functions and methods (`Class.member`) whose bodies the learner writes. */
+  readonly write: readonly string[];
+  /** The project's test files that check it, from the repository's root. */
+  readonly checks: readonly string[];
+  /** True for a stage's last exercise: once its checks pass, the contract suite crawls with the stage's parts. */
+  readonly endsStage: boolean;
+  /** Hints, the gentlest first: `--hint` gives the next one. */
+  readonly hints: readonly string[];
+}
+
+/** The contract suite's files, run against one stage (`-t "'callbacks' crawler"`) at a stage's end. */
+export const CONTRACT_CHECKS: readonly string[] = [
+  "test/contract/crawl-contract.test.ts",
+  "test/contract/controls.test.ts",
+  "test/contract/politeness.test.ts",
+];
+
+export const exercises: readonly Exercise[] = [
+  {
+    number: 1,
+    title: "The busy loop",
+    stage: null,
+    file: "01-busy-loop.ts",
+    source: "examples/02-nonblocking-busy-loop.ts",
+    write: ["sendByPolling", "receiveByPolling"],
+    checks: ["test/examples/busy-loop.test.ts"],
+    endsStage: false,
+    hints: [
+      "A non-blocking call never waits: `send` throws an error whose `code` is \"EAGAIN\" while the socket is still connecting, and `recv` throws it while nothing has arrived. `wouldBlock(error)` tells you which errors those are; any other error must be thrown on.",
+      "Loop for ever: try the call; if it worked, you are done; if it would block, count one poll and give Node's loop a turn with `await nextTurn()` before trying again. Without that await, Node never learns that the connection is up (run example 02: its first part shows it).",
+      "receiveByPolling loops `while (!parser.done)`: a chunk of bytes goes to `parser.feed(chunk)`; an empty chunk means the server closed the connection, and goes to `parser.end()`.",
+      "sendByPolling: `let polls = 0; for (;;) { try { send(socket, request); return polls; } catch (error) { if (!wouldBlock(error)) throw error; polls += 1; await nextTurn(); } }`",
+    ],
+  },
+  {
+    number: 2,
+    title: "The selector-driven loop",
+    stage: "callbacks",
+    file: "02-selector-loop.ts",
+    source: "src/callbacks/event-loop.ts",
+    write: ["EventLoop.runOnce", "EventLoop.dispatch"],
+    checks: ["test/callbacks/event-loop.test.ts"],
+    endsStage: false,
+    hints: [
+      "`dispatch` is the chapter's `callback = event_key.data; callback(event_key, event_mask)`: call `key.data(key, mask)`. If it throws, hand the error and the key to `this.exceptionHandler`, or throw it on when there is none. `runTimer` next to it does the same for a timer: read it.",
+      "`runOnce` is one turn of the chapter's `while True:` loop. In order: clear `this.scheduled` and `this.sleepTimer` (this call is the one they planned), set `this.iterating`, read the clock once (`performance.now()`), `this.selector.select(this.dispatch)` (it returns how many sockets were ready), then run every timer that is due at that moment: `this.timers.popDue(now)` until it returns undefined. Put `this.iterating = false` in a `finally`.",
+      "Then plan the next turn. If `stop()` was called: clear a scheduled immediate, set `running` and `stopping` back to false and call `this.onStopped()`. Else if some socket was ready: `this.schedule()` at once (the selector is level-triggered: it may still be ready). Else, if a timer is waiting (`this.timers.peek()`): `schedule()` if it is due already, or else sleep with `setTimeout(this.runOnce, wait)`, no longer than `MAX_SLEEP_MS`.",
+      "With nothing ready and no timer, do nothing at all: the selector's wakeup (set in the constructor) schedules the next turn when a socket event arrives. That is how the loop sleeps without spinning. `npm run learn -- 2 --solution` shows the library's code.",
+    ],
+  },
+  {
+    number: 3,
+    title: "A Fetcher's callbacks",
+    stage: "callbacks",
+    file: "03-fetcher.ts",
+    source: "src/callbacks/fetcher.ts",
+    write: ["Fetcher.fetch", "Fetcher.connected", "Fetcher.readResponse"],
+    checks: ["test/callbacks/fetcher.test.ts"],
+    endsStage: true,
+    hints: [
+      "Three callbacks carry one fetch: `fetch` starts it, `connected` runs when the socket is writable, `readResponse` each time it is readable. Everything they share lives on `this`: there is no other place for it between two callbacks.",
+      "`fetch`: count the try, reset `received` and make a new parser (`new ResponseParser(parserOptions(this.options))`), set the attempt's timer with `this.loop.callLater(this.options.timeoutMs, this.timedOut)`, then `this.socket = connect(new URL(this.url), this.options)` and register it for writing: `this.loop.selector.register(this.socket, EVENT_WRITE, this.connected)`. Whatever throws goes to `this.failed(error)`.",
+      "`connected`: unregister the socket, send the request (`formatGetRequest(new URL(this.url), this.options.userAgent, this.options.headers)`; `send` throws if the connection failed), register it again for reading with `this.readResponse`; any error goes to `this.failed` and ends the callback. Then publish `connect` (with the socket's `fileno`) and `send` on `crawlChannel`.",
+      "`readResponse`: `recv(key.socket, 4096)`; publish `first-byte` for the first non-empty chunk, and `read` with its size; add to `received`; feed a chunk to the parser, or call `parser.end()` for an empty one; return while `!this.parser.done`. When done: `this.close()` and `this.onFetched(this, this.parser.response())`. Errors: `this.failed(error)`.",
+    ],
+  },
+  {
+    number: 4,
+    title: "A Future and its done callbacks",
+    stage: "generators",
+    file: "04-future.ts",
+    source: "src/generators/futures.ts",
+    write: ["Future.setResult", "Future.setException", "Future.addDoneCallback", "Future.finish"],
+    checks: ["test/generators/future.test.ts"],
+    endsStage: false,
+    hints: [
+      "A Future is pending until someone calls `setResult` or `setException` once; then it is done for good, and each done callback runs once. Setting a done Future again throws an `InvalidStateError` that says it is already done.",
+      "`setResult(value)`: refuse if `this.done()`, store `this.value`, then `this.finish(\"finished\")`. `setException(error)` is the same with `this.error = error` and `this.failed = true`.",
+      "`finish(state)`: set `this.state`, publish `resolve` on `loopChannel` when it finished (see `cancel()` for the call), then hand every waiting callback to `this.schedule(callback)` and empty the list. `schedule` gives it to the loop with `callSoon`: a callback never runs inside `setResult` itself.",
+      "`addDoneCallback(fn)`: wrap it as `{ fn, run: () => fn(this) }`; while pending, push it on `this.callbacks`; once done, schedule it at once, so that nobody who comes late misses the result.",
+    ],
+  },
+  {
+    number: 5,
+    title: "Task.step: driving a coroutine",
+    stage: "generators",
+    file: "05-task.ts",
+    source: "src/generators/tasks.ts",
+    write: ["Task.step", "Task.wakeUp"],
+    checks: ["test/generators/task.test.ts"],
+    endsStage: false,
+    hints: [
+      "A step resumes the coroutine with `this.coro.next()` (or `this.coro.throw(error)` when `this.throwIn` holds an error: take it and set it back to null first), until it yields the next Future. Then the Task adds `this.wakeUp` as that Future's done callback, and the step is over.",
+      "When the coroutine throws, the Task ends: call `this.ended()`, then `super.cancel()` for a `CancelledError`, else `super.setException(thrown)`. When it returns (`next.done`), call `this.ended()` and `super.setResult(next.value)`, unless `this.throwIn` was set meanwhile (it cancelled itself): then `super.cancel()`. Use `super.`: the Task's own setResult refuses callers from outside.",
+      "What it yielded must be a Future of this loop: not a Future → `this.throwIn ??= new TypeError(\"Task got bad yield: … use yield*\")`; the Task itself → a TypeError too; `yielded.attachLoop(this.loop)` false → a TypeError too. In those cases, and when `throwIn` is set, `this.loop.callSoon(this.step)` so the next step throws it in. Otherwise remember `this.waitingOn = yielded` and add the done callback.",
+      "`wakeUp(future)`: ignore a future that is not `this.waitingOn` (a stale wake-up from before a cancel), clear `waitingOn`, and step. Publish `step` on `loopChannel` after each yield, as `ended()` does with `yielded: null`.",
+    ],
+  },
+  {
+    number: 6,
+    title: "sleep and callLater",
+    stage: "generators",
+    file: "06-event-loop.ts",
+    source: "src/generators/event-loop.ts",
+    write: ["EventLoop.callLater", "EventLoop.turn"],
+    checks: ["test/generators/event-loop.test.ts", "test/generators/sleep.test.ts"],
+    endsStage: false,
+    hints: [
+      "`sleep(seconds)` in tasks.ts makes a Future and asks the loop to resolve it later with `loop.callLater(seconds * 1000, timeIsUp)`. So a sleeping Task is a Task waiting on a Future, and the loop must know when to wake up: that is a timer in its heap.",
+      "`callLater(delayMs, callback)`: make `new TimerHandle(this.time() + Math.max(0, delayMs), this.timerSequence++, callback)`, push it on `this.timers`, and, unless an iteration is running right now, `this.wake()` so the loop re-plans its sleep. Return the handle (its `cancel()` is how `sleep` cleans up).",
+      "`turn` runs one iteration from a Node macrotask, then plans the next: clear `nextImmediate` and `nextTimeout`, `this.iterate()`. If stopping: clear a scheduled immediate, set `running` and `stopping` false, `this.selector.setWakeup(null)`, and return.",
+      "Still in `turn`: if callbacks are ready, `this.wake()`. Otherwise look at the earliest timer (`this.timers.peek()`): none, or an iteration already scheduled → return (a socket or a callSoon will wake us). Due already → `wake()`. Else sleep: `this.nextTimeout = setTimeout(this.turn, Math.min(2 ** 31 - 1, wait))`.",
+    ],
+  },
+  {
+    number: 7,
+    title: "The joinable queue's join",
+    stage: "generators",
+    file: "07-queue.ts",
+    source: "src/generators/queues.ts",
+    write: ["JoinableQueue.taskDone", "JoinableQueue.join"],
+    checks: ["test/generators/joinable-queue.test.ts"],
+    endsStage: true,
+    hints: [
+      "The queue counts unfinished work: `putNowait` adds one, `taskDone` takes one away. `join()` waits until the count is zero, however many items the workers put meanwhile: that is how the crawler knows it is finished.",
+      "`taskDone()`: throw a RangeError when nothing is unfinished (\"taskDone() called too many times\"); else count one down. At zero, resolve the join Future if there is one (`setResult(undefined)`) and forget it, so the queue can be joined again later.",
+      "`join()` is a coroutine: when work is unfinished, make the join Future if there is none yet (`this.joinFuture ??= new Future<void>(getRunningLoop(), \"join\")`) and wait on it with `yield*`. With nothing unfinished it returns at once, without yielding.",
+    ],
+  },
+  {
+    number: 8,
+    title: "Stage 3's queue: workers, join and shutdown",
+    stage: "asyncawait",
+    file: "08-async-queue.ts",
+    source: "src/asyncawait/joinable-queue.ts",
+    write: ["JoinableQueue.get", "JoinableQueue.taskDone", "JoinableQueue.join", "JoinableQueue.shutdown"],
+    checks: ["test/asyncawait/joinable-queue.test.ts"],
+    endsStage: true,
+    hints: [
+      "Stage 3's worker (`work()` in src/asyncawait/crawler.ts) loops `await take()` … `taskDone()` until `get()` rejects with `QueueShutDown`. The crawl awaits `join()`, then calls `shutdown()` to send the parked workers home. Here there is no Future of ours: a parked `get()` is a Promise whose `resolve` and `reject` wait in `this.getters`.",
+      "`get()`: an item waiting → `Promise.resolve(this.take())`; shut down → `Promise.reject(new QueueShutDown())`; else a new Promise whose executor pushes `{ resolve, reject }` on `this.getters` (`putNowait` hands the next item to the oldest one).",
+      "`taskDone()` and `join()`: as in exercise 7, with a Promise: `join()` returns `Promise.resolve()` when nothing is unfinished, else the one shared `this.finished` promise, made the first time with its `resolve` kept in `this.resolveFinished`; `taskDone()` calls that resolve at zero and forgets both.",
+      "`shutdown(immediate)`: set `this.closed`; if immediate, take every waiting item and mark it done; then reject every parked getter with a new `QueueShutDown()` and empty the list (`this.getters.splice(0)`).",
+    ],
+  },
+];
+
+/** The exercise numbered `number`, or undefined. */
+export function exerciseNumbered(number: number): Exercise | undefined {
+  return exercises.find((exercise) => exercise.number === number);
+}
+
+/** The exercises of `exercise`'s stage up to it: whose parts a stage's crawler is built from at its end. */
+export function partsOfStage(exercise: Exercise): Exercise[] {
+  return exercises.filter((other) => other.stage === exercise.stage && other.number <= exercise.number);
+}

@@ -1,0 +1,277 @@
+/**
+ * `npm run learn`: the workshop. Rebuild the lesson's core, one part at a
+ * time, each checked by the project's own tests.
+ *
+ * - `npm run learn` writes the exercise files that are missing under
+ *   `learn/`, checks every exercise, and lists them with ✓ or ✗;
+ * - `npm run learn -- 4` checks exercise 4 and says, in plain words, the
+ *   first check that fails; at a stage's last exercise, once its checks
+ *   pass, the contract suite crawls with the crawler built from your parts;
+ * - `npm run learn -- 4 --hint` gives the next hint, `--solution` shows the
+ *   library's own code, `--reset` writes the exercise's file afresh (yours is
+ *   kept beside it, as `.bak`).
+ *
+ * `LEARN_DIR` names another folder than `learn/` (the workshop's own test uses it).
+ *
+ * @module
+ */
+import { spawn } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { relative, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { exerciseNumbered, exercises, partsOfStage, type Exercise } from "./exercises.js";
+import { findBodies, learnerFile } from "./learner-files.js";
+import type { Failure, Report } from "./report.js";
+
+const REPO = fileURLToPath(new URL("../..", import.meta.url));
+const LEARNER_DIR = resolve(REPO, process.env["LEARN_DIR"] ?? "learn");
+/** The learner's folder as the messages name it: `learn` */
+const SHOWN_DIR = relative(REPO, LEARNER_DIR);
+/** How long one run of checks may take before it counts as stuck: a loop that never gives the thread back cannot be stopped by a check's own timeout. */
+const STUCK_MS = 180_000;
+const VITEST = resolve(REPO, "node_modules/vitest/vitest.mjs");
+
+/** How an exercise's checks came out. */
+interface Verdict {
+  readonly passed: boolean;
+  /** How many checks passed, in the phase that decided. */
+  readonly checksPassed: number;
+  /** Why it is not done, in plain words; null when it passed. */
+  readonly why: Failure | null;
+  /** Which phase decided: its own checks, or the contract suite at a stage's end. */
+  readonly phase: "checks" | "contract";
+}
+
+async function main(args: string[]): Promise<void> {
+  const flags = args.filter((arg) => arg.startsWith("--"));
+  const numbers = args.filter((arg) => !arg.startsWith("--"));
+  const unknown = flags.filter((flag) => !["--hint", "--solution", "--reset"].includes(flag));
+  if (unknown.length > 0 || numbers.length > 1 || flags.length > 1 || (flags.length > 0 && numbers.length === 0)) return usage(`cannot read ${args.join(" ")}`);
+  mkdirSync(LEARNER_DIR, { recursive: true });
+  const written = writeMissingFiles();
+  if (numbers.length === 0) return listAll(written);
+  const exercise = exerciseNumbered(Number(numbers[0]));
+  if (exercise === undefined) return usage(`there is no exercise ${numbers[0]}: they are numbered 1 to ${exercises.length}`);
+  if (flags[0] === "--hint") return giveHint(exercise);
+  if (flags[0] === "--solution") return showSolution(exercise);
+  if (flags[0] === "--reset") return reset(exercise);
+  return checkOne(exercise);
+}
+
+function usage(problem: string): void {
+  console.error(`npm run learn: ${problem}.
+Usage: npm run learn                 check every exercise and list them
+       npm run learn -- N            check exercise N, and say what fails first
+       npm run learn -- N --hint     the next hint for exercise N
+       npm run learn -- N --solution the library's own code for exercise N
+       npm run learn -- N --reset    exercise N's file afresh (yours is kept as .bak)`);
+  process.exitCode = 2;
+}
+
+/** Writes the exercise files not there yet; returns them. */
+function writeMissingFiles(): Exercise[] {
+  const written = exercises.filter((exercise) => !existsSync(learnerPath(exercise)));
+  for (const exercise of written) writeStub(exercise);
+  return written;
+}
+
+function writeStub(exercise: Exercise): void {
+  const source = readFileSync(resolve(REPO, exercise.source), "utf8");
+  writeFileSync(learnerPath(exercise), learnerFile(exercise, source, REPO, LEARNER_DIR, "stub"));
+}
+
+function learnerPath(exercise: Exercise): string {
+  return resolve(LEARNER_DIR, exercise.file);
+}
+
+/** `learn/04-future.ts` */
+function shown(exercise: Exercise): string {
+  return `${SHOWN_DIR}/${exercise.file}`;
+}
+
+async function listAll(written: Exercise[]): Promise<void> {
+  console.log("The workshop: rebuild the lesson's core, one part at a time (learn/README.md).");
+  if (written.length > 0) console.log(`Wrote ${written.map(shown).join(", ")}: the exercises, for you to edit.`);
+  console.log(`Checking ${exercises.length} exercises…\n`);
+  const verdicts = await inTurns(exercises, 2, check);
+  const width = Math.max(...exercises.map((exercise) => exercise.title.length));
+  for (const [i, exercise] of exercises.entries()) {
+    const verdict = verdicts[i] as Verdict;
+    console.log(`  ${verdict.passed ? "✓" : "✗"} ${String(exercise.number).padStart(2)}. ${exercise.title.padEnd(width)}  ${shown(exercise)}`);
+    if (verdict.why !== null) console.log(`        ${oneLine(verdict)}`);
+  }
+  const next = exercises.find((_exercise, i) => !(verdicts[i] as Verdict).passed);
+  console.log("");
+  if (next === undefined) console.log("All done: every stage's crawler, built from your parts, passes the contract suite.");
+  else console.log(`Next: exercise ${next.number}. \`npm run learn -- ${next.number}\` checks it and says what fails first; add --hint for a hint, --solution for the library's code.`);
+}
+
+/** The first line of why an exercise is not done, for the list. */
+function oneLine(verdict: Verdict): string {
+  const why = verdict.why as Failure;
+  const first = why.why.split("\n")[0] ?? "";
+  return verdict.phase === "contract" ? `the contract suite: ${why.check}: ${first}` : first;
+}
+
+async function checkOne(exercise: Exercise): Promise<void> {
+  console.log(`Exercise ${exercise.number}: ${exercise.title} (${shown(exercise)})`);
+  console.log(`Checks: ${exercise.checks.join(", ")}, with ${exercise.source} swapped for your file.`);
+  const verdict = await check(exercise, function contractStarts(): void {
+    const parts = partsOfStage(exercise).map(shown).join(", ");
+    console.log(`Your parts pass their checks. Now the contract suite crawls with the ${exercise.stage} crawler built from them (${parts})…`);
+  });
+  console.log("");
+  if (verdict.passed) {
+    console.log(`✓ Done: ${verdict.checksPassed} ${verdict.phase === "contract" ? "contract checks pass: your stage crawls as the library's does." : "checks pass."}`);
+    const next = exerciseNumbered(exercise.number + 1);
+    if (next !== undefined) console.log(`Next: exercise ${next.number}, ${next.title}: npm run learn -- ${next.number}`);
+    return;
+  }
+  const why = verdict.why as Failure;
+  console.log(`✗ Not yet. ${verdict.checksPassed} ${verdict.checksPassed === 1 ? "check passes" : "checks pass"} before the first that fails${verdict.phase === "contract" ? ", in the contract suite" : ""}:`);
+  console.log(`    ${why.check}`);
+  for (const line of why.why.split("\n")) console.log(`    ${line}`);
+  if (why.where !== null) console.log(`    at ${why.where}`);
+  if (verdict.phase === "contract") console.log(`The crawler is built from ${partsOfStage(exercise).map(shown).join(", ")}: an earlier part of the stage may be the one at fault (\`npm run learn\` lists them).`);
+  const given = hintsGiven(exercise);
+  if (given < exercise.hints.length) console.log(`Stuck? npm run learn -- ${exercise.number} --hint (hint ${given + 1} of ${exercise.hints.length})`);
+  else console.log(`Stuck? npm run learn -- ${exercise.number} --solution shows the library's own code.`);
+  process.exitCode = 1;
+}
+
+/**
+ * Runs the exercise's checks with its file swapped in; at a stage's end, if
+ * they pass, the contract suite against the stage built from the learner's parts.
+ */
+async function check(exercise: Exercise, contractStarts: () => void = function quietly(): void {}): Promise<Verdict> {
+  const own = await runChecks(exercise, "checks");
+  if (!own.passed || !exercise.endsStage) return own;
+  contractStarts();
+  return runChecks(exercise, "contract");
+}
+
+/** One vitest run, in a process of its own, stopping at the first failing check. */
+async function runChecks(exercise: Exercise, phase: Verdict["phase"]): Promise<Verdict> {
+  const reportPath = resolve(LEARNER_DIR, `.report-${exercise.number}-${phase}.json`);
+  rmSync(reportPath, { force: true });
+  const finished = await runVitest(["run", "--config", "learn/workshop/vitest.config.ts", "--bail", "1"], {
+    LEARN_DIR: LEARNER_DIR,
+    LEARN_EXERCISES: String(exercise.number),
+    LEARN_PHASE: phase,
+    LEARN_REPORT: reportPath,
+  });
+  if (!finished.ok) {
+    const why = `The checks did not finish within ${STUCK_MS / 1000} s: does a loop of yours never give the thread back (a \`for (;;)\` with no \`await\`, a callback that schedules itself at once)?`;
+    return { passed: false, checksPassed: 0, why: { check: "all of them", why, where: null }, phase };
+  }
+  if (!existsSync(reportPath)) {
+    return { passed: false, checksPassed: 0, why: { check: "starting the checks", why: finished.output.trim().split("\n").slice(-8).join("\n"), where: null }, phase };
+  }
+  const report = JSON.parse(readFileSync(reportPath, "utf8")) as Report;
+  rmSync(reportPath, { force: true });
+  const outcome = report.exercises[String(exercise.number)] ?? { passed: 0, failed: 0, firstFailure: null };
+  const why = outcome.firstFailure ?? report.escaped[0] ?? null;
+  if (why === null && outcome.passed > 0) return { passed: true, checksPassed: outcome.passed, why: null, phase };
+  return { passed: false, checksPassed: outcome.passed, why: plainWords(why ?? { check: "the checks", why: "no check ran", where: null }, report), phase };
+}
+
+/**
+ * Puts a failure in the learner's words: a "not written yet" error that the
+ * loop caught and printed, or that escaped to Node, says more than the
+ * timeout it caused; a timeout says what it means.
+ */
+function plainWords(failure: Failure, report: Report): Failure {
+  if (/not written yet/.test(failure.why)) return failure;
+  const notWritten = [...report.escaped.map((escaped) => escaped.why), report.printed ?? ""].map((text) => NOT_WRITTEN.exec(text)?.[0]).find(Boolean);
+  if (notWritten !== undefined) return { ...failure, why: `${notWritten}\n(It was thrown inside a loop, away from the check, so the check itself only saw: ${firstLine(failure.why)})` };
+  const timedOut = /Test timed out in (\d+)ms/.exec(failure.why);
+  if (timedOut !== null) {
+    const seconds = Number(timedOut[1]) / 1000;
+    return { ...failure, why: `It waited ${seconds} s for something that never happened: a callback nobody called, a Future nobody resolved, or a loop that stopped turning.${report.printed === null ? "" : `\nYour code printed: ${report.printed}`}` };
+  }
+  return report.printed === null ? failure : { ...failure, why: `${failure.why}\nYour code printed: ${report.printed}` };
+}
+
+/** The stubs' error message: `Future.setResult is not written yet (exercise 4, learn/04-future.ts)`. */
+const NOT_WRITTEN = /[\w.]+ is not written yet \([^)]*\)/;
+
+function firstLine(text: string): string {
+  return text.split("\n")[0] ?? "";
+}
+
+/** Runs vitest with `env`; `ok` is false when it had to be stopped after {@link STUCK_MS}. */
+function runVitest(args: string[], env: Record<string, string>): Promise<{ ok: boolean; output: string }> {
+  return new Promise(function run(resolvePromise) {
+    const child = spawn(process.execPath, [VITEST, ...args], { cwd: REPO, env: { ...process.env, ...env, FORCE_COLOR: "0" }, stdio: ["ignore", "pipe", "pipe"] });
+    let output = "";
+    child.stdout.setEncoding("utf8").on("data", function printed(chunk: string) { output += chunk; });
+    child.stderr.setEncoding("utf8").on("data", function complained(chunk: string) { output += chunk; });
+    const timer = setTimeout(function stuck() { child.kill("SIGKILL"); }, STUCK_MS);
+    child.on("close", function exited(_code, signal) {
+      clearTimeout(timer);
+      resolvePromise({ ok: signal !== "SIGKILL", output });
+    });
+  });
+}
+
+/** Calls `work` on each item, at most `width` at a time; the results in the items' order. */
+async function inTurns<T, R>(items: readonly T[], width: number, work: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = [];
+  let next = 0;
+  async function worker(): Promise<void> {
+    while (next < items.length) {
+      const i = next++;
+      results[i] = await work(items[i] as T);
+    }
+  }
+  await Promise.all(Array.from({ length: width }, worker));
+  return results;
+}
+
+/** The progress file: how many hints each exercise has had. */
+function progressPath(): string {
+  return resolve(LEARNER_DIR, ".progress.json");
+}
+
+function hintsGiven(exercise: Exercise): number {
+  if (!existsSync(progressPath())) return 0;
+  const progress = JSON.parse(readFileSync(progressPath(), "utf8")) as { hints?: Record<string, number> };
+  return progress.hints?.[String(exercise.number)] ?? 0;
+}
+
+function giveHint(exercise: Exercise): void {
+  const given = hintsGiven(exercise);
+  const index = Math.min(given, exercise.hints.length - 1);
+  console.log(`Exercise ${exercise.number}, hint ${index + 1} of ${exercise.hints.length}:\n`);
+  console.log(exercise.hints[index]);
+  if (index + 1 < exercise.hints.length) console.log(`\nAnother: npm run learn -- ${exercise.number} --hint`);
+  else console.log(`\nThat was the last hint. The library's own code: npm run learn -- ${exercise.number} --solution`);
+  const progress = existsSync(progressPath()) ? (JSON.parse(readFileSync(progressPath(), "utf8")) as { hints?: Record<string, number> }) : {};
+  writeFileSync(progressPath(), JSON.stringify({ ...progress, hints: { ...progress.hints, [exercise.number]: index + 1 } }, null, 2));
+}
+
+function showSolution(exercise: Exercise): void {
+  const source = readFileSync(resolve(REPO, exercise.source), "utf8");
+  console.log(`Exercise ${exercise.number}: the library's own code, from ${exercise.source}.\n`);
+  for (const body of findBodies(source, exercise.source, exercise.write)) {
+    console.log(`// ${exercise.source}:${body.line}: ${body.name}`);
+    console.log(`${dedent(body.declaration)}\n`);
+  }
+}
+
+/** A member's text with the indent of its lines after the first taken off, as the first line has none. */
+function dedent(declaration: string): string {
+  const lines = declaration.split("\n");
+  const last = lines.at(-1) ?? "";
+  const indent = /^\s*/.exec(last)?.[0].length ?? 0; // The closing brace sits where the declaration starts.
+  return lines.map((line, i) => (i === 0 ? line : line.slice(Math.min(indent, /^\s*/.exec(line)?.[0].length ?? 0)))).join("\n");
+}
+
+function reset(exercise: Exercise): void {
+  const path = learnerPath(exercise);
+  if (existsSync(path)) renameSync(path, `${path}.bak`);
+  writeStub(exercise);
+  console.log(`Wrote ${shown(exercise)} afresh; yours is ${shown(exercise)}.bak.`);
+}
+
+await main(process.argv.slice(2));
