@@ -13,15 +13,11 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { chromium } from "playwright-core";
 import type { BrowserContext } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { hasChromium, launchChromium } from "../helpers/chromium.js";
 
-const CHROMIUM = "/usr/bin/chromium";
-const hasChromium = existsSync(CHROMIUM);
-if (!hasChromium) {
-  console.warn(`SKIPPED test/browser/diagrams.test.ts: ${CHROMIUM} is absent (apt-get install chromium; .ci/run does)`);
-}
+const chromiumHere = hasChromium("test/browser/diagrams.test.ts");
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const DOCS = join(ROOT, "docs");
 const DIAGRAMS = join(DOCS, "diagrams");
@@ -111,26 +107,13 @@ function countColours(png: Buffer): string {
   })()`;
 }
 
-describe.skipIf(!hasChromium)("docs/diagrams in Chromium", () => {
+describe.skipIf(!chromiumHere)("docs/diagrams in Chromium", () => {
   let directory: string;
   let context: BrowserContext;
 
   beforeAll(async () => {
     directory = await mkdtemp(join(tmpdir(), "crawl-diagrams-"));
-    context = await chromium.launchPersistentContext(join(directory, "profile"), {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-      ],
-      viewport: { width: 1000, height: 1000 },
-    });
+    context = await launchChromium(directory, 1000, 1000);
     await mkdir(OUTPUT, { recursive: true });
   });
 

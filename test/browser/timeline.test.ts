@@ -9,19 +9,15 @@ import { mkdir, mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { chromium } from "playwright-core";
 import type { BrowserContext } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { hasChromium, launchChromium } from "../helpers/chromium.js";
 import { requireBuiltCli, runCli } from "../cli/cli-process.js";
 
-const CHROMIUM = "/usr/bin/chromium";
-const hasChromium = existsSync(CHROMIUM);
-if (!hasChromium) {
-  console.warn(`SKIPPED test/browser/timeline.test.ts: ${CHROMIUM} is absent (apt-get install chromium; .ci/run does)`);
-}
+const chromiumHere = hasChromium("test/browser/timeline.test.ts");
 const OUTPUT = fileURLToPath(new URL("../../test-output/", import.meta.url));
 
-describe.skipIf(!hasChromium)("timeline page in Chromium", () => {
+describe.skipIf(!chromiumHere)("timeline page in Chromium", () => {
   let directory: string;
   let context: BrowserContext;
   let fetchStarts: number;
@@ -37,20 +33,7 @@ describe.skipIf(!hasChromium)("timeline page in Chromium", () => {
     const trace = await readFile(traceFile, "utf8");
     fetchStarts = trace.split("\n").filter((line) => / fetch-start /.test(line)).length;
     pageUrl = pathToFileURL(timelineFile).href;
-    context = await chromium.launchPersistentContext(join(directory, "profile"), {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-      ],
-      viewport: { width: 1200, height: 900 },
-    });
+    context = await launchChromium(directory, 1200, 900);
   });
 
   afterAll(async () => {
