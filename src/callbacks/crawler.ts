@@ -72,8 +72,18 @@ export class Crawler implements VisitContext {
   /** URLs waiting for a free slot, oldest first from `nextTodo` on. */
   private urlsTodo: Array<QueueItem | undefined> = [];
   private nextTodo = 0;
-  /** The Fetchers running (with those reading robots.txt, never more than `maxTasks`), with the URL each fetches. */
-  private readonly running = new Map<Fetcher, QueueItem>();
+  /**
+   * The Fetchers of pages running now, each in a slot of its own (null: a free
+   * slot). A fixed array, not a Map: a Map that lives as long as the crawl
+   * and gains and loses an entry per page keeps, in each table it outgrows,
+   * every Fetcher it held at that moment alive until a full collection
+   * (docs/benchmarks.md, "Where the bytes went"); a slot is simply cleared.
+   */
+  private readonly slots: Array<Fetcher | null> = [];
+  /** The numbers of the free slots. */
+  private readonly freeSlots: number[] = [];
+  /** How many slots hold a Fetcher. */
+  private running = 0;
   /** The Fetchers reading an origin's robots.txt, with their reading. */
   private readonly readingRobots = new Map<Fetcher, RobotsReading>();
   /** Each host's robots.txt, requests in flight, delay and line of waiting URLs (src/crawl/politeness.ts). */
@@ -142,15 +152,19 @@ export class Crawler implements VisitContext {
    */
   private startFetchers(): void {
     const { maxTasks, maxPages } = this.options;
-    while (!this.stopped && this.running.size + this.readingRobots.size < maxTasks && this.nextTodo < this.urlsTodo.length && this.recorded + this.running.size < maxPages) {
+    const crawler = this;
+    while (!this.stopped && this.running + this.readingRobots.size < maxTasks && this.nextTodo < this.urlsTodo.length && this.recorded + this.running < maxPages) {
       const item = this.takeTodo();
       const turn = this.hosts.turn(item);
       if (turn.kind === "robots") this.readRobots(turn.origin);
       if (turn.kind === "refused") this.record(errorRecord(item.url, turn.error, item.referrer ?? null));
       if (turn.kind !== "go") continue; // "robots" and "wait": it waits in its host's line; requeue() brings it back.
-      const fetcher = new Fetcher(item.url, this.loop, this.options, this.fetched, this.run?.id);
+      const slot = this.freeSlots.pop() ?? this.slots.length;
+      // The callback carries the URL's item and slot: the state a callback chain keeps by hand.
+      const fetcher = new Fetcher(item.url, this.loop, this.options, function pageFetched(f, outcome) { crawler.fetched(f, outcome, item, slot); }, this.run?.id);
       fetcher.tries = item.tries ?? 0; // Attempts made before a Retry-After.
-      this.running.set(fetcher, item);
+      this.slots[slot] = fetcher;
+      this.running += 1;
       this.attempt(fetcher);
     }
   }
@@ -182,14 +196,15 @@ export class Crawler implements VisitContext {
    * crawl waits for, hold the host back and queue the URL again with its
    * attempts so far; else record and queue.
    */
-  private readonly fetched = (fetcher: Fetcher, outcome: FetchOutcome): void => {
-    const item = this.running.get(fetcher);
-    if (item === undefined) return;
+  private fetched(fetcher: Fetcher, outcome: FetchOutcome, item: QueueItem, slot: number): void {
+    if (this.slots[slot] !== fetcher) return;
     const [status, error] = typeof outcome === "string" ? [null, outcome] : [outcome.status, null];
     if (crawlChannel.hasSubscribers) crawlChannel.publish({ type: "fetch-end", crawl: fetcher.crawl, url: item.url, attempt: fetcher.tries, status, error, detail: error === null ? null : fetcher.detail, ...this.counters() });
     if (this.stopped) return; // Stopping: no more attempts and no record; the loop's end closes the Fetchers left.
     if (error !== null && isRetryable(error) && fetcher.tries < this.options.maxTries) return fetcher.later(retryDelay(this.options.retryDelayMs, fetcher.tries), this.attempt);
-    this.running.delete(fetcher);
+    this.slots[slot] = null;
+    this.freeSlots.push(slot);
+    this.running -= 1;
     const wait = typeof outcome === "string" ? null : this.hosts.retryAfter(outcome);
     if (wait !== null && fetcher.tries < this.options.maxTries) {
       this.hosts.holdBack(item, wait);
@@ -209,7 +224,7 @@ export class Crawler implements VisitContext {
     this.hosts.finished(item); // Its host may let the next URL go.
     this.startFetchers();
     this.stopIfDone();
-  };
+  }
 
   /** Counts a record, keeps it (unless `keepRecords` is false) and tells `onRecord`. */
   private record(statistic: FetchStatistic): void {
@@ -252,12 +267,12 @@ export class Crawler implements VisitContext {
   /** The counters of a fetch message: URLs waiting for a slot, and the Fetchers running. */
   private counters(): QueueCounters {
     const queued = this.urlsTodo.length - this.nextTodo;
-    return { queued, unfinished: queued + this.hosts.waitingUrls + this.running.size, inFlight: this.running.size };
+    return { queued, unfinished: queued + this.hosts.waitingUrls + this.running, inFlight: this.running };
   }
 
   /** Stops the loop when no Fetcher runs and no URL waits, in `urlsTodo` or in a host's line (or the crawl stopped). */
   private stopIfDone(): void {
-    if (this.running.size > 0 || this.readingRobots.size > 0) return;
+    if (this.running > 0 || this.readingRobots.size > 0) return;
     const waiting = (this.nextTodo < this.urlsTodo.length || this.hosts.waitingUrls > 0) && this.recorded < this.options.maxPages;
     if (this.stopped || !waiting) this.loop.stop();
   }
@@ -270,10 +285,10 @@ export class Crawler implements VisitContext {
 
   /** An exception escaped a callback: it ends the attempt of the Fetcher it came from as a `NetworkError`. */
   private readonly loopException = (error: unknown, source: ExceptionSource): void => {
-    for (const fetcher of this.running.keys()) {
-      if (!fetcher.owns(source)) continue;
+    for (const fetcher of this.slots) {
+      if (fetcher === null || !fetcher.owns(source)) continue;
       fetcher.close();
-      return this.fetched(fetcher, "NetworkError");
+      return fetcher.onFetched(fetcher, "NetworkError");
     }
     for (const fetcher of this.readingRobots.keys()) {
       if (!fetcher.owns(source)) continue;
@@ -285,7 +300,7 @@ export class Crawler implements VisitContext {
 
   /** Runs once the loop has stopped: closes the Fetchers left; then nothing is registered and no timer is left. */
   private readonly loopStopped = (): void => {
-    for (const fetcher of [...this.running.keys(), ...this.readingRobots.keys()]) fetcher.close();
+    for (const fetcher of [...this.slots, ...this.readingRobots.keys()]) fetcher?.close();
     this.hosts.close(); // The URLs still in a host's line stay todo; the hosts' timers are cancelled.
     this.options.signal?.removeEventListener("abort", this.aborted);
     this.loop.selector.close();

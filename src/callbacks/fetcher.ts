@@ -88,7 +88,8 @@ export class Fetcher {
     readonly url: string,
     private readonly loop: EventLoop,
     private readonly options: FetcherOptions,
-    private readonly onFetched: (fetcher: Fetcher, outcome: FetchOutcome) => void,
+    /** Called with each attempt's outcome. */
+    readonly onFetched: (fetcher: Fetcher, outcome: FetchOutcome) => void,
     /** The id of the crawl it works for, in its messages (0: none). */
     readonly crawl = 0,
   ) {

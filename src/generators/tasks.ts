@@ -9,8 +9,29 @@ import { getRunningLoop, runningLoopOrNull } from "./events.js";
 import type { EventLoop } from "./event-loop.js";
 import { Future, type Coroutine } from "./futures.js";
 
-/** Each loop's Tasks that are not done yet (asyncio keeps `_all_tasks` in tasks.py). */
-const pendingTasks = new WeakMap<EventLoop, Set<Task<unknown>>>();
+/**
+ * Each loop's Tasks that are not done yet (asyncio keeps `_all_tasks` in
+ * tasks.py), each in a slot of its own (null: a free slot), with the numbers
+ * of the free slots. Slots, not a Set: a Set that lives as long as the loop
+ * and gains and loses a Task per request keeps, in each table it outgrows,
+ * every Task it held at that moment alive until a full collection
+ * (docs/benchmarks.md, "Where the bytes went"); a slot is simply cleared.
+ */
+interface TaskSlots {
+  tasks: Array<Task<unknown> | null>;
+  free: number[];
+}
+const pendingTasks = new WeakMap<EventLoop, TaskSlots>();
+
+/** The pending Tasks' slots of `loop`, made on first use. */
+function slotsOf(loop: EventLoop): TaskSlots {
+  let slots = pendingTasks.get(loop);
+  if (slots === undefined) {
+    slots = { tasks: [], free: [] };
+    pendingTasks.set(loop, slots);
+  }
+  return slots;
+}
 
 /**
  * The Tasks of `loop` that are not done yet: after a crawl, none should be
@@ -20,7 +41,7 @@ const pendingTasks = new WeakMap<EventLoop, Set<Task<unknown>>>();
  * @see asyncio `all_tasks()`
  */
 export function allTasks(loop: EventLoop = getRunningLoop()): Array<Task<unknown>> {
-  return [...(pendingTasks.get(loop) ?? [])];
+  return (pendingTasks.get(loop)?.tasks ?? []).filter((task) => task !== null);
 }
 
 /**
@@ -62,6 +83,8 @@ export class Task<T> extends Future<T> {
    * in asyncio (left pending, it would be thrown at some unrelated `yield*`).
    */
   private throwIn: Error | null = null;
+  /** Its slot among the loop's pending Tasks. */
+  private readonly slot: number;
 
   /**
    * Wraps `coro` and schedules its first step on `loop`.
@@ -74,8 +97,9 @@ export class Task<T> extends Future<T> {
   constructor(private readonly coro: Coroutine<T>, loop: EventLoop | null = runningLoopOrNull(), name = "coroutine") {
     if (loop === null) throw new Error("A Task needs an event loop: pass one, or create the Task from code the loop runs");
     super(loop, name);
-    if (!pendingTasks.has(loop)) pendingTasks.set(loop, new Set());
-    pendingTasks.get(loop)?.add(this);
+    const slots = slotsOf(loop);
+    this.slot = slots.free.pop() ?? slots.tasks.length;
+    slots.tasks[this.slot] = this;
     this.loop.callSoon(this.step);
   }
 
@@ -194,7 +218,10 @@ export class Task<T> extends Future<T> {
   /** The coroutine has ended: say so on the loop channel, and leave the loop's pending Tasks. */
   private ended(): void {
     if (loopChannel.hasSubscribers) loopChannel.publish({ type: "step", loop: this.loop.id, task: this.id, coroutine: this.label, yielded: null });
-    pendingTasks.get(this.loop)?.delete(this);
+    const slots = pendingTasks.get(this.loop);
+    if (slots === undefined || slots.tasks[this.slot] !== this) return;
+    slots.tasks[this.slot] = null;
+    slots.free.push(this.slot);
   }
 }
 

@@ -62,13 +62,28 @@ export interface SelectorKey<T = unknown> {
  * callback. Python raises `KeyError` for a socket registered twice or not
  * registered; JavaScript has no `KeyError`, so these throw
  * {@link InvalidStateError}; bad event masks throw `TypeError`/`RangeError`
- * where Python raises `ValueError`.
+ * where Python raises `ValueError`. Python's `get_map()` lists the keys;
+ * this selector keeps them where a socket's key can be found but not listed
+ * (see `registered`), so it has `getKey` and `size` only.
  * @see Chapter, "The Traditional Approach: Callbacks"; Python `selectors.DefaultSelector` (Lib/selectors.py)
  */
 export class Selector<T = unknown> {
-  private readonly registered = new Map<Socket, SelectorKey<T>>();
-  /** Sockets that had an event since they were last found not ready. */
-  private readonly candidates = new Set<Socket>();
+  /*
+   * Neither table below is a long-lived Map or Set of sockets. A crawl
+   * registers and unregisters a socket thousands of times a second; a Map
+   * that lives as long as the selector ends up in V8's old generation, and
+   * each time it replaces its full table, the dead old table still points at
+   * every socket it held, which then survive until a full collection. In a
+   * crawl of 300,000 pages that was 1.5 KB a page of garbage promoted
+   * (docs/benchmarks.md, "Where the bytes went"). A WeakMap does not keep a
+   * socket alive, and the candidates are a new Set each `select()`.
+   */
+  /** The key of each registered socket. */
+  private registered = new WeakMap<Socket, SelectorKey<T>>();
+  /** How many sockets are registered (a WeakMap cannot say). */
+  private registeredCount = 0;
+  /** Sockets that had an event since the last `select()`, or were still ready at it. */
+  private candidates = new Set<Socket>();
   /** Sockets this selector listens to; the listeners stay for the socket's life. */
   private readonly hooked = new WeakSet<Socket>();
   private readonly socketMayBeReady: (this: Socket) => void;
@@ -87,12 +102,7 @@ export class Selector<T = unknown> {
 
   /** How many sockets are registered. */
   get size(): number {
-    return this.registered.size;
-  }
-
-  /** The registered keys (Python's `get_map().values()`). */
-  keys(): IterableIterator<SelectorKey<T>> {
-    return this.registered.values();
+    return this.registeredCount;
   }
 
   /**
@@ -113,6 +123,7 @@ export class Selector<T = unknown> {
     }
     const key: SelectorKey<T> = { socket, events, data };
     this.registered.set(socket, key);
+    this.registeredCount += 1;
     this.markCandidate(socket); // It may be ready already: level-triggered.
     return key;
   }
@@ -127,6 +138,7 @@ export class Selector<T = unknown> {
     const key = this.registered.get(socket);
     if (key === undefined) throw new InvalidStateError(`${describe(socket)} is not registered`);
     this.registered.delete(socket);
+    this.registeredCount -= 1;
     this.candidates.delete(socket);
     return key;
   }
@@ -175,15 +187,16 @@ export class Selector<T = unknown> {
     this.checkOpen();
     this.wakeupCalled = false;
     const ready: Array<[SelectorKey<T>, number]> = [];
-    for (const socket of this.candidates) {
+    const candidates = this.candidates;
+    this.candidates = new Set(); // A socket ready now stays a candidate; an event adds others.
+    for (const socket of candidates) {
       const key = this.registered.get(socket);
       const events = key === undefined ? 0 : readiness(socket) & key.events;
-      if (key === undefined || events === 0) {
-        this.candidates.delete(socket);
-        // Node emits 'end' only once a reader asks for more: ask, so a pending end becomes an event.
-        if (key !== undefined && key.events & EVENT_READ) socket.read(0);
-      } else {
-        ready.push([key, events]);
+      if (events !== 0) {
+        ready.push([key as SelectorKey<T>, events]);
+        this.candidates.add(socket);
+      } else if (key !== undefined && key.events & EVENT_READ) {
+        socket.read(0); // Node emits 'end' only once a reader asks for more: ask, so a pending end becomes an event.
       }
     }
     for (const [key, events] of ready) {
@@ -195,7 +208,8 @@ export class Selector<T = unknown> {
 
   /** Unregisters every socket; the selector cannot be used again. Closing the sockets is their owner's job. */
   close(): void {
-    this.registered.clear();
+    this.registered = new WeakMap();
+    this.registeredCount = 0;
     this.candidates.clear();
     this.wakeup = null;
     this.closed = true;

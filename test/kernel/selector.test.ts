@@ -115,7 +115,7 @@ describe("Selector", () => {
     selector.register(first, EVENT_READ, "first");
     selector.register(second, EVENT_WRITE, "second");
     expect(selector.size).toBe(2);
-    expect([...selector.keys()].map((key) => key.data)).toEqual(["first", "second"]);
+    expect([selector.getKey(first)?.data, selector.getKey(second)?.data]).toEqual(["first", "second"]);
     selector.modify(second, EVENT_READ | EVENT_WRITE, "changed");
     expect(selector.getKey(second)).toMatchObject({ events: EVENT_READ | EVENT_WRITE, data: "changed" });
     expect(selector.unregister(first).data).toBe("first");
