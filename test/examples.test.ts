@@ -546,7 +546,7 @@ describe.concurrent("examples", () => {
       <t>ms  callbacks   send http://127.0.0.1:<port>/ slot 0
       <t>ms  callbacks   dispatch readResponse http://127.0.0.1:<port>/ socket#1
       <t>ms  callbacks   first-byte http://127.0.0.1:<port>/ slot 0
-      <t>ms  callbacks   read http://127.0.0.1:<port>/ slot 0 407 bytes
+      <t>ms  callbacks   read http://127.0.0.1:<port>/ slot 0 435 bytes
       <t>ms  callbacks   fetch-end http://127.0.0.1:<port>/ slot 0 try 1 200 queued 0 unfinished 1 in-flight 1
 
       stage        fetches  overlapping  peak  interrupted elsewhere

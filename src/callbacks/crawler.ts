@@ -13,8 +13,9 @@ import { visit, type QueueItem, type Visit, type VisitContext } from "../crawl/v
 import { HostLines } from "../crawl/politeness.js";
 import { RobotsReading } from "../crawl/robots.js";
 import { crawlChannel, type QueueCounters } from "../observe/channels.js";
+import { IdleConnections } from "../http/idle-connections.js";
 import { EventLoop, type ExceptionSource } from "./event-loop.js";
-import { Fetcher, type FetchOutcome } from "./fetcher.js";
+import { Fetcher, type FetcherOptions, type FetchOutcome } from "./fetcher.js";
 
 /**
  * Crawls from the roots with callbacks: at most `maxTasks` Fetchers run at
@@ -88,6 +89,11 @@ export class Crawler implements VisitContext {
   private readonly readingRobots = new Map<Fetcher, RobotsReading>();
   /** Each host's robots.txt, requests in flight, delay and line of waiting URLs (src/crawl/politeness.ts). */
   private readonly hosts: HostLines;
+  /** Connections kept open for the next request to their origin, closed when the crawl ends. */
+  private readonly connections = new IdleConnections();
+  /** What the Fetchers of pages and of robots.txt files are given. */
+  private readonly pageOptions: FetcherOptions;
+  private readonly robotsOptions: FetcherOptions;
   /** This crawl's id and trace subscription, from the start of `crawl()`. */
   private run: CrawlRun | null = null;
   private stopped = false;
@@ -98,6 +104,8 @@ export class Crawler implements VisitContext {
   constructor(roots: string | string[], options: CrawlOptions = {}) {
     this.options = resolveOptions(options);
     this.policy = new UrlPolicy(typeof roots === "string" ? [roots] : roots, this.options);
+    this.pageOptions = { ...this.options, connections: this.connections };
+    this.robotsOptions = { ...this.pageOptions, skipNonHtml: false }; // robots.txt is text/plain, and read.
     const crawler = this;
     this.hosts = new HostLines(this.options, {
       requeue(item) { crawler.urlsTodo.push(item); }, // Whoever woke the host starts Fetchers next.
@@ -161,7 +169,7 @@ export class Crawler implements VisitContext {
       if (turn.kind !== "go") continue; // "robots" and "wait": it waits in its host's line; requeue() brings it back.
       const slot = this.freeSlots.pop() ?? this.slots.length;
       // The callback carries the URL's item and slot: the state a callback chain keeps by hand.
-      const fetcher = new Fetcher(item.url, this.loop, this.options, function pageFetched(f, outcome) { crawler.fetched(f, outcome, item, slot); }, this.run?.id);
+      const fetcher = new Fetcher(item.url, this.loop, this.pageOptions, function pageFetched(f, outcome) { crawler.fetched(f, outcome, item, slot); }, this.run?.id);
       fetcher.tries = item.tries ?? 0; // Attempts made before a Retry-After.
       this.slots[slot] = fetcher;
       this.running += 1;
@@ -235,7 +243,7 @@ export class Crawler implements VisitContext {
   /** Starts reading an origin's robots.txt: a Fetcher like a page's, with its own callback. */
   private readRobots(origin: string): void {
     const reading = new RobotsReading(origin, this.options, this.policy);
-    const fetcher = new Fetcher(reading.url, this.loop, { ...this.options, skipNonHtml: false }, this.robotsFetched, this.run?.id);
+    const fetcher = new Fetcher(reading.url, this.loop, this.robotsOptions, this.robotsFetched, this.run?.id);
     this.readingRobots.set(fetcher, reading);
     this.attempt(fetcher);
   }
@@ -255,7 +263,7 @@ export class Crawler implements VisitContext {
     if (step === "retry") return fetcher.later(retryDelay(this.options.retryDelayMs, reading.attempts), this.attempt);
     this.readingRobots.delete(fetcher);
     if (step === "follow") {
-      const next = new Fetcher(reading.url, this.loop, { ...this.options, skipNonHtml: false }, this.robotsFetched, this.run?.id);
+      const next = new Fetcher(reading.url, this.loop, this.robotsOptions, this.robotsFetched, this.run?.id);
       this.readingRobots.set(next, reading);
       return this.attempt(next);
     }
@@ -301,6 +309,7 @@ export class Crawler implements VisitContext {
   /** Runs once the loop has stopped: closes the Fetchers left; then nothing is registered and no timer is left. */
   private readonly loopStopped = (): void => {
     for (const fetcher of [...this.slots, ...this.readingRobots.keys()]) fetcher?.close();
+    this.connections.close();
     this.hosts.close(); // The URLs still in a host's line stay todo; the hosts' timers are cancelled.
     this.options.signal?.removeEventListener("abort", this.aborted);
     this.loop.selector.close();

@@ -8,6 +8,7 @@ import { cutShort, errorDetail, errorName, FetchFailure, type FetchError } from 
 import type { ResolvedCrawlOptions } from "../crawl/options.js";
 import { parserOptions } from "../crawl/page.js";
 import { ResponseParser, type HttpResponse } from "../http/parser.js";
+import type { IdleConnections } from "../http/idle-connections.js";
 import { formatGetRequest } from "../http/request.js";
 import { EVENT_READ, EVENT_WRITE } from "../kernel/selector.js";
 import { connect, fileno, recv, send } from "../kernel/socket.js";
@@ -20,10 +21,14 @@ import type { EventLoop, ExceptionSource, IoCallback } from "./event-loop.js";
  * bounds one attempt; the socket itself keeps `idleTimeoutMs` and checks
  * certificates with `ca` and `rejectUnauthorized`; `headers` go with
  * `userAgent` into the request, and `skipNonHtml` tells the parser which
- * bodies to leave unread (both may be left out: no more headers, every body read).
+ * bodies to leave unread (both may be left out: no more headers, every body
+ * read). With `connections`, the Fetcher takes a kept connection to the URL's
+ * origin when one waits there, and keeps its own for the next request when
+ * the response allows; without, it connects for each attempt and closes after
+ * it, as the chapter's does.
  */
 export type FetcherOptions = Pick<ResolvedCrawlOptions, "timeoutMs" | "idleTimeoutMs" | "maxBodyBytes" | "userAgent" | "ca" | "rejectUnauthorized"> &
-  Partial<Pick<ResolvedCrawlOptions, "headers" | "skipNonHtml">>;
+  Partial<Pick<ResolvedCrawlOptions, "headers" | "skipNonHtml">> & { connections?: IdleConnections | null };
 
 /** How an attempt ended: the complete response, or the name of its error. */
 export type FetchOutcome = HttpResponse | FetchError;
@@ -76,6 +81,7 @@ export class Fetcher {
   timer: TimerHandle | null = null;
   /** Bytes received in the current attempt. */
   received = 0;
+
   /**
    * Why the last failed attempt failed, in Node's words, when its error was a
    * `TlsError` (see `errorDetail`); else null. Never stale: a `TlsError` is
@@ -96,14 +102,19 @@ export class Fetcher {
     this.parser = new ResponseParser(parserOptions(options));
   }
 
-  /** Starts an attempt: connects a non-blocking socket and registers `connected` for when it is writable. */
+  /**
+   * Starts an attempt: connects a non-blocking socket (or takes a kept
+   * connection to the URL's origin) and registers `connected` for when it is
+   * writable (a kept one is at once).
+   */
   fetch(): void {
     this.tries += 1;
     this.received = 0;
     this.parser = new ResponseParser(parserOptions(this.options));
     this.timer = this.loop.callLater(this.options.timeoutMs, this.timedOut);
     try {
-      this.socket = connect(new URL(this.url), this.options);
+      const url = new URL(this.url);
+      this.socket = this.options.connections?.take(url.origin) ?? connect(url, this.options);
       this.loop.selector.register(this.socket, EVENT_WRITE, this.connected);
     } catch (error) {
       this.failed(error);
@@ -114,7 +125,8 @@ export class Fetcher {
   readonly connected: IoCallback = (key) => {
     try {
       this.loop.selector.unregister(key.socket);
-      send(key.socket, formatGetRequest(new URL(this.url), this.options.userAgent, this.options.headers)); // Throws if the connect failed.
+      const keepAlive = this.options.connections != null;
+      send(key.socket, formatGetRequest(new URL(this.url), this.options.userAgent, this.options.headers, keepAlive)); // Throws if the connect failed.
       this.loop.selector.register(key.socket, EVENT_READ, this.readResponse);
     } catch (error) {
       this.failed(error);
@@ -138,7 +150,7 @@ export class Fetcher {
       this.failed(error);
       return;
     }
-    this.close();
+    this.close(this.parser.reusable);
     this.onFetched(this, this.parser.response());
   };
 
@@ -167,11 +179,16 @@ export class Fetcher {
     return source.callback === this.timedOut;
   }
 
-  /** Ends the current attempt: unregisters and destroys the socket and cancels the timer. */
-  close(): void {
+  /**
+   * Ends the current attempt: unregisters the socket and cancels the timer.
+   * The socket is closed, or with `keep` (its response left it reusable)
+   * given to the crawl's kept connections, if it has them.
+   */
+  close(keep = false): void {
     if (this.socket !== null) {
       if (this.loop.selector.getKey(this.socket) !== undefined) this.loop.selector.unregister(this.socket);
-      this.socket.destroy();
+      if (keep && this.options.connections != null) this.options.connections.keep(new URL(this.url).origin, this.socket);
+      else this.socket.destroy();
       this.socket = null;
     }
     this.timer?.cancel();

@@ -3,6 +3,7 @@
  *
  * @module
  */
+import { IdleConnections } from "../http/idle-connections.js";
 import type { HttpResponse } from "../http/parser.js";
 import { CancelledError, InvalidStateError, errorDetail, errorName, isRetryable, type FetchError } from "../kernel/errors.js";
 import { resolveOptions, retryDelay, type CrawlOptions, type ResolvedCrawlOptions } from "../crawl/options.js";
@@ -16,7 +17,7 @@ import { crawlChannel, type QueueCounters } from "../observe/channels.js";
 import { getRunningLoop } from "./events.js";
 import type { Coroutine } from "./futures.js";
 import { JoinableQueue } from "./queues.js";
-import { request } from "./sockets.js";
+import { request, type RequestOptions } from "./sockets.js";
 import { Task, cancelAndWait, sleep, waitFor } from "./tasks.js";
 
 /**
@@ -75,6 +76,11 @@ export class Crawler implements VisitContext {
   private readonly wakeups = new Set<Task<void>>();
   /** Each host's robots.txt, requests in flight, delay and line of waiting URLs (src/crawl/politeness.ts). */
   private readonly hosts: HostLines;
+  /** Connections kept open for the next request to their origin, closed when the crawl ends. */
+  private readonly connections = new IdleConnections();
+  /** What `request()` is given for pages and for robots.txt files. */
+  private readonly pageOptions: RequestOptions;
+  private readonly robotsOptions: RequestOptions;
   /** This crawl's id and trace subscription, from the start of `crawl()`. */
   private run!: CrawlRun;
   /** URLs taken from the queue so far, for `maxPages`. */
@@ -86,6 +92,8 @@ export class Crawler implements VisitContext {
   constructor(roots: string | string[], options: CrawlOptions = {}) {
     this.options = resolveOptions(options);
     this.policy = new UrlPolicy(typeof roots === "string" ? [roots] : roots, this.options);
+    this.pageOptions = { ...this.options, connections: this.connections };
+    this.robotsOptions = { ...this.pageOptions, skipNonHtml: false }; // robots.txt is text/plain, and read.
     const crawler = this;
     this.hosts = new HostLines(this.options, {
       requeue(item) {
@@ -124,6 +132,7 @@ export class Crawler implements VisitContext {
         // Waits for every worker even if we are cancelled again meanwhile; their `finally` blocks close every socket.
         yield* cancelAndWait([...this.workers, ...this.wakeups]);
       } finally {
+        this.connections.close();
         this.run.end(); // Even if we were cancelled again meanwhile, which cancelAndWait throws once all are done.
       }
     }
@@ -170,7 +179,7 @@ export class Crawler implements VisitContext {
       if (attempt > first) yield* sleep(retryDelay(this.options.retryDelayMs, attempt - 1) / 1000); // Other workers run meanwhile.
       if (crawlChannel.hasSubscribers) crawlChannel.publish({ type: "fetch-start", crawl: this.run.id, url: item.url, attempt, ...this.counters() });
       try {
-        outcome = yield* waitFor(request(new URL(item.url), this.options, this.run.id), this.options.timeoutMs);
+        outcome = yield* waitFor(request(new URL(item.url), this.pageOptions, this.run.id), this.options.timeoutMs);
       } catch (caught) {
         if (caught instanceof CancelledError) throw caught; // We are cancelled, not the attempt.
         [outcome, detail] = [errorName(caught), errorDetail(caught)];
@@ -205,7 +214,7 @@ export class Crawler implements VisitContext {
         const { url } = reading;
         if (crawlChannel.hasSubscribers) crawlChannel.publish({ type: "fetch-start", crawl: this.run.id, url, attempt: reading.attempts + 1, ...this.counters() });
         try {
-          outcome = yield* waitFor(request(new URL(url), { ...this.options, skipNonHtml: false }, this.run.id), this.options.timeoutMs);
+          outcome = yield* waitFor(request(new URL(url), this.robotsOptions, this.run.id), this.options.timeoutMs);
         } catch (caught) {
           if (caught instanceof CancelledError) throw caught;
           [outcome, detail] = [errorName(caught), errorDetail(caught)];

@@ -5,6 +5,7 @@
  */
 import type { Socket } from "node:net";
 import { parserOptions } from "../crawl/page.js";
+import type { IdleConnections } from "../http/idle-connections.js";
 import { ResponseParser, type HttpResponse } from "../http/parser.js";
 import { formatGetRequest } from "../http/request.js";
 import { EVENT_READ, EVENT_WRITE } from "../kernel/selector.js";
@@ -128,15 +129,19 @@ export type RequestOptions = ConnectOptions & {
   maxBodyBytes: number;
   headers?: Readonly<Record<string, string>>;
   skipNonHtml?: boolean;
+  /** The crawl's kept connections: take one to the origin if it waits, keep this one if the response allows. */
+  connections?: IdleConnections | null;
 };
 
 /**
- * Fetches `url` once: connects, sends the GET request every stage sends
- * (`options.headers` after the default ones), and feeds each chunk `read`
- * returns to the shared HTTP parser until the response is complete (with
- * `options.skipNonHtml`, a body no link is read from is complete at the end
- * of its head). The socket is closed in `finally`, whether the
- * response came, an error was thrown, or the Task was cancelled (a timeout).
+ * Fetches `url` once: connects (or, with `options.connections`, takes a
+ * connection kept open to the origin), sends the GET request every stage
+ * sends (`options.headers` after the default ones), and feeds each chunk
+ * `read` returns to the shared HTTP parser until the response is complete
+ * (with `options.skipNonHtml`, a body no link is read from is complete at the
+ * end of its head). In `finally`, whether the response came, an error was
+ * thrown, or the Task was cancelled (a timeout), the socket is closed, or
+ * kept for the next request if the response left it reusable.
  *
  * Read it next to stage 1's Fetcher: the same steps (connect, send, read
  * until done), but as one function, top to bottom, with its state in locals.
@@ -153,11 +158,14 @@ export type RequestOptions = ConnectOptions & {
  * @see Chapter, "Factoring Coroutines With yield from" (`Fetcher.fetch` with `read_all`)
  */
 export function* request(url: URL, options: RequestOptions, crawl = 0): Coroutine<HttpResponse> {
-  const socket = yield* connect(url, options);
+  const keepAlive = options.connections != null;
+  // A connection kept from an earlier response to this origin, if one waits; else a new one.
+  const socket = options.connections?.take(url.origin) ?? (yield* connect(url, options));
   let received = 0;
+  let reusable = false;
   try {
     if (crawlChannel.hasSubscribers) crawlChannel.publish({ type: "connect", crawl, url: url.href, fd: fileno(socket) });
-    yield* sendAll(socket, formatGetRequest(url, options.userAgent, options.headers));
+    yield* sendAll(socket, formatGetRequest(url, options.userAgent, options.headers, keepAlive));
     if (crawlChannel.hasSubscribers) crawlChannel.publish({ type: "send", crawl, url: url.href });
     const parser = new ResponseParser(parserOptions(options));
     while (!parser.done) {
@@ -168,10 +176,13 @@ export function* request(url: URL, options: RequestOptions, crawl = 0): Coroutin
       if (chunk.length > 0) parser.feed(chunk);
       else parser.end(); // The server closed: a close-delimited body ends, anything else was cut short.
     }
+    reusable = parser.reusable;
     return parser.response();
   } catch (error) {
     throw cutShort(error, received);
   } finally {
-    socket.destroy(); // `Connection: close`: one request per connection, as in stage 1.
+    // Kept for the next request to the origin if the response allows, else closed, as in stage 1.
+    if (reusable && options.connections != null) options.connections.keep(url.origin, socket);
+    else socket.destroy();
   }
 }

@@ -170,6 +170,12 @@ export class ResponseParser {
   private sectionBytes = 0;
 
   private status = 0;
+  /** Whether the status line said HTTP/1.1 (else 1.0). */
+  private http11 = false;
+  /** Whether the body ended by its length or its last chunk: not by the close, not left unread. */
+  private framed = false;
+  /** Whether bytes came after the complete response. */
+  private trailing = false;
   /** Header lines of the current head as [lowercased name, value], before joining. */
   private headerLines: Array<[string, string]> = [];
   private headers: Record<string, string> = {};
@@ -198,6 +204,19 @@ export class ResponseParser {
   }
 
   /**
+   * Whether the connection may carry another request now that the response
+   * is complete (RFC 9112 §9.3): its body ended by its length or its last
+   * chunk (not by the close, and was not left unread), no byte came after
+   * it, and the server did not ask to close: HTTP/1.1 without `Connection:
+   * close`, or HTTP/1.0 with `Connection: keep-alive`.
+   */
+  get reusable(): boolean {
+    if (this.state !== "done" || !this.framed || this.trailing) return false;
+    const options = (this.headers.connection ?? "").toLowerCase().split(",").map((option) => option.trim());
+    return this.http11 ? !options.includes("close") : options.includes("keep-alive");
+  }
+
+  /**
    * Takes the next bytes from the connection. Bytes after a complete response
    * are ignored.
    *
@@ -205,7 +224,11 @@ export class ResponseParser {
    */
   feed(chunk: Uint8Array): void {
     if (this.failure !== null) throw this.failure;
-    if (this.state === "done" || chunk.length === 0) return;
+    if (chunk.length === 0) return;
+    if (this.state === "done") {
+      this.trailing = true;
+      return;
+    }
     this.started = true;
     try {
       this.consume(chunk);
@@ -270,6 +293,7 @@ export class ResponseParser {
           offset = this.readLine(chunk, offset);
       }
     }
+    if (offset < chunk.length) this.trailing = true;
   }
 
   /**
@@ -321,6 +345,7 @@ export class ResponseParser {
 
   private readStatusLine(line: string): void {
     this.status = statusOf(line);
+    this.http11 = line.startsWith("HTTP/1.1");
     this.headerLines = [];
     this.state = "headers";
   }
@@ -395,6 +420,7 @@ export class ResponseParser {
 
   /** The response is complete; `skipped`: its body was left unread. */
   private finish(skipped = false): void {
+    this.framed = !skipped && this.state !== "until-close";
     const body = Buffer.concat(this.bodyParts);
     this.result = skipped ? { status: this.status, headers: this.headers, body, bodySkipped: true } : { status: this.status, headers: this.headers, body };
     this.bodyParts = [];

@@ -63,13 +63,17 @@ export function requestHeaders(userAgent: string, extra: Readonly<Record<string,
 /**
  * The bytes of a `GET` request for `url`: request line, `Host`, the
  * {@link requestHeaders}, and `Connection: close`, so the server ends the
- * response by closing the socket and each fetch uses one connection.
+ * response by closing the socket and each fetch uses one connection; or,
+ * with `keepAlive`, `Connection: keep-alive` (as stage 3's undici sends), for
+ * a crawler that keeps its connections for the next request to the origin
+ * (see `IdleConnections`).
  *
  * @remarks The chapter writes `'GET {} HTTP/1.0\r\nHost: xkcd.com\r\n\r\n'`.
  * HTTP/1.1 with `Connection: close` behaves the same but lets servers send
  * chunked bodies, which the parser handles.
  * @see Chapter, "Programming With Callbacks" (`Fetcher.connected`)
  * @param extra - The crawl's `headers` option (see {@link requestHeaders}).
+ * @param keepAlive - Ask the server to keep the connection open after its response.
  * @throws TypeError when a header name is not a token, or a value (the
  * `userAgent` too) holds a character HTTP headers cannot carry (as node:http
  * does): nothing can be smuggled into the request.
@@ -79,7 +83,7 @@ export function requestHeaders(userAgent: string, extra: Readonly<Record<string,
  * // "GET /353/ HTTP/1.1\r\nHost: xkcd.com\r\nUser-Agent: demo\r\n…Connection: close\r\n\r\n"
  * ```
  */
-export function formatGetRequest(url: URL, userAgent: string, extra: Readonly<Record<string, string>> = {}): Buffer {
+export function formatGetRequest(url: URL, userAgent: string, extra: Readonly<Record<string, string>> = {}, keepAlive = false): Buffer {
   let head = `GET ${url.pathname}${url.search} HTTP/1.1\r\nHost: ${url.host}\r\n`;
   for (const [name, value] of Object.entries(requestHeaders(userAgent, extra))) {
     if (!TOKEN.test(name)) throw new TypeError(`Invalid header name: ${JSON.stringify(name)}`);
@@ -88,7 +92,7 @@ export function formatGetRequest(url: URL, userAgent: string, extra: Readonly<Re
     }
     head += `${name}: ${value}\r\n`;
   }
-  head += "Connection: close\r\n\r\n";
+  head += keepAlive ? "Connection: keep-alive\r\n\r\n" : "Connection: close\r\n\r\n";
   return Buffer.from(head, "latin1");
 }
 

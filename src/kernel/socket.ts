@@ -108,6 +108,20 @@ function handshakeDone(this: Socket): void {
 }
 
 /**
+ * Whether the peer's end of stream has arrived on `socket`, whether or not
+ * the bytes before it have all been read: a connection kept for another
+ * request is no use once it has.
+ *
+ * @remarks Node says so publicly only once a reader has read past the end
+ * (`readableEnded`, after the `'end'` event, a tick later); the stream's own
+ * state knows as soon as the end arrives, so this reads it there.
+ */
+export function endReceived(socket: Socket): boolean {
+  const state = (socket as unknown as { _readableState?: { ended?: boolean } })._readableState;
+  return socket.readableEnded || state?.ended === true;
+}
+
+/**
  * Takes at most `bufsize` bytes the socket has received, like Python's
  * `sock.recv(4096)`: an empty buffer means the peer ended the stream.
  *

@@ -62,7 +62,8 @@ export function faultHandler(fault: Fault): RouteHandler {
     case "raw": {
       const bytes = typeof fault.bytes === "string" ? Buffer.from(fault.bytes, "latin1") : fault.bytes;
       return function writeRawBytes(request) {
-        request.socket.end(bytes);
+        // Written, then closed both ways: no later request is read on this connection.
+        request.socket.end(bytes, () => request.socket.destroy());
       };
     }
     case "reset":

@@ -88,6 +88,7 @@ export class FixtureSite {
   private readonly requestLog: ReceivedRequest[] = [];
   private readonly closedWaiters = new Set<() => void>();
   private peakConnectionCount = 0;
+  private connectionTotal = 0;
   private inFlight = 0;
   private peakInFlight = 0;
   private requestTotal = 0;
@@ -200,6 +201,11 @@ export class FixtureSite {
     return this.sockets.size;
   }
 
+  /** Connections opened since the start or the last {@link resetCounters}. */
+  get connectionsOpened(): number {
+    return this.connectionTotal;
+  }
+
   /** The most connections open at once since the start or the last {@link resetCounters}. */
   get peakConnections(): number {
     return this.peakConnectionCount;
@@ -238,6 +244,7 @@ export class FixtureSite {
     this.requestCounts.clear();
     this.requestLog.length = 0;
     this.requestTotal = 0;
+    this.connectionTotal = 0;
     this.peakConnectionCount = this.sockets.size;
     this.peakInFlight = this.inFlight;
   }
@@ -287,6 +294,7 @@ export class FixtureSite {
   private onConnection(socket: Socket): void {
     const sockets = this.sockets;
     sockets.add(socket);
+    this.connectionTotal += 1;
     this.peakConnectionCount = Math.max(this.peakConnectionCount, sockets.size);
     socket.once("close", () => {
       sockets.delete(socket);

@@ -53,8 +53,12 @@ describe("Crawler", () => {
     expect(result.records.map((record) => ({ ...record, referrer: null })).sort(byUrl)).toEqual(
       synthetic.expected.records.map((record) => ({ ...record, numNewUrls: expect.any(Number), referrer: null })).sort(byUrl),
     );
+    // Every URL but the root was queued first by a page's link (counted in its numNewUrls) or by a
+    // redirect (counted nowhere); which one came first depends on timing too.
     const newUrls = result.records.reduce((sum, record) => sum + record.numNewUrls, 0);
-    expect(newUrls).toBe(synthetic.expected.records.reduce((sum, record) => sum + record.numNewUrls, 0));
+    const redirects = result.records.filter((record) => record.status !== null && record.status >= 300 && record.status < 400).length;
+    expect(newUrls).toBeLessThanOrEqual(result.records.length - 1);
+    expect(newUrls).toBeGreaterThanOrEqual(result.records.length - 1 - redirects);
     expect(result.todo).toBe(0);
     expect(synthetic.site.peakRequestsInFlight).toBeLessThanOrEqual(10);
     expect(crawler.loop.selector.size).toBe(0);

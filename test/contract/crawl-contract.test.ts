@@ -539,6 +539,55 @@ describe("crawl contract", () => {
       });
     });
 
+    describe("connections", () => {
+      it("keeps its connections for the next requests to the host: a crawl opens no more than maxTasks", async () => {
+        const paths = Array.from({ length: 20 }, (_, i) => `/p${i}`);
+        site.addPage("/", paths);
+        for (const path of paths) site.addPage(path, []);
+        const result = await crawl(site.url, { maxTasks: 3 });
+        expect(result.records).toHaveLength(21);
+        expect(site.totalRequests).toBe(21);
+        expect(site.connectionsOpened).toBeLessThanOrEqual(3);
+      });
+
+      it("opens a new connection after a response that says Connection: close", async () => {
+        site.addPage("/", ["/a", "/b"]);
+        for (const path of ["/a", "/b"]) {
+          site.addHandler(path, function closing(_request, response) {
+            response.setHeader("Connection", "close");
+            response.setHeader("Content-Type", "text/html");
+            response.end(linksHtml([]));
+          });
+        }
+        const result = await crawl(site.url, { maxTasks: 1 });
+        expect(result.records.map((record) => [record.url, record.status])).toEqual([
+          [u("/"), 200],
+          [u("/a"), 200],
+          [u("/b"), 200],
+        ]);
+        // "/" leaves its connection open for "/a", whose response closes it: "/b" needs a second one.
+        expect(site.connectionsOpened).toBe(2);
+      });
+
+      it("opens a new connection when the server closed the kept one while it waited", async () => {
+        // Every connection is closed by the server 20 ms after its response; delayMs keeps the next request 150 ms away.
+        for (const [path, links] of [["/", ["/a"]], ["/a", ["/b"]], ["/b", []]] as const) {
+          site.addHandler(path, function closeSoonAfter(request, response) {
+            response.setHeader("Content-Type", "text/html");
+            response.end(linksHtml([...links]));
+            setTimeout(() => request.socket.destroy(), 20);
+          });
+        }
+        const result = await crawl(site.url, { maxTasks: 1, delayMs: 150, maxTries: 1 }); // No second chance for a closed one.
+        expect(result.records.map((record) => [record.url, record.status, record.error])).toEqual([
+          [u("/"), 200, null],
+          [u("/a"), 200, null],
+          [u("/b"), 200, null],
+        ]);
+        expect([site.totalRequests, site.connectionsOpened]).toEqual([3, 3]); // No request went out on a closed connection.
+      });
+    });
+
     describe("concurrency and limits", () => {
       /**
        * Leaves that answer only once `maxTasks` requests (or all that remain)

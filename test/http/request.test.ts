@@ -72,3 +72,10 @@ describe("the header checks resolveOptions uses", () => {
     );
   });
 });
+
+describe("formatGetRequest with keepAlive", () => {
+  it("asks the server to keep the connection open, and otherwise to close it", () => {
+    expect(headerLines(formatGetRequest(URL_, "bot/1", {}, true)).at(-1)).toBe("Connection: keep-alive");
+    expect(headerLines(formatGetRequest(URL_, "bot/1")).at(-1)).toBe("Connection: close");
+  });
+});

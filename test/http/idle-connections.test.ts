@@ -1,0 +1,131 @@
+/**
+ * IdleConnections: the connections stages 1 and 2 keep between two requests
+ * to one origin, against a real TCP server on 127.0.0.1.
+ */
+import { once } from "node:events";
+import net, { type AddressInfo, type Server, type Socket } from "node:net";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { IdleConnections, KEEP_IDLE_MS } from "../../src/http/idle-connections.js";
+
+let server: Server;
+/** The server's side of every connection, in order of arrival. */
+let accepted: Socket[] = [];
+const opened: Socket[] = [];
+
+async function startServer(): Promise<string> {
+  accepted = [];
+  server = net.createServer(function accept(socket) {
+    accepted.push(socket);
+    socket.on("error", function ignore() {});
+  });
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+/** A connected client socket, paused as the stages' sockets are. */
+async function connection(origin: string): Promise<Socket> {
+  const url = new URL(origin);
+  const socket = net.connect({ host: url.hostname, port: Number(url.port), allowHalfOpen: true });
+  socket.on("error", function ignore() {});
+  opened.push(socket);
+  await once(socket, "connect");
+  return socket;
+}
+
+/** Resolves once `socket` has closed. */
+async function closed(socket: Socket): Promise<void> {
+  if (!socket.closed) await once(socket, "close");
+}
+
+afterEach(async () => {
+  vi.restoreAllMocks();
+  for (const socket of opened.splice(0)) socket.destroy();
+  for (const socket of accepted) socket.destroy();
+  await new Promise((resolve) => server.close(resolve));
+});
+
+describe("IdleConnections", () => {
+  it("hands a kept connection to the next request to its origin, and none to another", async () => {
+    const origin = await startServer();
+    const connections = new IdleConnections();
+    const socket = await connection(origin);
+    connections.keep(origin, socket);
+    expect(connections.size).toBe(1);
+    expect(connections.take("http://127.0.0.1:1")).toBeNull();
+    expect(connections.take(origin)).toBe(socket);
+    expect(connections.take(origin)).toBeNull();
+    expect(connections.size).toBe(0);
+    expect(socket.destroyed).toBe(false);
+  });
+
+  it("hands out the connection that waited least first", async () => {
+    const origin = await startServer();
+    const connections = new IdleConnections();
+    const first = await connection(origin);
+    const second = await connection(origin);
+    connections.keep(origin, first);
+    connections.keep(origin, second);
+    expect([connections.take(origin), connections.take(origin)]).toEqual([second, first]);
+  });
+
+  it("closes and forgets a kept connection the server closes while it waits", async () => {
+    const origin = await startServer();
+    const connections = new IdleConnections();
+    const socket = await connection(origin);
+    connections.keep(origin, socket);
+    accepted[0].end();
+    await closed(socket);
+    expect(connections.size).toBe(0);
+    expect(connections.take(origin)).toBeNull();
+  });
+
+  it("closes a kept connection that receives bytes nobody asked for", async () => {
+    const origin = await startServer();
+    const connections = new IdleConnections();
+    const socket = await connection(origin);
+    connections.keep(origin, socket);
+    accepted[0].write("HTTP/1.1 200 OK\r\n");
+    await closed(socket);
+    expect(connections.size).toBe(0);
+  });
+
+  it("does not keep a connection whose end has already arrived, though nobody has read past it", async () => {
+    const origin = await startServer();
+    const connections = new IdleConnections();
+    const socket = await connection(origin);
+    accepted[0].end("hi");
+    // No listener reads the socket: the bytes and the end wait in its buffer, as a stage's do between two reads.
+    while (socket.readableLength < 2) await new Promise((resolve) => setTimeout(resolve, 5));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(socket.read(2)?.toString()).toBe("hi"); // The last bytes of a response, read as the stages read them.
+    expect(socket.readableEnded).toBe(false); // Node says so only a tick later.
+    connections.keep(origin, socket);
+    expect(socket.destroyed).toBe(true);
+    expect(connections.size).toBe(0);
+  });
+
+  it("closes instead of handing out a connection that waited longer than KEEP_IDLE_MS", async () => {
+    const origin = await startServer();
+    const connections = new IdleConnections();
+    const socket = await connection(origin);
+    connections.keep(origin, socket);
+    // Time is faked rather than waited for: four seconds of sleep would only slow the suite.
+    const now = performance.now();
+    vi.spyOn(performance, "now").mockReturnValue(now + KEEP_IDLE_MS + 1);
+    expect(connections.take(origin)).toBeNull();
+    expect(socket.destroyed).toBe(true);
+  });
+
+  it("closes every kept connection when closed, and any kept later at once", async () => {
+    const origin = await startServer();
+    const connections = new IdleConnections();
+    const [first, second, later] = [await connection(origin), await connection(origin), await connection(origin)];
+    connections.keep(origin, first);
+    connections.keep(origin, second);
+    connections.close();
+    expect([first.destroyed, second.destroyed, connections.size]).toEqual([true, true, 0]);
+    connections.keep(origin, later);
+    expect(later.destroyed).toBe(true);
+  });
+});
