@@ -39,7 +39,9 @@ export type FetchOutcome = HttpResponse | FetchError;
  * `readResponse` takes at most 4096 bytes per call and feeds them to the
  * shared HTTP parser, until the response is complete (with `skipNonHtml`, a
  * body no link is read from is complete at the end of its head). Then the
- * Fetcher closes its socket and hands the outcome to `onFetched`.
+ * Fetcher closes its socket (or, given the crawl's kept connections, keeps it
+ * for the next request to the origin when the response allows) and hands the
+ * outcome to `onFetched`.
  *
  * Between two callbacks the fetch is not running anywhere: all it knows lives
  * on `this` (URL, socket, parser, tries, timer). That is the state a callback
@@ -57,7 +59,11 @@ export type FetchOutcome = HttpResponse | FetchError;
  *
  * @remarks The chapter's Fetcher reads until the server closes and then
  * parses links and starts new Fetchers itself; this one stops as soon as the
- * parser has a whole response and leaves the links to the Crawler.
+ * parser has a whole response and leaves the links to the Crawler. The
+ * chapter's sends `Connection: close` and opens a connection per URL; a
+ * Crawler's Fetchers share kept connections (`IdleConnections`), since a
+ * closed socket costs a handshake and, in Node, memory until a full garbage
+ * collection (docs/benchmarks.md, "Memory per page").
  * @see Chapter, "Programming With Callbacks"
  * @example
  * ```ts
