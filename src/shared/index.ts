@@ -1,8 +1,8 @@
 /**
  * What the three stages stand on, in one namespace: the kernel (the
  * {@link Selector} that stands in for Python's `selectors`, the socket calls,
- * timers, the error classes), HTTP/1.x bytes (the request every stage sends
- * and the response parser of stages 1 and 2), the crawl's shared decisions
+ * timers, the error classes), HTTP/1.x bytes (the request every stage sends,
+ * and the response parser and kept connections of stages 1 and 2), the crawl's shared decisions
  * (options, the URL policy, link extraction, page reading, `visit()`, the
  * records and the report, robots.txt and the host lines of politeness), and the trace events.
  *
@@ -40,3 +40,4 @@ export * from "../crawl/visit.js";
 export * from "../crawl/robots.js";
 export * from "../crawl/politeness.js";
 export * from "../http/request.js";
+export * from "../http/idle-connections.js";
