@@ -1,7 +1,7 @@
 /**
  * `crawl --frontier URL --crawl-name NAME`: the built command against a real
  * redis-server and a fixture site, as a user runs it (the usage errors are in
- * args.test.ts).
+ * args.test.ts; the exit status a bad --frontier URL gets is at the end).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { frontierLine, statusText, withoutPassword } from "../../src/cli/frontier-status.js";
@@ -182,5 +182,15 @@ describe("crawl --frontier without Redis", () => {
     expect(frontierLine(flags, "h:1:abcdef", 5, 2, false)).toBe(`frontier redis://:***@127.0.0.1:${port}/0, crawl n: 5 records in Redis; this process (h:1:abcdef) recorded 2\n`);
     expect(statusText(flags, { queued: 0, leased: 0, records: 0, seen: 0, workers: [] })).not.toContain("s3cret");
     expect(withoutPassword(`redis://127.0.0.1:${port}/0`)).toBe(`redis://127.0.0.1:${port}/0`);
+  });
+});
+
+describe("crawl --frontier with a bad URL", () => {
+  it.each(["http://x", "redis://", "nonsense"])("exits 2 naming --frontier for %s", async (url) => {
+    requireBuiltCli();
+    const outcome = await runCli(["--frontier", url, "--crawl-name", "bad-url", "http://127.0.0.1:9/"]);
+    expect(outcome.code).toBe(2);
+    expect(outcome.stderr).toMatch(/^crawl: --frontier/m);
+    expect(outcome.stdout).toBe("");
   });
 });

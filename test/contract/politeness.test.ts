@@ -28,12 +28,13 @@ import { stages } from "./stages.js";
  * request N no earlier than its start: a slow machine only makes N later.
  * What can shorten the gap the server measures is the time from the start
  * of request N−1 to its arrival (a loop turn, a loopback connect: well under
- * a millisecond on an idle machine); this slack absorbs that. The bound can
+ * a millisecond on an idle machine, tens of milliseconds when other test files
+ * share the cores); this slack absorbs that. The bound can
  * fail only if the crawler starts a request early, or if the process stalls
  * longer than this between starting a request and reading it on the server
  * side while the next request is on time.
  */
-const START_SLACK_MS = 20;
+const START_SLACK_MS = 40;
 
 const DISALLOW_PRIVATE = "User-agent: *\nDisallow: /private/\n";
 
@@ -286,8 +287,8 @@ describe.each(stages)("$name crawler, politely", ({ crawl, Crawler }) => {
       expect(result.records.map((record) => record.status)).toEqual([200, 200]);
       const requests = site.requests();
       expect(pathsOf(requests)).toEqual(["/robots.txt", "/", "/a"]);
-      // Lower bounds only (see START_SLACK_MS): 0.9 × the delay, from one start to the next, robots.txt's included.
-      expect(gapsOf(requests).filter((gap) => gap < 0.9 * crawlDelayMs)).toEqual([]);
+      // Lower bounds only (see START_SLACK_MS), from one start to the next, robots.txt's included.
+      expect(gapsOf(requests).filter((gap) => gap < crawlDelayMs - START_SLACK_MS)).toEqual([]);
     });
 
     it("makes no robots.txt request when politeness is off (the library's default)", async () => {
@@ -352,7 +353,7 @@ describe.each(stages)("$name crawler, politely", ({ crawl, Crawler }) => {
     });
 
     it("starts two requests to one host at least delayMs apart", async () => {
-      const delayMs = 60;
+      const delayMs = 120;
       const site = await startSite();
       site.addPage("/", ["/a", "/b", "/c"]).addPage("/a", []).addPage("/b", []).addPage("/c", []);
       const result = await crawl(site.url, { delayMs, maxTasks: 4 });

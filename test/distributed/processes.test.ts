@@ -6,17 +6,21 @@
  * with SIGKILL costs only the pages it held leased; Ctrl-C in every process
  * and a second run resume the crawl; a Redis that dies stops every process
  * with a message, and a second run after its restart finishes the crawl.
+ *
+ * Four crawls of thousands of pages, each in three processes: half a minute
+ * on two cores. So this file runs apart, in `npm run test:workflows`
+ * (vitest.workflows.config.ts), not in `npm test`; CI runs both.
  */
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createClient } from "redis";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
 import type { FetchStatistic } from "../../src/crawl/records.js";
 import type { ExpectedCrawl } from "../../src/site/expected-crawl.js";
 import { renderPage } from "../../src/site/synthetic.js";
 import { SyntheticSite } from "../../src/site/synthetic-site.js";
-import { requireBuiltCli, runCli } from "../cli/cli-process.js";
+import { requireBuiltCli } from "../cli/cli-process.js";
 import { describeWithRedis, startRedis, type RedisServer } from "../helpers/redis-server.js";
 import { within } from "../helpers/within.js";
 import { CrawlerProcess, killCrawlerProcesses, processExists, type CrawlerOutcome } from "./crawler-processes.js";
@@ -365,15 +369,5 @@ describeWithRedis("crawler processes sharing a Redis frontier", () => {
     const stored = storedBy(["a", "b", "c", "d", "e"]).flat();
     expect(stored.length).toBe(new Set(stored).size);
     expect(stored.length).toBeGreaterThanOrEqual(site.expected.records.length - 3 * MAX_TASKS);
-  });
-});
-
-describe("crawl --frontier with a bad URL", () => {
-  it.each(["http://x", "redis://", "nonsense"])("exits 2 naming --frontier for %s", async (url) => {
-    requireBuiltCli();
-    const outcome = await runCli(["--frontier", url, "--crawl-name", "bad-url", "http://127.0.0.1:9/"]);
-    expect(outcome.code).toBe(2);
-    expect(outcome.stderr).toMatch(/^crawl: --frontier/m);
-    expect(outcome.stdout).toBe("");
   });
 });

@@ -101,20 +101,21 @@ describe("connect", () => {
       let sent = 0;
       const timer = setInterval(function sendOne() {
         sent += 1;
-        if (sent < 8) socket.write(String(sent));
+        if (sent < 12) socket.write(String.fromCharCode(96 + sent));
         else {
           clearInterval(timer);
-          socket.end("8");
+          socket.end("l");
         }
-      }, 40);
+      }, 50);
       socket.on("close", () => clearInterval(timer));
     });
-    const socket = open(url, { idleTimeoutMs: 200 }); // The drip takes 320 ms in all.
+    // The drip takes 600 ms in all; a gap of 400 ms would take a stall of 350 ms (test files run two at a time).
+    const socket = open(url, { idleTimeoutMs: 400 });
     await vi.waitFor(() => expect(socket.connecting).toBe(false));
     send(socket, Buffer.from("go"));
     const results = await recvAll(socket);
     expect(results.at(-1)).toBe(""); // The end of stream, not ETIMEDOUT.
-    expect(results.join("")).toBe("12345678");
+    expect(results.join("")).toBe("abcdefghijkl");
     expect(socket.errored).toBeNull();
   });
 

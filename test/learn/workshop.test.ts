@@ -4,14 +4,20 @@
  * run against the stubs it hands out, every exercise fails, saying in plain
  * words which body is not written yet. So neither the checks nor the stubs
  * can rot as the library changes.
+ *
+ * Each run is the whole workshop in child processes, each starting vitest
+ * runs of its own: half a minute on two cores. So it runs apart, in
+ * `npm run test:workflows` (vitest.workflows.config.ts), not in `npm test`;
+ * CI runs both. How a learner file is made from a library module is checked
+ * in `npm test`, by learner-files.test.ts.
  */
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, it } from "vitest";
 import { exercises } from "../../learn/workshop/exercises.js";
-import { findBodies, learnerFile } from "../../learn/workshop/learner-files.js";
+import { learnerFile } from "../../learn/workshop/learner-files.js";
 
 const REPO = fileURLToPath(new URL("../..", import.meta.url));
 /** Inside the repository, so the learner files' imports of `../../src/…` resolve as they do from `learn/`. */
@@ -91,22 +97,5 @@ describe.concurrent("the workshop", () => {
     expect([unknown.code, unknown.out]).toEqual([2, expect.stringContaining("there is no exercise 99: they are numbered 1 to 8")]);
     const flagOnly = await learn(dir, "--hint");
     expect(flagOnly.code).toBe(2);
-  });
-});
-
-describe("learner files", () => {
-  it.each(exercises)("exercise $number's stub replaces exactly the bodies it names, and its solution is the library's module", (exercise) => {
-    const source = readFileSync(resolve(REPO, exercise.source), "utf8");
-    const stub = learnerFile(exercise, source, REPO, resolve(REPO, "learn"), "stub");
-    const messages = [...stub.matchAll(/throw new Error\("(\S+) is not written yet/g)].map((match) => match[1]);
-    expect(messages).toEqual(findBodies(source, exercise.source, exercise.write).map((body) => body.name));
-    for (const [, specifier] of stub.matchAll(/from "(\.{1,2}\/[^"]+)\.js"/g)) {
-      expect(existsSync(resolve(REPO, "learn", `${specifier}.ts`)), `${specifier} from learn/`).toBe(true); // its imports point back at the library
-    }
-    const solution = learnerFile(exercise, source, REPO, resolve(REPO, "learn"), "solution");
-    // Apart from its header and the imports that point back at the library, the solution is the module itself.
-    const withoutImports = (text: string) => text.replace(/(["'])\.{1,2}\/[^"']+\1/g, "<import>");
-    const body = solution.slice(solution.indexOf("\n", solution.indexOf("// Check it:")) + 1);
-    expect(withoutImports(body)).toBe(withoutImports(source));
   });
 });

@@ -1,0 +1,22 @@
+/**
+ * `npm run test:workflows`: the two suites that each run a whole workflow in
+ * child processes, kept out of `npm test` for their time (half a minute each
+ * on two cores). CI runs them after `npm test`.
+ *
+ * - test/learn/workshop.test.ts: the workshop (`npm run learn`) run whole
+ *   against the library's own code and against its stubs;
+ * - test/distributed/processes.test.ts: `crawl --frontier` processes sharing
+ *   one crawl through a real redis-server: three at once, one killed, all
+ *   stopped and resumed, Redis killed and restarted. They run the built
+ *   `crawl` (dist/cli.js), so the script builds first, as `npm test` does.
+ */
+import { defineConfig } from "vitest/config";
+
+export default defineConfig({
+  test: {
+    include: ["test/learn/workshop.test.ts", "test/distributed/processes.test.ts"],
+    // As in vitest.config.ts; the tests that run the whole workshop set longer limits of their own.
+    testTimeout: 60_000,
+    hookTimeout: 30_000,
+  },
+});
