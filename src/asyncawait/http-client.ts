@@ -182,10 +182,11 @@ class ResponseCollector implements Dispatcher.DispatchHandler {
   private status = 0;
   private headers: Record<string, string> = {};
   /**
-   * The body as it came: views of the socket's read buffers, let go once the
-   * request settles (see {@link settle}).
+   * The body as it came: views of the socket's read buffers, in an array made
+   * when the first of them comes and dropped once the request settles; null
+   * before and after (see {@link settle}).
    */
-  private readonly chunks: Uint8Array[] = [];
+  private chunks: Uint8Array[] | null = null;
   private received = 0;
   private readonly timer: NodeJS.Timeout;
   /** The signal's abort listener, removed once the request settles. */
@@ -242,12 +243,14 @@ class ResponseCollector implements Dispatcher.DispatchHandler {
       this.fail(this.tooLarge(`more than ${this.received - chunk.length} bytes`));
       return;
     }
+    this.chunks ??= []; // Made now rather than with the collector: see settle().
     this.chunks.push(chunk);
   }
 
   onResponseEnd(): void {
     if (this.settled) return;
-    const body = this.chunks.length === 1 ? this.chunks[0] : Buffer.concat(this.chunks, this.received);
+    const chunks = this.chunks ?? []; // null: no byte of body came
+    const body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, this.received);
     this.settle();
     this.resolve({ status: this.status, headers: this.headers, body: body ?? new Uint8Array(0) });
   }
@@ -282,18 +285,24 @@ class ResponseCollector implements Dispatcher.DispatchHandler {
    * Marks the request settled and drops its timer, its abort listener and the
    * body's chunks; false if it already was.
    *
-   * @remarks Emptying `chunks` is for memory alone. V8 allocated this array
-   * in the old generation for 99 % of S4's requests (it decides so for each
-   * array literal in the code, see {@link GetRequest}), where it stays until a
-   * full collection; left full, it kept every socket read buffer of its
-   * response alive that long. On 100,000 pages: 710 → 320 bytes a page
-   * moved to the old generation, 30 → 4 MB of external memory at the peak
-   * (docs/benchmarks.md, "Memory per page (S4)").
+   * @remarks Dropping `chunks` here, and making it only when the first
+   * chunk comes, are for memory alone. V8 decides for each array literal in
+   * the code whether to allocate its arrays straight in the old generation
+   * (see {@link GetRequest}), and it did so for a `chunks = []` made with
+   * each collector, when the request was sent: 98 % of the requests of a
+   * 100,000-page crawl. Such an array stays there, dead, until a full
+   * collection. Left full, it kept every socket read buffer of its response
+   * alive that long (on S4's 100,000 pages, 710 → 320 bytes a page moved to
+   * the old generation, 30 → 4 MB of external memory at the peak); emptied,
+   * it was still some 35 bytes a page of old garbage by itself. An array
+   * made when the body starts lives only while the body comes in, and V8
+   * allocates it young (docs/benchmarks.md, "Memory per page (S4)" and "A
+   * million pages, records not kept (S5)").
    */
   private settle(): boolean {
     if (this.settled) return false;
     this.settled = true;
-    this.chunks.length = 0;
+    this.chunks = null;
     clearTimeout(this.timer);
     this.signal?.removeEventListener("abort", this.abandon);
     return true;
