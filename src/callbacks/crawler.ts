@@ -296,7 +296,7 @@ export class Crawler implements VisitContext {
     for (const fetcher of this.slots) {
       if (fetcher === null || !fetcher.owns(source)) continue;
       fetcher.close();
-      return fetcher.onFetched(fetcher, "NetworkError");
+      return fetcher.onFetched(fetcher, "NetworkError"); // Its callback, pageFetched, carries its item and slot.
     }
     for (const fetcher of this.readingRobots.keys()) {
       if (!fetcher.owns(source)) continue;

@@ -15,10 +15,13 @@ import { endReceived } from "../kernel/socket.js";
  */
 export const KEEP_IDLE_MS = 4_000;
 
-/** One connection waiting, and since when (`performance.now()`). */
+/** One connection waiting: its socket, and what to undo when it is taken. */
 interface IdleConnection {
   readonly socket: Socket;
-  readonly since: number;
+  /** The socket's own inactivity timeout (`idleTimeoutMs`), put back when it is taken. */
+  readonly timeoutMs: number;
+  /** Its `close` listener, which takes it out of its origin's list. */
+  readonly forget: () => void;
 }
 
 /**
@@ -35,26 +38,35 @@ interface IdleConnection {
  * (docs/benchmarks.md, "Memory per page"). Stage 3's undici keeps its
  * connections the same way.
  *
- * A waiting connection is not registered with any selector. Anything it
- * becomes readable for (bytes nobody asked for, or the server closing it) ends
- * it, as does an error; it is forgotten when it closes. A connection that
- * waited longer than {@link KEEP_IDLE_MS} is closed instead of reused.
+ * A waiting connection is registered with no selector: listeners of its own
+ * watch it. Anything it becomes readable for (bytes nobody asked for, or the
+ * server closing it) ends it, as does an error, or `keepIdleMs` without a
+ * request (the socket's own inactivity timeout, set to that while it waits);
+ * it is forgotten when it closes. (The selector's readiness listeners stay
+ * on the socket meanwhile; the selector ignores a socket not registered.)
  *
  * @remarks The server may still close a connection just as a request is
  * written to it; then that attempt fails before its first byte
  * (`ConnectionReset`) and is tried again like any network error, as stage
- * 3's undici does.
+ * 3's undici does. Unlike undici, this ignores a server's `Keep-Alive:
+ * timeout=N` hint.
  */
 export class IdleConnections {
-  /** Waiting connections by origin, the one that waited least last. */
+  /**
+   * Waiting connections by origin, the one that waited least last. An origin
+   * keeps its list when it is empty: one entry per origin (a crawl's origins
+   * are its roots' hosts), not one set and deleted per request.
+   */
   private readonly idle = new Map<string, IdleConnection[]>();
+  private waiting = 0;
   private closed = false;
+
+  /** @param keepIdleMs - How long a connection may wait for its next request before it is closed. */
+  constructor(private readonly keepIdleMs = KEEP_IDLE_MS) {}
 
   /** How many connections are waiting. */
   get size(): number {
-    let size = 0;
-    for (const waiting of this.idle.values()) size += waiting.length;
-    return size;
+    return this.waiting;
   }
 
   /**
@@ -66,58 +78,65 @@ export class IdleConnections {
       socket.destroy();
       return;
     }
-    let waiting = this.idle.get(origin);
-    if (waiting === undefined) {
-      waiting = [];
-      this.idle.set(origin, waiting);
+    let list = this.idle.get(origin);
+    if (list === undefined) {
+      list = [];
+      this.idle.set(origin, list);
     }
-    waiting.push({ socket, since: performance.now() });
+    const connections = this;
+    const entry: IdleConnection = {
+      socket,
+      timeoutMs: socket.timeout ?? 0,
+      forget() { connections.remove(origin, entry); },
+    };
+    list.push(entry);
+    this.waiting += 1;
     socket.on("readable", endWaiting);
     socket.on("end", endWaiting);
-    socket.on("close", this.forget);
+    socket.on("timeout", endWaiting);
+    socket.on("close", entry.forget);
+    socket.setTimeout(this.keepIdleMs);
   }
 
-  /**
-   * A connection to `origin` to send the next request on, or null if none is
-   * waiting: the one that waited least. Those that waited too long are closed.
-   */
+  /** A connection to `origin` to send the next request on, or null if none is waiting: the one that waited least. */
   take(origin: string): Socket | null {
-    const waiting = this.idle.get(origin);
-    if (waiting === undefined) return null;
-    const now = performance.now();
-    for (let entry = waiting.pop(); entry !== undefined; entry = waiting.pop()) {
-      entry.socket.off("readable", endWaiting);
-      entry.socket.off("end", endWaiting);
-      entry.socket.off("close", this.forget);
-      if (now - entry.since <= KEEP_IDLE_MS && !endReceived(entry.socket) && !entry.socket.destroyed) return entry.socket;
-      entry.socket.destroy();
-    }
-    return null;
+    const list = this.idle.get(origin);
+    const entry = list?.at(-1);
+    if (entry === undefined) return null;
+    this.remove(origin, entry);
+    const { socket } = entry;
+    socket.off("readable", endWaiting);
+    socket.off("end", endWaiting);
+    socket.off("timeout", endWaiting);
+    socket.off("close", entry.forget);
+    socket.setTimeout(entry.timeoutMs);
+    return socket;
   }
 
   /** Closes every waiting connection; later {@link keep}s close theirs at once. */
   close(): void {
     this.closed = true;
-    for (const waiting of this.idle.values()) {
-      for (const { socket } of waiting) {
-        socket.off("close", this.forget);
+    for (const list of this.idle.values()) {
+      for (const { socket, forget } of list) {
+        socket.off("close", forget);
         socket.destroy();
       }
     }
     this.idle.clear();
+    this.waiting = 0;
   }
 
-  /** A waiting connection closed: it is no longer there to take. */
-  private readonly forget = (): void => {
-    for (const waiting of this.idle.values()) {
-      for (let i = waiting.length - 1; i >= 0; i -= 1) {
-        if (waiting[i].socket.destroyed) waiting.splice(i, 1);
-      }
-    }
-  };
+  /** Takes `entry` out of its origin's list. */
+  private remove(origin: string, entry: IdleConnection): void {
+    const list = this.idle.get(origin);
+    const index = list?.lastIndexOf(entry) ?? -1;
+    if (list === undefined || index === -1) return;
+    list.splice(index, 1);
+    this.waiting -= 1;
+  }
 }
 
-/** A waiting connection has something to read: bytes nobody asked for, or its end. Either way it is done. */
+/** A waiting connection has something to read (bytes nobody asked for, or its end), or waited too long: it is done. */
 function endWaiting(this: Socket): void {
   this.destroy();
 }

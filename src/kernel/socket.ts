@@ -114,7 +114,10 @@ function handshakeDone(this: Socket): void {
  *
  * @remarks Node says so publicly only once a reader has read past the end
  * (`readableEnded`, after the `'end'` event, a tick later); the stream's own
- * state knows as soon as the end arrives, so this reads it there.
+ * state knows as soon as the end arrives, so this reads it there: Node's
+ * internal `_readableState.ended`, the one place this code leans on Node's
+ * internals. test/http/idle-connections.test.ts ("does not keep a connection
+ * whose end has already arrived") fails if a Node version moves it.
  */
 export function endReceived(socket: Socket): boolean {
   const state = (socket as unknown as { _readableState?: { ended?: boolean } })._readableState;
