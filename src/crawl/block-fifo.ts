@@ -1,6 +1,7 @@
 /**
- * A first-in, first-out list kept in fixed-size blocks: where stage 3's
- * queue keeps the URLs waiting to be fetched.
+ * A first-in, first-out list kept in fixed-size blocks: where every stage
+ * keeps the URLs waiting to be fetched (stage 1's list of waiting URLs, the
+ * queues of stages 2 and 3).
  *
  * @module
  */
@@ -18,7 +19,7 @@ const BLOCK_SIZE = 1024;
  * block once it is used up. Both are O(1), and no item is ever moved.
  *
  * @remarks Why not one array with a moving head, compacted with `slice()`
- * once its taken part is half of it, as stage 3's queue had: for memory. At
+ * once its taken part is half of it, as the stages' queues had: for memory. At
  * a million URLs that array held up to 950,000 slots, and each time it grew
  * or was compacted, V8 made a new one of several MB in the old generation,
  * where the one it replaced stayed until the next full collection. V8 lets

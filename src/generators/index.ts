@@ -36,7 +36,9 @@ export { EventLoop, type ExceptionHandler } from "./event-loop.js";
 export { getRunningLoop, runningLoopOrNull } from "./events.js";
 export { Future, type Coroutine, type FutureState } from "./futures.js";
 export { Task, allTasks, cancelAndWait, gather, sleep, waitDone, waitFor } from "./tasks.js";
-export { Fifo, JoinableQueue, QueueEmpty } from "./queues.js";
+export { JoinableQueue, QueueEmpty } from "./queues.js";
+/** The first-in, first-out list stage 2's queue keeps its items in: `BlockFifo`, which every stage's queue now uses. */
+export { BlockFifo as Fifo } from "../crawl/block-fifo.js";
 export { connect, read, readAll, request, sendAll, type RequestOptions } from "./sockets.js";
 export { Crawler } from "./crawler.js";
 export { TimerHandle, TimerHeap } from "../kernel/timers.js";

@@ -1,49 +1,15 @@
 /** queues.ts ↔ Lib/asyncio/queues.py: the joinable queue the crawler's workers share, built on
- * Futures, and the first-in, first-out list it keeps its items and waiting getters in.
+ * Futures. It keeps its items and waiting getters in a `BlockFifo` (src/crawl/block-fifo.ts),
+ * as stage 3's queue does: asyncio's queue keeps them in a `collections.deque`.
  *
  * @module
  */
+import { BlockFifo } from "../crawl/block-fifo.js";
 import { getRunningLoop } from "./events.js";
 import { Future, type Coroutine } from "./futures.js";
 
 /** `getNowait()` on an empty queue (asyncio.QueueEmpty). */
 export class QueueEmpty extends Error { override readonly name = "QueueEmpty"; }
-
-/**
- * A first-in, first-out list: an array and the index of its head. `shift`
- * moves the index instead of the elements, and the array is compacted once
- * the used part is less than half of it (Python's `collections.deque`, which
- * asyncio's Queue uses).
- *
- * @remarks Why not `Array#shift`: pushing then shifting 100,000 URLs took 380 ms with it and 15 ms with this (30,000: 36 vs 2 ms; micro-benchmark, Node 20).
- */
-export class Fifo<T> {
-  private items: Array<T | undefined> = [];
-  private head = 0;
-
-  /** How many items are in the list. */
-  get length(): number { return this.items.length - this.head; }
-
-  /** Adds `item` at the tail. */
-  push(item: T): void { this.items.push(item); }
-
-  /**
-   * Takes the item at the head.
-   *
-   * @throws RangeError if the list is empty.
-   */
-  shift(): T {
-    if (this.length === 0) throw new RangeError("shift() from an empty Fifo");
-    const item = this.items[this.head] as T; // length > 0: the slot holds an item.
-    this.items[this.head++] = undefined; // Taken: the list no longer keeps it alive.
-    // Compact once the used part is less than half of the array (or nothing is left).
-    if (this.head === this.items.length || (this.head >= 1024 && this.head * 2 >= this.items.length)) {
-      this.items = this.items.slice(this.head);
-      this.head = 0;
-    }
-    return item;
-  }
-}
 
 /**
  * A FIFO queue of work that also counts unfinished work: every `put` adds
@@ -66,7 +32,7 @@ export class Fifo<T> {
  * @see Chapter, "Coordinating Coroutines"; asyncio `Queue`
  */
 export class JoinableQueue<T> {
-  private readonly items = new Fifo<T>();
+  private readonly items = new BlockFifo<T>();
   /**
    * The Futures of the `get()` calls waiting for an item, oldest first
    * (asyncio's `_getters`). A cancelled `get()` leaves its Future here,
@@ -74,7 +40,7 @@ export class JoinableQueue<T> {
    *
    * @remarks Protected so that the reference shows it.
    */
-  protected readonly getters = new Fifo<Future<void>>();
+  protected readonly getters = new BlockFifo<Future<void>>();
   private unfinished = 0;
   /**
    * The one Future every `join()` waits on while work is unfinished, or null.
