@@ -262,7 +262,9 @@ describeWithRedis("crawler processes sharing a Redis frontier", () => {
     const responses = holdResponses(site, heldBack.map(pathOf));
     const name = `killed-${++names}`;
     const labels = ["a", "b", "c"];
-    const processes = labels.map((label) => startCrawler(redis.url, name, site.url, label, ["--lease", "1"]));
+    // Leases of 3 s: what the victim held must still be its own when the test reads Redis after the kill,
+    // however slowly a shared machine delivers the kill (1 s was once too short).
+    const processes = labels.map((label) => startCrawler(redis.url, name, site.url, label, ["--lease", "3"]));
     const ownersKey = keyOf(name, "owners");
     await untilRecords(client, name, 1_500, processes);
     const owners = await until("the pages held back leased", processes, async function allLeased() {
@@ -273,7 +275,7 @@ describeWithRedis("crawler processes sharing a Redis frontier", () => {
     const victim = processes.reduce((most, crawler) => (heldBackBy(crawler).length > heldBackBy(most).length ? crawler : most));
     victim.kill("SIGKILL");
     expect((await victim.outcome()).signal).toBe("SIGKILL");
-    // Dead, it can no longer take, renew or finish: what it held stays in Redis until the leases expire (1 s).
+    // Dead, it can no longer take, renew or finish: what it held stays in Redis until the leases expire (3 s).
     const held = Object.entries(await client.hGetAll(ownersKey))
       .filter(([, owner]) => owner.includes(`:${victim.pid}:`))
       .map(([url]) => url);
