@@ -95,8 +95,12 @@ export class HostLines {
   /** Every `robots.txt` read, in the order they were read. */
   readonly robotsFetches: RobotsFetch[] = [];
   private readonly hosts = new Map<string, Host>();
-  /** URLs handed their turn and not started: they go when taken again. */
-  private readonly handed = new Set<QueueItem>();
+  /**
+   * URLs handed their turn and not started: they go when taken again. Known
+   * by their URL, not by the item: a store may hand back a copy (one that
+   * serialises items always does).
+   */
+  private readonly handed = new Set<string>();
   /** True while there is nothing to decide: no politeness option is on and no host is held. */
   private idle: boolean;
   private closed = false;
@@ -124,7 +128,7 @@ export class HostLines {
   turn(item: QueueItem): Turn {
     if (this.idle) return GO;
     const host = this.host(item.url);
-    const handed = this.handed.delete(item);
+    const handed = this.handed.delete(item.url);
     if (this.options.robots) {
       if (host.robots === "unread") {
         host.robots = "reading";
@@ -290,7 +294,7 @@ export class HostLines {
       this.waitingCount -= 1;
       host.active += 1;
       host.handed += 1;
-      this.handed.add(item);
+      this.handed.add(item.url);
       this.waiting.requeue(item);
     }
     if (host.head === host.line.length) {

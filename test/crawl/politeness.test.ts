@@ -479,3 +479,16 @@ describe("HostLines", () => {
     });
   });
 });
+
+describe("HostLines with a store that hands back copies", () => {
+  it("knows a URL handed its turn by its URL, so a copy of the item goes", () => {
+    const bench = new Bench({ maxPerHost: 1 });
+    expect(bench.lines.turn(item(`${A}/1`))).toEqual({ kind: "go" });
+    expect(bench.lines.turn(item(`${A}/2`))).toEqual({ kind: "wait" });
+    bench.lines.finished(item(`${A}/1`));
+    const [handed] = bench.takeRequeued();
+    // A store that serialises its items (Redis) hands back an equal item, never the same object.
+    expect(bench.lines.turn(structuredClone(handed as QueueItem))).toEqual({ kind: "go" });
+    expect(bench.lines.waitingUrls).toBe(0);
+  });
+});
