@@ -7,7 +7,7 @@
 import { X509Certificate } from "node:crypto";
 import pkg from "../../package.json" with { type: "json" };
 import { isHeaderName, isHeaderValue, RESERVED_HEADERS } from "../http/request.js";
-import type { FetchStatistic } from "./records.js";
+import type { FetchStatistic } from "./fetch-statistic.js";
 import type { TraceEvent } from "../observe/events.js";
 
 /** Options every stage's `crawl()` and `Crawler` accept. All are optional. */

@@ -1,0 +1,107 @@
+/**
+ * The record of one URL's fetch: the chapter's `FetchStatistic` namedtuple,
+ * and the three shapes it takes (a failure, a redirect, a page). Plain data
+ * that needs nothing of the crawl around it, so the options (whose
+ * `onRecord` is handed one) and the crawl's result can both stand on it.
+ *
+ * @module
+ */
+import type { FetchError } from "../kernel/errors.js";
+
+/**
+ * One record per URL: its final attempt's outcome. Like the chapter's
+ * `FetchStatistic`, it is plain data, so it prints, compares and serialises.
+ *
+ * Invariants: `error !== null` exactly when `status === null`; redirect records
+ * have `nextUrl`, `size: 0` and `contentType`/`encoding` null, like the chapter.
+ */
+export interface FetchStatistic {
+  /** The URL fetched (absolute, without fragment or `user:pass@`). */
+  url: string;
+  /** Redirect target (absolute, without fragment or `user:pass@`), else null. */
+  nextUrl: string | null;
+  /** HTTP status, or null when every try failed. */
+  status: number | null;
+  /** Why the last try failed, or null. */
+  error: FetchError | null;
+  /** Body bytes after content decoding. */
+  size: number;
+  /** Media type only, lowercased (`text/html`), or null. */
+  contentType: string | null;
+  /** Charset the response names (header, else `<meta>`), lowercased; `utf-8` when none. Null for errors and redirects. */
+  encoding: string | null;
+  /** Distinct allowed links on the page. */
+  numUrls: number;
+  /** Of those, the ones not seen before this page. */
+  numNewUrls: number;
+  /**
+   * The page whose links (or whose redirect) queued this URL: the first
+   * page processed that found it unseen. Null for a root. With one task this
+   * is the breadth-first walk's; with several, when two pages fetched at once
+   * both link here, it is whichever of them finished first.
+   */
+  referrer: string | null;
+  /**
+   * Why the last try failed, in Node's words, when `error` is `TlsError`:
+   * the code and message of the certificate or handshake failure, e.g.
+   * `CERT_HAS_EXPIRED: certificate has expired`. Null otherwise.
+   */
+  detail: string | null;
+}
+
+/** The record for a URL whose every attempt failed; `detail` says why, for a `TlsError`. */
+export function errorRecord(url: string, error: FetchError, referrer: string | null = null, detail: string | null = null): FetchStatistic {
+  return {
+    url,
+    nextUrl: null,
+    status: null,
+    error,
+    size: 0,
+    contentType: null,
+    encoding: null,
+    numUrls: 0,
+    numNewUrls: 0,
+    referrer,
+    detail,
+  };
+}
+
+/** The record for a redirect, like the chapter's: no size, no type, no links. */
+export function redirectRecord(url: string, status: number, nextUrl: string, referrer: string | null = null): FetchStatistic {
+  return {
+    url,
+    nextUrl,
+    status,
+    error: null,
+    size: 0,
+    contentType: null,
+    encoding: null,
+    numUrls: 0,
+    numNewUrls: 0,
+    referrer,
+    detail: null,
+  };
+}
+
+/** The record for an ordinary response: what was read, and how many links it gave. */
+export function pageRecord(
+  url: string,
+  page: { status: number; size: number; contentType: string | null; encoding: string | null },
+  numUrls: number,
+  numNewUrls: number,
+  referrer: string | null = null,
+): FetchStatistic {
+  return {
+    url,
+    nextUrl: null,
+    status: page.status,
+    error: null,
+    size: page.size,
+    contentType: page.contentType,
+    encoding: page.encoding,
+    numUrls,
+    numNewUrls,
+    referrer,
+    detail: null,
+  };
+}
