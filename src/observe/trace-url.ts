@@ -8,9 +8,27 @@
  * @module
  */
 import { performance } from "node:perf_hooks";
-import type { FetchStatistic } from "../crawl/records.js";
 import type { StageName, TraceEvent } from "./events.js";
 import { timeAndStage, traceLine } from "./trace-lines.js";
+
+/**
+ * What a `record` line shows of a crawl's record: the fields it reads. A
+ * crawl's `FetchStatistic` has them all, so {@link UrlTrace.record} serves as
+ * the `onRecord` option; they are named here because tracing stands below
+ * the crawl and imports nothing of it.
+ */
+export interface TracedRecord {
+  url: string;
+  nextUrl: string | null;
+  status: number | null;
+  /** The `FetchError` name, or null. */
+  error: string | null;
+  size: number;
+  contentType: string | null;
+  numUrls: number;
+  numNewUrls: number;
+  referrer: string | null;
+}
 
 /**
  * Follows the URLs that `pattern` matches through a crawl: give its
@@ -103,7 +121,7 @@ export class UrlTrace {
   };
 
   /** The crawl's `onRecord` option: writes a `record` line for a matching URL's record. */
-  readonly record = (record: FetchStatistic): void => {
+  readonly record = (record: TracedRecord): void => {
     if (!this.matches(record.url)) return;
     this.ranSinceStep = true;
     const t = performance.now() - this.origin;
@@ -134,7 +152,7 @@ export class UrlTrace {
  * (queued: the links not seen before), `URL 301 -> TARGET`, or
  * `URL error Timeout`; then `(from PAGE)`, the page that queued it.
  */
-function recordDetails(record: FetchStatistic): string {
+function recordDetails(record: TracedRecord): string {
   const from = record.referrer === null ? "" : ` (from ${record.referrer})`;
   if (record.error !== null) return `${record.url} error ${record.error}${from}`;
   if (record.nextUrl !== null) return `${record.url} ${record.status} -> ${record.nextUrl}${from}`;
