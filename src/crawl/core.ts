@@ -1,0 +1,381 @@
+/**
+ * The crawl core: every decision of a crawl, and no waiting (sans I/O).
+ *
+ * @module
+ */
+import type { HttpResponse } from "../http/parser.js";
+import { InvalidStateError, isRetryable, type FetchError } from "../kernel/errors.js";
+import { crawlChannel, type QueueCounters, type StageName } from "../observe/channels.js";
+import { resolveOptions, retryDelay, type CrawlOptions, type ResolvedCrawlOptions } from "./options.js";
+import { HostLines, type Cancellable } from "./politeness.js";
+import { appendRecord, errorRecord, type CrawlResult, type FetchStatistic } from "./records.js";
+import { RobotsReading } from "./robots.js";
+import { CrawlRun } from "./run.js";
+import { MemoryStore, type CrawlStore, type StoreSummary } from "./store.js";
+import { UrlPolicy } from "./urls.js";
+import { visit, type QueueItem, type Visit, type VisitContext } from "./visit.js";
+
+/**
+ * Something for a stage to do, handed out by {@link CrawlCore.next}:
+ * - `page`: fetch `url`, a page whose host has given it its turn;
+ * - `robots`: fetch `url`, an origin's `robots.txt` (read whole, whatever `skipNonHtml` says);
+ * - `wait`: wait `delayMs`, then `finish(job)`: URLs wait for a host's delay, and nothing else can run now.
+ *
+ * Fetch a page or a `robots.txt` the same way: `started(job)`, one attempt,
+ * `settle(job, outcome)`, as often as `settle` says; then `finish(job)`.
+ */
+export class Job {
+  /** Attempts started at `url` (a `robots.txt` redirect starts the count again). */
+  attempt: number;
+  /** Set once `settle` said `done`. */
+  settled = false;
+
+  constructor(
+    readonly kind: "page" | "robots" | "wait",
+    /** The URL to fetch; a `robots.txt` redirect changes it. Empty for a wait. */
+    public url: string,
+    /** For a wait, when it is over (performance.now() ms); else 0. */
+    readonly until: number,
+    /** For a page, the URL as it was queued. */
+    readonly item: QueueItem | null,
+    /** For a `robots.txt`, its reading. */
+    readonly reading: RobotsReading | null,
+  ) {
+    this.attempt = item?.tries ?? 0; // After a Retry-After, the attempts go on from where they were.
+  }
+
+  /** For a wait, how long from now, in ms. */
+  get delayMs(): number {
+    return Math.max(0, this.until - performance.now());
+  }
+}
+
+/**
+ * What an attempt's outcome means for its job ({@link CrawlCore.settle}):
+ * `retry` after `delayMs` (a network error, a `robots.txt` 5xx or redirect),
+ * or `done`.
+ */
+export type Step = { readonly kind: "retry"; readonly delayMs: number } | { readonly kind: "done" };
+
+const DONE: Step = { kind: "done" };
+
+/** How long a wait lasts when only a shared store may bring more URLs (another process's, a write in flight). */
+const STORE_POLL_MS = 20;
+
+/** A wake-up the host lines asked for, due at `at` (performance.now() ms) unless called off. */
+class Wakeup implements Cancellable {
+  cancelled = false;
+  constructor(
+    readonly at: number,
+    readonly wake: () => void,
+  ) {}
+
+  cancel(): void {
+    this.cancelled = true;
+  }
+}
+
+/**
+ * One crawl's decisions, made in one place for the three stages: which URL
+ * runs next and when (its host's turn, `robots.txt` first, `maxTasks`,
+ * `maxPages`), what each attempt's outcome means (retry after a pause,
+ * a `Retry-After` hold, the rules of a `robots.txt`, the record and the URLs
+ * to queue through `visit()`), when the crawl is over, and what it reports.
+ * It keeps its URLs in a {@link CrawlStore}.
+ *
+ * It never waits and never imports a stage: a stage asks it for jobs, runs
+ * each in its own style, and hands back the outcomes. Between two calls
+ * nothing changes here, so a stage needs no lock (the chapter's point about
+ * cooperative multitasking): whatever one call reads, it also writes.
+ *
+ * The one wait it needs, for a host whose delay has not run out while
+ * nothing else can run, it hands out as a `wait` job: so the stage's queue
+ * always holds, or is running, the work that keeps the crawl alive, and the
+ * chapter's `join()` still tells when the crawl is over.
+ *
+ * @remarks This is the shape of h11 and hyper's h2 (Cory Benfield and Brett
+ * Cannon, "network protocols, sans I/O"): a synchronous object takes events
+ * and returns actions; the code around it does the I/O. The chapter's
+ * crawler makes these decisions inline in `fetch()`; three stages making
+ * them each their own way came to decide one case three ways.
+ * @see Chapter, "Coordinating Coroutines"; docs/behaviour.md
+ */
+export class CrawlCore implements VisitContext {
+  /** The options in force, defaults filled in. */
+  readonly options: ResolvedCrawlOptions;
+  /** The URL policy: the roots, the hosts they allow, `exclude`, `maxDepth`. */
+  readonly policy: UrlPolicy;
+  /** One record per URL fetched, in completion order (unless `keepRecords` is false). */
+  readonly records: FetchStatistic[] = [];
+  /** Records made, kept or not. */
+  private recorded = 0;
+  private readonly hosts: HostLines;
+  /** Jobs handed out and not finished: pages, `robots.txt` files and waits. */
+  private jobs = 0;
+  /** Of those, pages: with `recorded`, what `maxPages` counts. */
+  private pages = 0;
+  /** Of those, waits: when each is over (performance.now() ms). */
+  private waitsUntil: number[] = [];
+  /** The host lines' wake-ups not yet run. */
+  private wakeups: Wakeup[] = [];
+  private run: CrawlRun | null = null;
+  private startedAt = 0;
+  private stopped = false;
+  private cancelStage: () => void = noop;
+
+  /**
+   * @param stage - The stage that crawls, for the trace.
+   * @param store - Where the URLs live: a {@link MemoryStore} unless given.
+   * @throws TypeError for an unusable root or a bad option, naming it.
+   */
+  constructor(
+    private readonly stage: StageName,
+    roots: string | string[],
+    options: CrawlOptions = {},
+    readonly store: CrawlStore = new MemoryStore(),
+  ) {
+    this.options = resolveOptions(options);
+    this.policy = new UrlPolicy(typeof roots === "string" ? [roots] : roots, this.options);
+    const core = this;
+    this.hosts = new HostLines(this.options, {
+      requeue(item) { core.store.putBack(item); }, // Its host's turn came: back in the queue.
+      later(ms, wake) {
+        const wakeup = new Wakeup(performance.now() + ms, wake);
+        core.wakeups.push(wakeup);
+        return wakeup;
+      },
+    });
+  }
+
+  /** The URLs seen so far, which `visit()` reads. */
+  get seenUrls(): ReadonlySet<string> { return this.store.seenUrls; }
+  /** `visit()` reads this option: redirects a new URL may follow. */
+  get maxRedirect(): number { return this.options.maxRedirect; }
+  /** `visit()` reads this option: the largest body it reads. */
+  get maxBodyBytes(): number { return this.options.maxBodyBytes; }
+  /** The crawl id every message of this crawl carries (0 before `begin`). */
+  get id(): number { return this.run?.id ?? 0; }
+
+  /** The chapter's `url_allowed`: http(s), an allowed host, and not excluded. */
+  urlAllowed(url: string): boolean {
+    return this.policy.urlAllowed(url);
+  }
+
+  /**
+   * Starts the crawl: queues the roots, and listens to the caller's signal,
+   * which stops the crawl and calls `cancel`, the stage's way of ending what
+   * is in flight.
+   *
+   * @param loop - The id of the hand-made loop the crawl runs in (stages 1 and 2), else null.
+   * @throws InvalidStateError when called a second time: a crawl runs once.
+   */
+  begin(loop: number | null, cancel: () => void): void {
+    if (this.run !== null) throw new InvalidStateError("This Crawler has already crawled; make a new one");
+    this.run = new CrawlRun(this.stage, this.options.trace, loop);
+    this.startedAt = Date.now();
+    this.cancelStage = cancel;
+    this.store.add(this.policy.roots.map((url) => ({ url, maxRedirect: this.options.maxRedirect })));
+    if (this.options.signal?.aborted === true) this.stop();
+    this.options.signal?.addEventListener("abort", this.aborted, { once: true });
+  }
+
+  /**
+   * The next job to run, or null when there is none now (`maxTasks` jobs are
+   * out, or nothing can run): a URL whose host lets it go, that host's
+   * `robots.txt` first, or a wait while URLs wait only for time. URLs whose
+   * host is busy wait in its line; those `robots.txt` refuses are recorded.
+   */
+  next(): Job | null {
+    if (this.wakeups.length > 0) this.runDueWakeups();
+    while (!this.stopped && this.jobs < this.options.maxTasks && this.recorded + this.pages < this.options.maxPages) {
+      const item = this.store.take();
+      if (item === undefined) return this.waitJob();
+      const turn = this.hosts.turn(item);
+      if (turn.kind === "go") return this.handOut(new Job("page", item.url, 0, item, null));
+      if (turn.kind === "robots") {
+        const reading = new RobotsReading(turn.origin, this.options, this.policy);
+        return this.handOut(new Job("robots", reading.url, 0, null, reading));
+      }
+      if (turn.kind === "refused") this.finishUrl(item, { record: errorRecord(item.url, turn.error, item.referrer ?? null), next: [] });
+      // "wait": it waits in its host's line, and comes back through the store when its turn comes.
+    }
+    return null;
+  }
+
+  /** An attempt at the job starts now. */
+  started(job: Job): void {
+    job.attempt += 1;
+    if (crawlChannel.hasSubscribers) crawlChannel.publish({ type: "fetch-start", crawl: this.id, url: job.url, attempt: job.attempt, ...this.counters() });
+  }
+
+  /**
+   * What the attempt's outcome (a response, or its error's name, with
+   * `detail`, Node's words for a `TlsError`) means: try again after a pause,
+   * or done, the URL recorded and its links queued, its host held back by a
+   * `Retry-After` and the URL queued again, or a `robots.txt` read.
+   */
+  settle(job: Job, outcome: HttpResponse | FetchError, detail: string | null = null): Step {
+    const error = typeof outcome === "string" ? outcome : null;
+    if (crawlChannel.hasSubscribers) crawlChannel.publish({ type: "fetch-end", crawl: this.id, url: job.url, attempt: job.attempt, status: error === null ? (outcome as HttpResponse).status : null, error, detail: error === null ? null : detail, ...this.counters() });
+    if (this.stopped) return this.settled(job); // Stopping: no more attempts, and no record.
+    if (job.reading !== null) return this.robotsStep(job, outcome);
+    const item = job.item as QueueItem; // A page: it has its item.
+    const wait = error === null ? this.hosts.retryAfter(outcome as HttpResponse) : null;
+    if (wait !== null && job.attempt < this.options.maxTries) {
+      this.hosts.holdBack(item, wait);
+      this.store.putBack({ ...item, tries: job.attempt }); // To wait in its host's line, not in a worker.
+      return this.settled(job);
+    }
+    if (error !== null && isRetryable(error) && job.attempt < this.options.maxTries) return { kind: "retry", delayMs: retryDelay(this.options.retryDelayMs, job.attempt) };
+    let v: Visit;
+    try {
+      v = visit(item, outcome, this, detail);
+    } catch {
+      v = { record: errorRecord(item.url, "NetworkError", item.referrer ?? null), next: [] }; // A bug: the URL still gets its one record.
+    }
+    this.finishUrl(item, v);
+    return this.settled(job);
+  }
+
+  /**
+   * The stage is done with the job, however it ended. A page or `robots.txt`
+   * never settled was cut short: by the crawl stopping (no record, it stays
+   * to do), or by a bug in the stage (a `NetworkError` record). A wait is
+   * over: the hosts whose time has come hand out their URLs.
+   */
+  finish(job: Job): void {
+    this.jobs -= 1;
+    if (job.kind === "wait") {
+      this.waitsUntil.splice(this.waitsUntil.indexOf(job.until), 1);
+      this.runDueWakeups(); // The hosts whose time has come hand out their URLs.
+      return;
+    }
+    if (job.kind === "page") {
+      this.pages -= 1;
+      const item = job.item as QueueItem;
+      if (!job.settled && this.stopped) this.store.release(item);
+      else if (!job.settled) this.finishUrl(item, { record: errorRecord(item.url, "NetworkError", item.referrer ?? null), next: [] });
+      this.hosts.finished(item); // Its host may let the next URL go.
+      return;
+    }
+    const reading = job.reading as RobotsReading; // A robots.txt: it has its reading.
+    reading.fail(); // Unless it was read: cut short, and nothing there is fetched.
+    this.hosts.robotsRead(reading);
+  }
+
+  /**
+   * Whether the crawl is over: no job out, and the store expects no more
+   * URLs. Ask after `next()` returned null: with no job out, nothing else
+   * can bring any.
+   */
+  get done(): boolean {
+    return this.jobs === 0 && !this.store.pending();
+  }
+
+  /** Stops the crawl: no job is handed out from now on, and the URLs waiting for their hosts stay to do. */
+  stop(): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.store.stop();
+    for (const item of this.hosts.close()) this.store.release(item);
+  }
+
+  /**
+   * Ends the crawl and returns its result: stops listening to the signal,
+   * calls off every wake-up, ends the trace.
+   *
+   * @throws what the store throws when it could not keep the crawl (a shared store that stopped answering).
+   */
+  end(): CrawlResult {
+    this.options.signal?.removeEventListener("abort", this.aborted);
+    this.hosts.close();
+    this.run?.end();
+    return this.result(this.store.summary(this.recorded));
+  }
+
+  /** The result, from what the store reports. */
+  private result(summary: StoreSummary): CrawlResult {
+    return {
+      records: summary.records ?? this.records,
+      recorded: summary.recorded ?? this.recorded,
+      seen: summary.seen,
+      todo: summary.todo,
+      startedAt: this.startedAt,
+      finishedAt: Date.now(),
+      options: this.options,
+      robots: this.hosts.robotsFetches,
+    };
+  }
+
+  /** The signal's abort listener: stop, and let the stage end what is in flight. */
+  private readonly aborted = (): void => {
+    this.stop();
+    this.cancelStage();
+  };
+
+  /** What a `robots.txt` attempt's outcome means: again after a pause, at the redirect's target at once, or read. */
+  private robotsStep(job: Job, outcome: HttpResponse | FetchError): Step {
+    const reading = job.reading as RobotsReading;
+    const step = reading.next(outcome);
+    if (step === "retry") return { kind: "retry", delayMs: retryDelay(this.options.retryDelayMs, reading.attempts) };
+    if (step === "follow") {
+      job.url = reading.url;
+      job.attempt = 0;
+      return { kind: "retry", delayMs: 0 };
+    }
+    this.hosts.robotsRead(reading); // Its URLs waiting for it go on, or are refused when taken.
+    return this.settled(job);
+  }
+
+  private settled(job: Job): Step {
+    job.settled = true;
+    return DONE;
+  }
+
+  private handOut(job: Job): Job {
+    this.jobs += 1;
+    if (job.kind === "page") this.pages += 1;
+    return job;
+  }
+
+  /**
+   * A wait until the earliest host's delay is over, when URLs wait for time
+   * alone and no wait out ends as early; else null.
+   */
+  private waitJob(): Job | null {
+    let at = Infinity;
+    for (const w of this.wakeups) if (!w.cancelled && w.at < at) at = w.at;
+    if (at === Infinity && this.store.pending()) at = performance.now() + STORE_POLL_MS; // URLs may come from elsewhere.
+    if (at === Infinity || this.waitsUntil.some((until) => until <= at)) return null;
+    this.waitsUntil.push(at);
+    return this.handOut(new Job("wait", "", at, null, null));
+  }
+
+  /** Runs the host lines' wake-ups whose time has come. */
+  private runDueWakeups(): void {
+    const now = performance.now();
+    const due = this.wakeups.filter((w) => w.at <= now && !w.cancelled);
+    this.wakeups = this.wakeups.filter((w) => w.at > now && !w.cancelled);
+    for (const w of due) w.wake();
+  }
+
+  /** Hands the URL's visit to the store, which stores the record and queues its new URLs; then counts and reports the record. */
+  private finishUrl(item: QueueItem, v: Visit): void {
+    const core = this;
+    this.store.finish(item, v, function stored(record) {
+      if (record === null) return;
+      core.recorded += 1;
+      appendRecord(core.records, record, core.options);
+      if (core.recorded >= core.options.maxPages) core.store.stop(); // maxPages: take no more URLs.
+    });
+  }
+
+  /** The counters of a fetch message: URLs queued, work left, and the fetches out. */
+  private counters(): QueueCounters {
+    const queued = this.store.size;
+    const inFlight = this.jobs - this.waitsUntil.length;
+    return { queued, unfinished: queued + this.hosts.waitingUrls + inFlight, inFlight };
+  }
+}
+
+function noop(): void {}

@@ -1,0 +1,135 @@
+/**
+ * The store under the crawl core: the seen set, the queue of URLs and what
+ * becomes of each, behind one narrow interface. In memory by default; a
+ * store shared by many processes (`coroutine-crawler/redis`) plugs in here.
+ *
+ * @module
+ */
+import { BlockFifo } from "./block-fifo.js";
+import type { FetchStatistic } from "./records.js";
+import type { QueueItem, Visit } from "./visit.js";
+
+/**
+ * What the crawl core ({@link CrawlCore}) asks of the place its URLs live.
+ * Every call is synchronous: the core never waits. A store that talks to a
+ * server answers from what it holds here and does its writes in the
+ * background: it hands out only URLs it already has (`take`), says while
+ * more may come (`pending`), and reports a record once it is stored
+ * (`finish`'s callback).
+ *
+ * The one step that must not interleave, checking whether a URL was seen
+ * and queueing it if not, is one call (`add`, `finish`): in memory it runs
+ * with nothing else in between; in Redis it is one script.
+ */
+export interface CrawlStore {
+  /**
+   * The URLs this process knows to be seen, which `visit()` leaves out of
+   * the URLs it names: every one, in memory; none, for a shared store, whose
+   * `finish` checks each URL itself.
+   */
+  readonly seenUrls: ReadonlySet<string>;
+  /** URLs queued here, for the trace's counters. */
+  readonly size: number;
+  /** Marks each item whose URL was never seen as seen, and queues it. */
+  add(items: readonly QueueItem[]): void;
+  /** The next queued URL that can be had now; undefined when none is here (yet). */
+  take(): QueueItem | undefined;
+  /** Queues again, at the end, a URL taken before: its host's turn came, or a `Retry-After` sent it back. It stays seen. */
+  putBack(item: QueueItem): void;
+  /**
+   * A URL's work is over: its record is stored, the URLs its visit names that
+   * are still unseen are marked seen and queued, in one step; then `stored`
+   * is called with the record as stored (its `numNewUrls` the URLs that were
+   * really new), or null if it could not be stored. In memory, before
+   * `finish` returns.
+   */
+  finish(item: QueueItem, visit: Visit, stored: (record: FetchStatistic | null) => void): void;
+  /** A URL taken that this process will not fetch (the crawl stopped): it stays to do. */
+  release(item: QueueItem): void;
+  /**
+   * Whether the store is not done yet: URLs may still come that `take()`
+   * cannot give now (another process's work, a write in flight), or it is
+   * still reading what `summary()` reports. Never, in memory.
+   */
+  pending(): boolean;
+  /** The crawl stops taking URLs here (`maxPages`, the signal): hand nothing more out. */
+  stop(): void;
+  /**
+   * What the crawl result reports once the crawl is over (see
+   * {@link StoreSummary}): ready by the time `pending()` is false.
+   *
+   * @throws an error of the store's when it could not keep the crawl.
+   */
+  summary(recorded: number): StoreSummary;
+}
+
+/** What a store reports at the end of a crawl. */
+export interface StoreSummary {
+  /** Every URL ever queued (in the order first queued, in memory). */
+  seen: string[];
+  /** URLs seen that have no record: non-zero only when the crawl stopped early. */
+  todo: number;
+  /**
+   * Every record of the crawl, when the store keeps them (a shared store:
+   * every process's); null when the core's own list is all of them.
+   */
+  records: FetchStatistic[] | null;
+  /** How many records the crawl has, when the store counts them; null when the core's own count is the count. */
+  recorded: number | null;
+}
+
+/**
+ * The default store: the chapter's `seen_urls` set and its queue, in this
+ * process's memory.
+ *
+ * @remarks The queue is a {@link BlockFifo} rather than an array shifted or
+ * sliced: on a million pages, an array's compacting copies reached V8's old
+ * generation in bursts (docs/benchmarks.md, "A million pages").
+ */
+export class MemoryStore implements CrawlStore {
+  /** Every URL ever queued, in the order first queued. */
+  readonly seenUrls = new Set<string>();
+  private readonly queue = new BlockFifo<QueueItem>();
+  private stopped = false;
+
+  get size(): number {
+    return this.queue.length;
+  }
+
+  add(items: readonly QueueItem[]): void {
+    for (const item of items) {
+      if (this.seenUrls.has(item.url)) continue;
+      this.seenUrls.add(item.url);
+      this.queue.push(item);
+    }
+  }
+
+  take(): QueueItem | undefined {
+    return this.stopped || this.queue.length === 0 ? undefined : this.queue.shift();
+  }
+
+  putBack(item: QueueItem): void {
+    this.queue.push(item);
+  }
+
+  finish(_item: QueueItem, visit: Visit, stored: (record: FetchStatistic) => void): void {
+    this.add(visit.next); // visit() left the seen URLs out, and nothing ran since: every one is new.
+    stored(visit.record);
+  }
+
+  release(_item: QueueItem): void {
+    // In memory it is simply left to do: it is seen and has no record.
+  }
+
+  pending(): boolean {
+    return false;
+  }
+
+  stop(): void {
+    this.stopped = true;
+  }
+
+  summary(recorded: number): StoreSummary {
+    return { seen: [...this.seenUrls], todo: this.seenUrls.size - recorded, records: null, recorded: null };
+  }
+}
