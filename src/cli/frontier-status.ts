@@ -5,7 +5,7 @@
  * @module
  */
 import type { FrontierStatus } from "../distributed/redis-frontier.js";
-import type { FrontierFlags } from "./args.js";
+import type { FrontierFlags } from "./command-line.js";
 
 /**
  * The line after the report of a crawl with `--frontier`: the report's

@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { parseCommandLine, readCommandLine, UsageError } from "../../src/cli/args.js";
-import type { CommandLine } from "../../src/cli/args.js";
+import { parseCommandLine, readCommandLine, UsageError } from "../../src/cli/command-line.js";
+import type { CommandLine } from "../../src/cli/command-line.js";
 
 function commandLine(argv: string[]): CommandLine {
   const invocation = parseCommandLine(argv);

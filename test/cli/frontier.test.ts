@@ -1,7 +1,7 @@
 /**
  * `crawl --frontier URL --crawl-name NAME`: the built command against a real
  * redis-server and a fixture site, as a user runs it (the usage errors are in
- * args.test.ts; the exit status a bad --frontier URL gets is at the end).
+ * command-line.test.ts; the exit status a bad --frontier URL gets is at the end).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { frontierLine, statusText, withoutPassword } from "../../src/cli/frontier-status.js";

@@ -6,7 +6,7 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parseCommandLine } from "../../src/cli/args.js";
+import { parseCommandLine } from "../../src/cli/command-line.js";
 import { traceLine } from "../../src/observe/trace-lines.js";
 import type { TraceEvent } from "../../src/observe/events.js";
 import { requireBuiltCli, runCli } from "../cli/cli-process.js";

@@ -1,0 +1,421 @@
+/**
+ * Reading the `crawl` command line: `parseArgs` on the table of flags
+ * (`flags.ts`), then the checks that turn what it returns into a
+ * {@link CommandLine} or a {@link UsageError}.
+ *
+ * @module
+ */
+import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { resolveOptions } from "../crawl/options.js";
+import type { CrawlOptions } from "../crawl/options.js";
+import type { StageName } from "../observe/events.js";
+import { normalizeRoot } from "../crawl/urls.js";
+import { OPTIONS, SPECS, STAGE_NAMES } from "./flags.js";
+
+/**
+ * How much the command prints: 0 (`-q`) errors only, 1 the report (default),
+ * 2 (`-v`) also a line per URL as it completes, 3 (`-vv`) also a line per
+ * fetch attempt.
+ */
+export type Verbosity = 0 | 1 | 2 | 3;
+
+/** A command line that parsed: what to crawl, with which stage, and what to print. */
+export interface CommandLine {
+  /** The roots as given (checked, not yet normalised). Empty with `--demo`. */
+  roots: string[];
+  /** The crawl options the flags set; callbacks and signal are added by the runner. */
+  crawlOptions: CrawlOptions;
+  /** The stage to run (`--stage`); ignored with `--compare`. */
+  stage: StageName;
+  /** `--demo`: start the demo site in this process and crawl it. */
+  demo: boolean;
+  /** `--compare`: run all three stages and compare their records. */
+  compare: boolean;
+  /** `--json FILE`: where to write the result as JSON (`-` for stdout), or null. */
+  json: string | null;
+  /** `--jsonl FILE`: where to write each record as a line of JSON as it is made (`-` for stdout), or null. */
+  jsonl: string | null;
+  /** How much to print. */
+  verbosity: Verbosity;
+  /** `--trace [FILE]`: where to write the trace events as lines (`-` for stderr), or null. */
+  trace: string | null;
+  /** `--trace-url REGEX`: trace only the URLs it matches (to `--trace`'s FILE, else stderr), or null. */
+  traceUrl: RegExp | null;
+  /** `--timeline FILE`: where to write the timeline page, or null. */
+  timeline: string | null;
+  /** `--frontier URL --crawl-name NAME [--lease SECONDS]`: crawl with a queue in Redis shared by processes, or null. */
+  frontier: FrontierFlags | null;
+  /** `--status`: print the state of the `--frontier` crawl and exit; no crawl, no ROOT. */
+  status: boolean;
+}
+
+/**
+ * The frontier the `--frontier` flags name, as `RedisFrontier.open` takes
+ * it. Only its lease is checked by {@link parseCommandLine}; the URL and the
+ * name by {@link readCommandLine}, with the frontier's own checks.
+ */
+export interface FrontierFlags {
+  /** `--frontier URL`: `redis://HOST:PORT/DB`; may hold a password, so never print it as it is. */
+  url: string;
+  /** `--crawl-name NAME`: every process of one crawl gives the same. */
+  name: string;
+  /** `--lease SECONDS`, in ms. */
+  leaseMs: number;
+}
+
+/** What the command line asks for: help, the version, or a crawl. */
+export type Invocation =
+  | { kind: "help" }
+  | { kind: "version" }
+  | { kind: "crawl"; commandLine: CommandLine };
+
+/**
+ * The command line cannot be run as given: an unknown option, a bad number or
+ * regular expression, a missing root. Its message is a single line that names
+ * the problem; the command prints it after `crawl: ` with a hint to run
+ * `--help`, and exits with status 2, never with a stack trace.
+ *
+ * @remarks Python's argparse calls `parser.error()` for this, which also exits
+ * with status 2.
+ */
+export class UsageError extends Error {
+  override readonly name = "UsageError";
+}
+
+/**
+ * Parses the arguments after `node cli.js`.
+ *
+ * `parseArgs` in strict mode refuses an unknown option, a flag given a value
+ * and an option missing its value; the checks here refuse the rest (numbers,
+ * the stage, options that contradict each other), and the crawl options are
+ * then checked by the library's own `resolveOptions`, so a bad value is a
+ * usage error before anything is fetched.
+ *
+ * @remarks crawl.py spells its options `--max_tasks`; a command line spells
+ * them `--max-tasks`. Like argparse, the last of `--strict`/`--lenient` wins,
+ * and so does the last of a value option given twice.
+ * @throws {@link UsageError} for anything that cannot be run.
+ */
+export function parseCommandLine(argv: readonly string[]): Invocation {
+  const { values, positionals: roots, tokens } = parse(withValuesAttached(argv));
+  if (values.help === true) return { kind: "help" };
+  if (values.version === true) return { kind: "version" };
+
+  // robots.txt is obeyed unless --ignore-robots: the library's default is off (the chapter's crawler), the command's on.
+  const crawlOptions: CrawlOptions = { maxTasks: wholeNumber("max-tasks", values["max-tasks"]), robots: values["ignore-robots"] !== true };
+  if (values["max-redirect"] !== undefined) crawlOptions.maxRedirect = wholeNumber("max-redirect", values["max-redirect"]);
+  if (values["max-tries"] !== undefined) crawlOptions.maxTries = wholeNumber("max-tries", values["max-tries"]);
+  if (values["max-pages"] !== undefined) crawlOptions.maxPages = wholeNumber("max-pages", values["max-pages"]);
+  if (values.timeout !== undefined) crawlOptions.timeoutMs = seconds("timeout", values.timeout) * 1000;
+  if (values["idle-timeout"] !== undefined) crawlOptions.idleTimeoutMs = seconds("idle-timeout", values["idle-timeout"]) * 1000;
+  if (values["retry-delay"] !== undefined) crawlOptions.retryDelayMs = seconds("retry-delay", values["retry-delay"]) * 1000;
+  if (values.ca !== undefined) crawlOptions.ca = certificatesIn(values.ca);
+  if (values.insecure === true) crawlOptions.rejectUnauthorized = false;
+  if (values.exclude !== undefined) crawlOptions.exclude = values.exclude;
+  if (values["max-per-host"] !== undefined) crawlOptions.maxPerHost = wholeNumber("max-per-host", values["max-per-host"]);
+  if (values.delay !== undefined) crawlOptions.delayMs = seconds("delay", values.delay) * 1000;
+  if (values["delay-jitter"] !== undefined) crawlOptions.delayJitter = decimal("delay-jitter", values["delay-jitter"]);
+  if (values["max-crawl-delay"] !== undefined) crawlOptions.maxCrawlDelayMs = seconds("max-crawl-delay", values["max-crawl-delay"]) * 1000;
+  if (values["max-retry-after"] !== undefined) crawlOptions.maxRetryAfterMs = seconds("max-retry-after", values["max-retry-after"]) * 1000;
+  if (values["user-agent"] !== undefined) crawlOptions.userAgent = values["user-agent"];
+  if (values.include !== undefined) crawlOptions.include = values.include;
+  if (values["no-parent"] === true) crawlOptions.noParent = true;
+  if (values["max-depth"] !== undefined) crawlOptions.maxDepth = wholeNumber("max-depth", values["max-depth"]);
+  if (values["skip-non-html"] === true) crawlOptions.skipNonHtml = true;
+  if (values.header !== undefined) crawlOptions.headers = headerFlags(values.header);
+  for (const token of tokens) {
+    if (token.kind === "option" && (token.name === "strict" || token.name === "lenient")) {
+      crawlOptions.strict = token.name === "strict";
+    }
+  }
+  const stage = stageName(values.stage);
+
+  const verboseCount = values.verbose?.length ?? 0;
+  if (values.quiet === true && verboseCount > 0) throw new UsageError("-q and -v cannot be used together");
+  const compare = values.compare === true;
+  if (compare && tokens.some(isStageOption)) throw new UsageError("--compare runs every stage; leave out --stage");
+  if (values.timeline === "-") throw new UsageError("--timeline writes an HTML file; give its name");
+  const demo = values.demo === true;
+  const frontier = frontierFlags(values, tokens, { stage, compare, demo });
+  const status = values.status === true;
+  if (status && roots.length > 0) throw new UsageError("--status prints the crawl's state; give no ROOT with it");
+  if (demo && roots.length > 0) throw new UsageError("--demo crawls the demo site; give no ROOT with it");
+  if (!demo && !status && roots.length === 0) throw new UsageError("no ROOT given (or use --demo)");
+  for (const root of roots) checkRoot(root);
+  checkCrawlOptions(crawlOptions);
+
+  const json = values.json ?? null;
+  const jsonl = values.jsonl ?? null;
+  checkOutputs(json, jsonl, compare);
+  // The records go to the --jsonl lines as they are made: none is kept.
+  if (jsonl !== null) crawlOptions.keepRecords = false;
+
+  const verbosity: Verbosity = values.quiet === true ? 0 : verboseCount === 0 ? 1 : verboseCount === 1 ? 2 : 3;
+  const trace = values.trace ?? null;
+  const traceUrl = values["trace-url"] === undefined ? null : regularExpression("trace-url", values["trace-url"]);
+  const timeline = values.timeline ?? null;
+  return { kind: "crawl", commandLine: { roots, crawlOptions, stage, demo, compare, json, jsonl, verbosity, trace, traceUrl, timeline, frontier, status } };
+}
+
+/**
+ * {@link parseCommandLine}, then, with `--frontier`, the frontier's own
+ * checks of its URL and name (`resolveFrontierOptions`), whose `TypeError`
+ * becomes a usage error naming the flag: `--frontier: "http://h/" is not a
+ * redis:// or rediss:// URL`.
+ *
+ * @remarks The checks live with the Redis frontier, which loads the Redis
+ * client: it is imported only when `--frontier` is given, so a plain crawl
+ * starts without it.
+ * @throws {@link UsageError} for anything that cannot be run.
+ */
+export async function readCommandLine(argv: readonly string[]): Promise<Invocation> {
+  const invocation = parseCommandLine(argv);
+  const frontier = invocation.kind === "crawl" ? invocation.commandLine.frontier : null;
+  if (frontier === null) return invocation;
+  const { resolveFrontierOptions } = await import("../distributed/redis-frontier.js");
+  try {
+    resolveFrontierOptions(frontier);
+  } catch (error) {
+    if (!(error instanceof TypeError)) throw error;
+    // The frontier's messages start with the option's name: url, name (the lease was checked here already).
+    const option = /^(\w+): /.exec(error.message)?.[1];
+    const flag = option === "url" ? "--frontier" : option === "name" ? "--crawl-name" : option === "leaseMs" ? "--lease" : null;
+    throw new UsageError(flag === null ? error.message : `${flag}: ${error.message.slice(`${option}: `.length)}`);
+  }
+  return invocation;
+}
+
+/** The shortest and longest leases: the frontier renews a lease every third of it, and Node's timers go up to 2^31 - 1 ms. */
+const LEASE_MS = { min: 100, max: 2_147_483_647 } as const;
+
+/**
+ * The `--frontier`, `--crawl-name` and `--lease` flags as one
+ * {@link FrontierFlags}, or null without `--frontier`; refuses them where they
+ * cannot work: the others without `--frontier`, `--frontier` without a name,
+ * or with a stage other than stage 3, `--compare` or `--demo`.
+ */
+function frontierFlags(
+  values: ReturnType<typeof parse>["values"],
+  tokens: ReturnType<typeof parse>["tokens"],
+  given: { stage: StageName; compare: boolean; demo: boolean },
+): FrontierFlags | null {
+  const url = values.frontier;
+  // --lease has a default, so whether it was typed is in the tokens.
+  const lease = tokens.some((token) => token.kind === "option" && token.name === "lease");
+  if (url === undefined) {
+    for (const [flag, typed] of [["--crawl-name", values["crawl-name"] !== undefined], ["--status", values.status === true], ["--lease", lease]] as const) {
+      if (typed) throw new UsageError(`${flag} needs --frontier URL: it is about a crawl whose queue is in Redis`);
+    }
+    return null;
+  }
+  const name = values["crawl-name"];
+  if (name === undefined) throw new UsageError("--frontier needs --crawl-name NAME: the crawl's name in Redis, the same in every process");
+  if (given.stage !== "asyncawait") throw new UsageError(`--frontier crawls with stage 3 only (asyncawait), not ${given.stage}`);
+  if (given.compare) throw new UsageError("--frontier and --compare cannot be used together: --compare runs every stage, --frontier stage 3 only");
+  if (given.demo) {
+    throw new UsageError("--frontier and --demo cannot be used together: the demo site lives in this process, where other processes cannot crawl it");
+  }
+  const leaseMs = seconds("lease", values.lease) * 1000;
+  if (leaseMs < LEASE_MS.min || leaseMs > LEASE_MS.max) {
+    throw new UsageError(`--lease: expected a number of seconds from ${LEASE_MS.min / 1000} to ${Math.floor(LEASE_MS.max / 1000)}, got ${values.lease}`);
+  }
+  return { url, name, leaseMs };
+}
+
+/**
+ * Runs `parseArgs` on {@link OPTIONS}; its errors become usage errors that
+ * name the option as typed.
+ */
+function parse(args: string[]) {
+  try {
+    return parseArgs({ args, options: OPTIONS, strict: true, allowPositionals: true, tokens: true });
+  } catch (error) {
+    // The user's mistakes only; any other error is ours (a bad table), not a usage error.
+    if (error instanceof TypeError && "code" in error && String(error.code).startsWith("ERR_PARSE_ARGS_")) {
+      throw usageError(String(error.code), error.message);
+    }
+    throw error;
+  }
+}
+
+/**
+ * Words a `parseArgs` error as one line of ours. Node's message quotes the
+ * option (`Unknown option '--max_tasks'. To specify…`, `Option '-v, --verbose'
+ * does not take an argument`); when it no longer does, its own message is used.
+ */
+function usageError(code: string, message: string): UsageError {
+  const quoted = /'([^']+)'/.exec(message)?.[1] ?? "";
+  if (code === "ERR_PARSE_ARGS_UNKNOWN_OPTION" && quoted !== "") return new UsageError(`unknown option '${quoted}'`);
+  // Only long options take a value, so the long name is the one typed.
+  const flag = /--[\w-]+/.exec(quoted)?.[0] ?? "";
+  const spec = SPECS.get(flag.slice(2));
+  if (code === "ERR_PARSE_ARGS_INVALID_OPTION_VALUE" && spec !== undefined) {
+    return new UsageError(`option '${flag}' ${spec.type === "boolean" ? "takes no value" : "needs a value"}`);
+  }
+  return new UsageError(message.split("\n")[0]);
+}
+
+/**
+ * Writes `--name value` as `--name=value` where strict `parseArgs` would read
+ * it otherwise than the command does:
+ * - `--json` and `--trace` may stand alone (stdout, stderr): before another
+ *   option or at the end they become `--json=-`; a word after them is their
+ *   FILE, as in `--json out.json`.
+ * - A value that starts with a dash is still the value: `--max-tries -1` is a
+ *   bad number, not (as `parseArgs` would have it) an ambiguous option.
+ * Words after `--` are roots and stay as they are.
+ */
+function withValuesAttached(argv: readonly string[]): string[] {
+  const args: string[] = [];
+  for (let i = 0; i < argv.length; i += 1) {
+    const arg = argv[i];
+    if (arg === "--") return [...args, ...argv.slice(i)];
+    const spec = arg.startsWith("--") ? SPECS.get(arg.slice(2)) : undefined;
+    const next = argv[i + 1];
+    if (spec?.type !== "string" || next === undefined) {
+      args.push(spec?.bare === undefined ? arg : `${arg}=${spec.bare}`);
+    } else if (spec.bare !== undefined && next.startsWith("-") && next !== "-") {
+      args.push(`${arg}=${spec.bare}`);
+    } else if (next.startsWith("-")) {
+      args.push(`${arg}=${next}`);
+      i += 1;
+    } else {
+      args.push(arg);
+    }
+  }
+  return args;
+}
+
+/**
+ * Refuses `--jsonl` with `--compare` (three crawls, one after another, would
+ * take turns in one file, and the comparison needs the records kept), and
+ * `--json` and `--jsonl` writing to one place: stdout or the same file.
+ */
+function checkOutputs(json: string | null, jsonl: string | null, compare: boolean): void {
+  if (jsonl === null) return;
+  if (compare) throw new UsageError("--compare and --jsonl cannot be used together: --compare keeps every stage's records to compare them");
+  if (json === "-" && jsonl === "-") throw new UsageError("--json - and --jsonl - cannot both write to stdout; give one a FILE");
+  if (json !== null && json !== "-" && jsonl !== "-" && resolve(json) === resolve(jsonl)) {
+    throw new UsageError(`--json and --jsonl cannot both write ${json}`);
+  }
+}
+
+function isStageOption(token: { kind: string; name?: string }): boolean {
+  return token.kind === "option" && token.name === "stage";
+}
+
+function stageName(value: string): StageName {
+  const stage = STAGE_NAMES.find((name) => name === value);
+  if (stage === undefined) {
+    throw new UsageError(`unknown stage '${value}' (choose ${STAGE_NAMES.join(", ")})`);
+  }
+  return stage;
+}
+
+function wholeNumber(name: string, value: string): number {
+  if (!/^\d+$/.test(value)) throw new UsageError(`--${name} expects a whole number, got '${value}'`);
+  return Number(value);
+}
+
+/** A flag's regular expression, compiled; worded as the library words `--include`'s. */
+function regularExpression(name: string, value: string): RegExp {
+  try {
+    return new RegExp(value);
+  } catch {
+    throw new UsageError(`bad --${name}: expected a valid regular expression, got ${JSON.stringify(value)}`);
+  }
+}
+
+/** A decimal number without sign or exponent: `2`, `0.5`, `.5`, `2.`. */
+const DECIMAL = /^(\d+(\.\d*)?|\.\d+)$/;
+
+function seconds(name: string, value: string): number {
+  if (!DECIMAL.test(value)) throw new UsageError(`--${name} expects a number of seconds, got '${value}'`);
+  return Number(value);
+}
+
+/** A plain decimal; its range is the library's check. */
+function decimal(name: string, value: string): number {
+  if (!DECIMAL.test(value)) throw new UsageError(`--${name} expects a number, got '${value}'`);
+  return Number(value);
+}
+
+/** The bytes of `--ca FILE`; whether they are PEM certificates is the library's check. */
+function certificatesIn(file: string): Buffer {
+  try {
+    return readFileSync(file);
+  } catch (error) {
+    const reason = error instanceof Error && "code" in error ? String(error.code) : String(error);
+    throw new UsageError(`cannot read --ca FILE '${file}': ${reason}`);
+  }
+}
+
+/**
+ * The `--header 'Name: value'` flags as the `headers` option: the name is
+ * what comes before the first colon, the value what follows, spaces around
+ * both dropped. Whether they can be sent is the library's check.
+ */
+function headerFlags(flags: readonly string[]): Record<string, string> {
+  const headers: Record<string, string> = {};
+  const given = new Set<string>();
+  for (const flag of flags) {
+    const colon = flag.indexOf(":");
+    const name = flag.slice(0, colon).trim();
+    if (colon === -1 || name === "") throw new UsageError(`--header expects 'NAME: VALUE', got '${flag}'`);
+    if (given.has(name.toLowerCase())) throw new UsageError(`--header gives ${name} twice`);
+    given.add(name.toLowerCase());
+    headers[name] = flag.slice(colon + 1).trim();
+  }
+  return headers;
+}
+
+/** A root the crawl would refuse (not http(s), not a URL) is a usage error too. */
+function checkRoot(root: string): void {
+  try {
+    normalizeRoot(root);
+  } catch (error) {
+    if (!(error instanceof TypeError)) throw error;
+    throw new UsageError(`cannot crawl ROOT '${root}': it is not an http(s) URL`);
+  }
+}
+
+/** The flag that sets each option, to name it in the library's own message. */
+const FLAG_FOR: Partial<Record<keyof CrawlOptions, string>> = {
+  maxRedirect: "--max-redirect",
+  maxTries: "--max-tries",
+  maxTasks: "--max-tasks",
+  exclude: "--exclude",
+  timeoutMs: "--timeout",
+  idleTimeoutMs: "--idle-timeout",
+  retryDelayMs: "--retry-delay",
+  maxPages: "--max-pages",
+  ca: "--ca",
+  maxPerHost: "--max-per-host",
+  delayMs: "--delay",
+  delayJitter: "--delay-jitter",
+  maxCrawlDelayMs: "--max-crawl-delay",
+  maxRetryAfterMs: "--max-retry-after",
+  userAgent: "--user-agent",
+  include: "--include",
+  maxDepth: "--max-depth",
+  headers: "--header",
+};
+
+/**
+ * Runs the library's validation now, so a bad value stops the command before
+ * a socket is opened. Its `TypeError` names the option (`maxTasks`); the usage
+ * error names the flag as typed on the command line.
+ */
+function checkCrawlOptions(options: CrawlOptions): void {
+  try {
+    resolveOptions(options);
+  } catch (error) {
+    if (!(error instanceof TypeError)) throw error;
+    const field = /`(\w+)`/.exec(error.message)?.[1];
+    const flag = Object.entries(FLAG_FOR).find(([name]) => name === field)?.[1];
+    const problem = error.message.replace(/^Expected/, "expected");
+    throw new UsageError(flag === undefined ? problem : `bad ${flag}: ${problem}`);
+  }
+}

@@ -1,0 +1,267 @@
+/**
+ * The `crawl` command's flags: one table of them, with their values, their
+ * defaults where the command's differ from the library's, and their `--help`
+ * text. Node's `parseArgs` reads the table (`command-line.ts`) and
+ * {@link USAGE} is written from it, so the help cannot list a flag the parser
+ * refuses.
+ *
+ * @module
+ */
+import { DEFAULT_OPTIONS, VERSION } from "../crawl/options.js";
+import type { StageName } from "../observe/events.js";
+
+/** The stages `--stage` accepts, in the order `--compare` runs them. */
+export const STAGE_NAMES: readonly StageName[] = ["callbacks", "generators", "asyncawait"];
+
+/** One option: `type`, `short`, `multiple` and `default` are `parseArgs`' own, the rest are for `--help`. */
+export interface OptionSpec {
+  /** A flag (`boolean`) or an option with a value (`string`; numbers are checked by the parser). */
+  type: "boolean" | "string";
+  /** The one-letter form: `-v`. */
+  short?: string;
+  /** Given more than once, each one counts (`-vv`). */
+  multiple?: boolean;
+  /**
+   * The value when the option is left out; `--help` shows it. Set only where
+   * the command's default is its own: the library applies its own defaults.
+   */
+  default?: string;
+  /** The value's name in `--help`: `N`, `FILE`. */
+  value?: string;
+  /** What the option means when given without a value (`--json` alone: `-`); `--help` shows `[FILE]`. */
+  bare?: string;
+  /** The `--help` text; each line after the first is indented under it. */
+  help: string;
+  /** The `--help` section that lists it: named after crawl.py's options, what to crawl, how to crawl politely, many processes, or the rest. */
+  group: "chapter" | "scope" | "politeness" | "distributed" | "more";
+}
+
+/**
+ * Every option of the `crawl` command. `parseArgs` reads `type`, `short`,
+ * `multiple` and `default`, and ignores the rest; {@link USAGE} is written from
+ * the whole table, so the help cannot list an option the parser refuses.
+ */
+export const OPTIONS = {
+  "max-redirect": {
+    type: "string", value: "N", group: "chapter",
+    help: `redirects followed from one URL (default ${DEFAULT_OPTIONS.maxRedirect})`,
+  },
+  "max-tries": {
+    type: "string", value: "N", group: "chapter",
+    help: `attempts per URL on network errors (default ${DEFAULT_OPTIONS.maxTries})`,
+  },
+  // The chapter's default, 100, where the library's is 10.
+  "max-tasks": { type: "string", value: "N", default: "100", group: "chapter", help: "fetches in flight at once" },
+  exclude: { type: "string", value: "REGEX", group: "chapter", help: "do not crawl URLs that REGEX matches" },
+  strict: { type: "boolean", group: "chapter", help: `a link's host must equal a root's, "www." aside (default)` },
+  lenient: { type: "boolean", group: "chapter", help: "a link's host need only end like a root's (last two labels)" },
+  verbose: {
+    type: "boolean", short: "v", multiple: true, group: "chapter",
+    help: `also print a line per URL as it completes, with the page
+that linked it: "404 URL (from PAGE)" (-vv: also a line per fetch attempt)`,
+  },
+  quiet: { type: "boolean", short: "q", group: "chapter", help: "print errors only" },
+  timeout: {
+    type: "string", value: "SECONDS", group: "more",
+    help: `time allowed for one attempt, connect to last byte
+(default ${DEFAULT_OPTIONS.timeoutMs / 1000}; fractions allowed: 0.5)`,
+  },
+  "idle-timeout": {
+    type: "string", value: "SECONDS", group: "more",
+    help: `longest wait for the connection, or for the next bytes
+of a response, before the attempt is a Timeout (default ${DEFAULT_OPTIONS.idleTimeoutMs / 1000})`,
+  },
+  "retry-delay": {
+    type: "string", value: "SECONDS", group: "more",
+    help: `pause before the first retry, doubled before each next
+one, at most 30 (default ${DEFAULT_OPTIONS.retryDelayMs / 1000}; 0: retry at once)`,
+  },
+  ca: {
+    type: "string", value: "FILE", group: "more",
+    help: `trust the PEM certificates in FILE for https (a private
+CA, a self-signed server) instead of Node's default CAs`,
+  },
+  insecure: {
+    type: "boolean", group: "more",
+    help: `accept any TLS certificate, unchecked (expired,
+self-signed, another host's): no protection at all`,
+  },
+  "max-pages": { type: "string", value: "N", group: "more", help: "take no more URLs from the queue after N" },
+  include: {
+    type: "string", value: "REGEX", group: "scope",
+    help: `crawl only URLs that REGEX matches (the roots always)`,
+  },
+  "no-parent": {
+    type: "boolean", group: "scope",
+    help: `crawl only URLs under a root's directory: for the root
+http://h/a/b.html (or http://h/a/), the paths under /a/`,
+  },
+  "max-depth": {
+    type: "string", value: "N", group: "scope",
+    help: `follow links at most N deep: the roots are at 0, their
+links at 1; a redirect adds none (default: no limit)`,
+  },
+  "skip-non-html": {
+    type: "boolean", group: "scope",
+    help: `close a 200 response that is neither HTML nor XML once its
+head says so, unread: its record has the type and the
+Content-Length (0 when there is none)`,
+  },
+  header: {
+    type: "string", value: "'NAME: VALUE'", multiple: true, group: "scope",
+    help: `send this request header too (repeat for more); one
+named like a default (Accept) replaces it`,
+  },
+  "ignore-robots": {
+    type: "boolean", group: "politeness",
+    help: `do not read robots.txt, and fetch what it forbids too
+(by default each site's robots.txt is read and obeyed)`,
+  },
+  "max-per-host": {
+    type: "string", value: "N", group: "politeness",
+    help: `requests in flight to one host (scheme, name, port) at
+most (default: no limit but --max-tasks)`,
+  },
+  delay: {
+    type: "string", value: "SECONDS", group: "politeness",
+    help: `pause between the starts of two requests to one host
+(default ${DEFAULT_OPTIONS.delayMs / 1000}); a longer robots.txt Crawl-delay wins`,
+  },
+  "delay-jitter": {
+    type: "string", value: "F", group: "politeness",
+    help: `add up to this fraction (0 to 1) of --delay at random to
+each delay (default ${DEFAULT_OPTIONS.delayJitter})`,
+  },
+  "max-crawl-delay": {
+    type: "string", value: "SECONDS", group: "politeness",
+    help: `the longest robots.txt Crawl-delay obeyed
+(default ${DEFAULT_OPTIONS.maxCrawlDelayMs / 1000})`,
+  },
+  "max-retry-after": {
+    type: "string", value: "SECONDS", group: "politeness",
+    help: `a 429 or 503 whose Retry-After asks for at most this
+long is tried again then; a longer one is recorded
+as it is (default ${DEFAULT_OPTIONS.maxRetryAfterMs / 1000})`,
+  },
+  "user-agent": {
+    type: "string", value: "TEXT", group: "politeness",
+    help: `the User-Agent header, e.g. "mybot/1.0 (+https://you.example)";
+its first word picks the robots.txt group (default
+${DEFAULT_OPTIONS.userAgent})`,
+  },
+  frontier: {
+    type: "string", value: "URL", group: "distributed",
+    help: `keep the queue, the URLs seen and the records in the Redis
+at URL (redis://HOST:PORT/DB), shared by every process
+given the same URL and --crawl-name; stage 3 only`,
+  },
+  "crawl-name": {
+    type: "string", value: "NAME", group: "distributed",
+    help: `the crawl's name in Redis: run the same command again,
+in as many processes as you like, to join or resume it`,
+  },
+  lease: {
+    type: "string", value: "SECONDS", default: "30", group: "distributed",
+    help: `how long a URL taken by a process that died waits
+before another process may take it`,
+  },
+  status: {
+    type: "boolean", group: "distributed",
+    help: `print the crawl's state (queued, leased, records, each
+process) and exit; give no ROOT`,
+  },
+  stage: { type: "string", value: "NAME", default: "asyncawait", group: "more", help: "callbacks, generators or asyncawait" },
+  demo: { type: "boolean", group: "more", help: "start the built-in demo site and crawl it: no network needed" },
+  compare: {
+    type: "boolean", group: "more",
+    help: `run all three stages on the same roots, one after another,
+and check that they crawled identically`,
+  },
+  json: {
+    type: "string", value: "FILE", bare: "-", group: "more",
+    help: `write the result as JSON to FILE; to stdout when FILE is
+"-" or missing (the report then goes to stderr)`,
+  },
+  jsonl: {
+    type: "string", value: "FILE", bare: "-", group: "more",
+    help: `write each record to FILE as a line of JSON as soon as
+it is made, and keep none (for big crawls: the report
+then counts the records but lists none); to stdout
+when FILE is "-" or missing (the report goes to stderr)`,
+  },
+  trace: {
+    type: "string", value: "FILE", bare: "-", group: "more",
+    help: `print every trace event (select, step, take, fetch-start,
+connect, read, ...) as a line to FILE; to stderr when FILE
+is "-" or missing`,
+  },
+  "trace-url": {
+    type: "string", value: "REGEX", group: "more",
+    help: `trace only the URLs REGEX matches: each one's fetch-start,
+connect, send, reads, fetch-end and record, with the loop
+events of its socket or Task; to --trace's FILE if given,
+else to stderr`,
+  },
+  timeline: {
+    type: "string", value: "FILE", group: "more",
+    help: `write an HTML page that draws the crawl: each fetch by
+slot or worker, fetches in flight, the queue (with
+--compare, one panel per stage on the same time axis)`,
+  },
+  help: { type: "boolean", short: "h", group: "more", help: "print this help" },
+  version: { type: "boolean", group: "more", help: "print the version" },
+} satisfies Record<string, OptionSpec>;
+
+/** The table by name, for looking up a word from the command line. */
+export const SPECS: ReadonlyMap<string, OptionSpec> = new Map<string, OptionSpec>(Object.entries(OPTIONS));
+
+/** The `--help` text, written from {@link OPTIONS}. */
+export const USAGE = `Usage: crawl [options] ROOT...
+       crawl --demo [options]
+       crawl --frontier URL --crawl-name NAME [options] ROOT...
+       crawl --frontier URL --crawl-name NAME --status
+
+Crawls the sites at each ROOT (a URL; "http://" is added when it has no
+scheme), following the links whose host matches a root's host, and prints a
+report with one line per URL fetched.
+
+Options named after the chapter's crawl.py:
+${optionLines("chapter")}
+What to crawl, and how to ask:
+${optionLines("scope")}
+Politeness (on a site that is not yours: --max-per-host 2 --delay 1):
+${optionLines("politeness")}
+Many processes, one crawl (its queue in Redis):
+${optionLines("distributed")}
+More:
+${optionLines("more")}
+Exit status: 0 when the crawl finished (error records included), 1 when
+--compare finds a difference, an output file could not be written, Redis
+could not be used or the crawl itself failed, 2 on a usage error, 3 when
+nothing was fetched (no root got a response), 130 when interrupted by Ctrl-C.
+`;
+
+/** The hint printed under every usage error. */
+export const USAGE_HINT = "Try 'crawl --help'.";
+
+/** One group's options as `--help` lists them: the flag in a column, then the text (below a flag too wide for the column). */
+function optionLines(group: OptionSpec["group"]): string {
+  let text = "";
+  for (const [name, spec] of SPECS) {
+    if (spec.group !== group) continue;
+    const value = spec.value === undefined ? "" : spec.bare === undefined ? ` ${spec.value}` : ` [${spec.value}]`;
+    const flag = `${spec.short === undefined ? "" : `-${spec.short}, `}--${name}${value}`;
+    const help = spec.default === undefined ? spec.help : `${spec.help} (default ${spec.default})`;
+    // A flag too wide for its column gets its text on the lines below, as argparse does.
+    const lines = flag.length < 19 ? help.split("\n") : ["", ...help.split("\n")];
+    const [first, ...more] = lines;
+    text += `  ${flag.padEnd(19)}${first}`.trimEnd() + "\n";
+    for (const line of more) text += `${" ".repeat(21)}${line}\n`;
+  }
+  return text;
+}
+
+/** The text `--version` prints. */
+export function versionText(): string {
+  return `crawl (coroutine-crawler) ${VERSION}\n`;
+}
