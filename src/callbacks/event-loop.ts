@@ -88,10 +88,12 @@ export class EventLoop {
 
   /**
    * Calls `callback` after `delayMs` milliseconds, from the loop. Timers due
-   * at the same moment run in the order they were set.
+   * at the same moment run in the order they were set; a negative delay is a
+   * moment already past, so its timer runs before one set with `callLater(0)`,
+   * as asyncio's `call_later` (`call_at(time() + delay)`) orders them.
    */
   callLater(delayMs: number, callback: () => void): TimerHandle {
-    const timer = new TimerHandle(performance.now() + Math.max(0, delayMs), this.timerSequence++, callback);
+    const timer = new TimerHandle(performance.now() + delayMs, this.timerSequence++, callback);
     this.timers.push(timer);
     // A sleeping loop must re-plan its sleep for the new timer; a running iteration plans at its end.
     if (this.running && !this.iterating) this.schedule();

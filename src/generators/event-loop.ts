@@ -109,12 +109,14 @@ export class EventLoop {
 
   /**
    * Runs `callback` once `delayMs` milliseconds have passed; timers due at the
-   * same moment run in the order they were scheduled.
+   * same moment run in the order they were scheduled. A negative delay is a
+   * moment already past, so its timer runs before one set with `callLater(0)`,
+   * as with asyncio's `call_later`, which is `call_at(time() + delay)`.
    *
    * @returns a handle whose `cancel()` removes the timer.
    */
   callLater(delayMs: number, callback: () => void): TimerHandle {
-    const handle = new TimerHandle(this.time() + Math.max(0, delayMs), this.timerSequence++, callback);
+    const handle = new TimerHandle(this.time() + delayMs, this.timerSequence++, callback);
     this.timers.push(handle);
     if (!this.iterating) this.wake(); // The next iteration decides how long to sleep.
     return handle;

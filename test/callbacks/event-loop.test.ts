@@ -1,7 +1,8 @@
 import diagnostics_channel from "node:diagnostics_channel";
 import net from "node:net";
 import type { Socket } from "node:net";
-import { describe, expect, it } from "vitest";
+import { performance } from "node:perf_hooks";
+import { describe, expect, it, vi } from "vitest";
 import { EventLoop } from "../../src/callbacks/event-loop.js";
 import type { ExceptionSource, IoCallback } from "../../src/callbacks/event-loop.js";
 import { InvalidStateError } from "../../src/kernel/errors.js";
@@ -14,24 +15,57 @@ function run(loop: EventLoop): Promise<void> {
   return new Promise((resolve) => loop.runForever(resolve));
 }
 
+/**
+ * Calls `schedule` with the loop's clock held at one instant, so the timers
+ * it sets are due at their delays from that instant, however long the calls
+ * take on a loaded machine.
+ */
+function atOneInstant(schedule: () => void): void {
+  const instant = performance.now();
+  const clock = vi.spyOn(performance, "now").mockReturnValue(instant);
+  try {
+    schedule();
+  } finally {
+    clock.mockRestore();
+  }
+}
+
 describe("EventLoop", () => {
   it("runs timers in the order they are due, then stops", async () => {
     const loop = new EventLoop();
     const order: string[] = [];
-    loop.callLater(30, function third() {
-      order.push("third");
-      loop.stop();
-    });
-    loop.callLater(0, function first() {
-      order.push("first");
-    });
-    loop.callLater(10, function second() {
-      order.push("second");
+    atOneInstant(function setTimers() {
+      loop.callLater(30, function third() {
+        order.push("third");
+        loop.stop();
+      });
+      loop.callLater(0, function first() {
+        order.push("first");
+      });
+      loop.callLater(10, function second() {
+        order.push("second");
+      });
     });
     await run(loop);
     expect(order).toEqual(["first", "second", "third"]);
     expect(loop.pendingTimers).toBe(0);
     expect(loop.isRunning()).toBe(false);
+  });
+
+  it("runs a timer set with a negative delay before one set earlier with callLater(0), as asyncio does", async () => {
+    const loop = new EventLoop();
+    const order: string[] = [];
+    atOneInstant(function setTimers() {
+      loop.callLater(0, function zero() {
+        order.push("zero");
+        loop.stop();
+      });
+      loop.callLater(-1, function negative() {
+        order.push("negative"); // asyncio's call_later is call_at(time() + delay): a moment before the other's
+      });
+    });
+    await run(loop);
+    expect(order).toEqual(["negative", "zero"]);
   });
 
   it("does not run a cancelled timer", async () => {
@@ -234,7 +268,7 @@ describe("EventLoop", () => {
     const failing = loop.callLater(0, function buggyCallback() {
       throw new Error("bug");
     });
-    loop.callLater(5, function afterTheBug() {
+    loop.callLater(0, function afterTheBug() { // due with the bug and set after it: runs after it, in the same iteration
       loop.stop();
     });
     await run(loop);

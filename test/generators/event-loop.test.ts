@@ -7,6 +7,23 @@ import { Task } from "../../src/generators/tasks.js";
 import type { TimerHandle } from "../../src/kernel/timers.js";
 import { onLoopMessage } from "./messages.js";
 
+/**
+ * Gives `loop` a clock that moves only when the test advances it, so a test
+ * counts iterations instead of waiting (asyncio test_utils.TestLoop's
+ * `advance_time`).
+ */
+function manualClock(loop: EventLoop): { advance(ms: number): void } {
+  let now = 1000;
+  vi.spyOn(loop, "time").mockImplementation(function manualTime() {
+    return now;
+  });
+  return {
+    advance(ms: number): void {
+      now += ms;
+    },
+  };
+}
+
 describe("EventLoop", () => {
   it("runs callSoon callbacks first in, first out", () => {
     const loop = new EventLoop();
@@ -99,25 +116,47 @@ describe("EventLoop", () => {
     loop.close();
   });
 
-  it("runs timers in order of their moment, ties in scheduling order", async () => {
+  it("runs timers in order of their moment, ties in scheduling order", () => {
     const loop = new EventLoop();
+    const clock = manualClock(loop);
     const order: string[] = [];
-    const finished = new Future<void>(loop);
     function record(label: string): () => void {
       return function fire() {
         order.push(label);
-        if (order.length === 5) finished.setResult(undefined);
       };
     }
     loop.callLater(20, record("20ms"));
     loop.callLater(0, record("0ms a"));
     loop.callLater(5, record("5ms"));
     loop.callLater(0, record("0ms b"));
-    loop.callLater(-3, record("negative"));
-    expect(loop.timerCount).toBe(5);
-    await loop.runUntilComplete(finished);
-    expect(order).toEqual(["0ms a", "0ms b", "negative", "5ms", "20ms"]);
+    expect(loop.timerCount).toBe(4);
+    loop.runOnce();
+    expect(order).toEqual(["0ms a", "0ms b"]);
+    clock.advance(4);
+    loop.runOnce(); // nothing is due yet
+    expect(order).toEqual(["0ms a", "0ms b"]);
+    clock.advance(1);
+    loop.runOnce();
+    expect(order).toEqual(["0ms a", "0ms b", "5ms"]);
+    clock.advance(15);
+    loop.runOnce();
+    expect(order).toEqual(["0ms a", "0ms b", "5ms", "20ms"]);
     expect(loop.timerCount).toBe(0);
+    loop.close();
+  });
+
+  it("runs a timer set with a negative delay before one set earlier with callLater(0), as asyncio does", () => {
+    const loop = new EventLoop();
+    manualClock(loop);
+    const order: string[] = [];
+    loop.callLater(0, function zero() {
+      order.push("zero");
+    });
+    loop.callLater(-1, function negative() {
+      order.push("negative"); // asyncio's call_later is call_at(time() + delay): a moment before the other's
+    });
+    loop.runOnce();
+    expect(order).toEqual(["negative", "zero"]);
     loop.close();
   });
 
@@ -144,6 +183,7 @@ describe("EventLoop", () => {
 
   it("does not run a due timer that an earlier callback of the same iteration cancels", () => {
     const loop = new EventLoop();
+    manualClock(loop);
     let ran = 0;
     const handles: TimerHandle[] = [];
     handles.push(
@@ -156,9 +196,7 @@ describe("EventLoop", () => {
         ran += 1;
       }),
     );
-    const due = performance.now() + 5;
-    while (performance.now() < due); // both are due at the next iteration
-    loop.runOnce();
+    loop.runOnce(); // both are due: the clock has not moved
     expect(ran).toBe(0);
     loop.close();
   });
