@@ -54,8 +54,8 @@ interface IdleConnection {
 export class IdleConnections {
   /**
    * Waiting connections by origin, the one that waited least last. An origin
-   * keeps its list when it is empty: one entry per origin (a crawl's origins
-   * are its roots' hosts), not one set and deleted per request.
+   * whose list empties is deleted: a crawl across many hosts would otherwise
+   * hold an empty list for every host it ever fetched from.
    */
   private readonly idle = new Map<string, IdleConnection[]>();
   private waiting = 0;
@@ -67,6 +67,11 @@ export class IdleConnections {
   /** How many connections are waiting. */
   get size(): number {
     return this.waiting;
+  }
+
+  /** How many origins have a connection waiting: an origin whose last one is taken or closes is forgotten. */
+  get origins(): number {
+    return this.idle.size;
   }
 
   /**
@@ -126,13 +131,14 @@ export class IdleConnections {
     this.waiting = 0;
   }
 
-  /** Takes `entry` out of its origin's list. */
+  /** Takes `entry` out of its origin's list, and forgets the origin if that was its last. */
   private remove(origin: string, entry: IdleConnection): void {
     const list = this.idle.get(origin);
     const index = list?.lastIndexOf(entry) ?? -1;
     if (list === undefined || index === -1) return;
     list.splice(index, 1);
     this.waiting -= 1;
+    if (list.length === 0) this.idle.delete(origin);
   }
 }
 

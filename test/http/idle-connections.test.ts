@@ -120,6 +120,24 @@ describe("IdleConnections", () => {
     expect(KEEP_IDLE_MS).toBe(4_000); // undici's keepAliveTimeout, which stage 3 uses
   });
 
+  it("forgets an origin once its last waiting connection is taken or closes", async () => {
+    const origin = await startServer();
+    const other = "http://localhost:1"; // Another origin: only its name matters to IdleConnections.
+    const connections = new IdleConnections();
+    const [first, second, elsewhere] = [await connection(origin), await connection(origin), await connection(origin)];
+    connections.keep(origin, first);
+    connections.keep(origin, second);
+    connections.keep(other, elsewhere);
+    expect(connections.origins).toBe(2);
+    connections.take(origin);
+    expect(connections.origins).toBe(2); // One is still waiting there.
+    connections.take(origin);
+    expect(connections.origins).toBe(1);
+    accepted[2].end(); // The server closes the one waiting for the other origin.
+    await closed(elsewhere);
+    expect([connections.origins, connections.size]).toEqual([0, 0]);
+  });
+
   it("closes every kept connection when closed, and any kept later at once", async () => {
     const origin = await startServer();
     const connections = new IdleConnections();
