@@ -119,13 +119,14 @@ export class Task<T> extends Future<T> {
     if (this.done()) return false;
     this.throwIn = new CancelledError();
     if (loopChannel.hasSubscribers) loopChannel.publish({ type: "cancel", loop: this.loop.id, task: this.id });
-    if (this.waitingOn !== null) {
+    if (this.waitingOn !== null && !this.waitingOn.done()) {
       // Stop listening, and step on the next turn instead of when it is done.
       this.waitingOn.removeDoneCallback(this.wakeUp);
       this.waitingOn = null;
       this.loop.callSoon(this.step);
     }
-    // Otherwise a step is already scheduled, or the coroutine is running right
+    // Otherwise a step is already scheduled (the wake-up of a Future that is
+    // done, as asyncio's `_must_cancel`), or the coroutine is running right
     // now (it cancelled its own Task): that step sees throwIn.
     return true;
   }
@@ -133,8 +134,8 @@ export class Task<T> extends Future<T> {
   /**
    * The done callback `step` hands to the Future the coroutine yielded: when
    * that Future is done, the loop calls `wakeUp`, and `wakeUp` steps the
-   * Task again. It ignores a Future the Task no longer waits on (a wake-up
-   * that was already scheduled when `cancel()` stopped listening).
+   * Task again. A `cancel()` that comes once the Future is done finds this
+   * wake-up scheduled already and lets it throw the CancelledError in.
    *
    * It is an arrow function stored on the Task, so the one function keeps
    * its `this` when the Future calls it, and `cancel()` can take it off the
@@ -142,13 +143,10 @@ export class Task<T> extends Future<T> {
    * identity. In a debugger's call stack it is the frame between the loop's
    * `run` and `Task.step`.
    *
-   * @remarks Protected so that the reference shows it, not to be overridden:
-   * its check is what keeps any Future but `waitingOn` from resuming the
-   * coroutine.
+   * @remarks Protected so that the reference shows it, not to be overridden.
    * @see asyncio `Task.__wakeup`; docs/guide-generators.md, "2. Task"; docs/debugging.md, "Who called this? The stack starts at the loop"
    */
-  protected readonly wakeUp = (future: Future<unknown>): void => {
-    if (future !== this.waitingOn) return; // A wake-up scheduled before cancel() stopped listening is stale.
+  protected readonly wakeUp = (): void => {
     this.waitingOn = null;
     this.step();
   };

@@ -139,7 +139,7 @@ describe("Task", () => {
     expect(task.result()).toBe("cleaned up");
   });
 
-  it("ignores the wake-up of a Future resolved just before cancel()", () => {
+  it("throws the cancel in, not the value, at the wake-up of a Future resolved just before cancel(), and steps once", () => {
     const future = new Future<number>(loop);
     const next = new Future<number>(loop);
     const got: string[] = [];
@@ -155,7 +155,7 @@ describe("Task", () => {
     const task = new Task(coro(), loop);
     runBriefly(loop);
     future.setResult(1); // its wake-up is now scheduled
-    task.cancel(); // and cancel schedules a step of its own
+    task.cancel(); // and throws the cancel in there, as asyncio's _must_cancel: no step of its own
     runBriefly(loop);
     runBriefly(loop);
     expect(got).toEqual(["cancelled"]);
@@ -163,6 +163,28 @@ describe("Task", () => {
     next.setResult(2);
     runBriefly(loop);
     expect(task.result()).toBe(2);
+  });
+
+  it("resumes Tasks cancelled together in the order asyncio does when one's Future was already resolved", () => {
+    const futures = [new Future<string>(loop), new Future<string>(loop), new Future<string>(loop)];
+    const resumed: string[] = [];
+    function* waiter(name: string, future: Future<string>): Coroutine<void> {
+      try {
+        yield* future;
+        resumed.push(`${name} got its value`);
+      } catch (error) {
+        if (!(error instanceof CancelledError)) throw error;
+        resumed.push(`${name} cancelled`);
+      }
+    }
+    const tasks = ["A", "B", "C"].map((name, index) => new Task(waiter(name, futures[index] as Future<string>), loop));
+    runBriefly(loop); // all three wait
+    futures[1]?.setResult("b"); // B's wake-up is scheduled now
+    for (const task of tasks) task.cancel();
+    runBriefly(loop);
+    // asyncio: B's Future is done, so cancel() sets _must_cancel and B's scheduled __wakeup throws it in, first.
+    expect(resumed).toEqual(["B cancelled", "A cancelled", "C cancelled"]);
+    expect(tasks.every((task) => task.done())).toBe(true);
   });
 
   it("is cancelled without running a coroutine that had not started", () => {
