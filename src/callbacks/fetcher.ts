@@ -187,14 +187,17 @@ export class Fetcher {
 
   /**
    * Ends the current attempt: unregisters the socket and cancels the timer.
-   * The socket is closed, or with `keep` (its response left it reusable)
-   * given to the crawl's kept connections, if it has them.
+   * The socket is closed, or with `keep` (its response, complete, left it
+   * reusable) given to the crawl's kept connections, if it has them, with the
+   * response's `Keep-Alive` header: the server's hint of how long it waits.
    */
   close(keep = false): void {
     if (this.socket !== null) {
       if (this.loop.selector.getKey(this.socket) !== undefined) this.loop.selector.unregister(this.socket);
-      if (keep && this.options.connections != null) this.options.connections.keep(new URL(this.url).origin, this.socket);
-      else this.socket.destroy();
+      if (keep && this.options.connections != null) {
+        const hint = this.parser.response().headers["keep-alive"];
+        this.options.connections.keep(new URL(this.url).origin, this.socket, hint);
+      } else this.socket.destroy();
       this.socket = null;
     }
     this.timer?.cancel();

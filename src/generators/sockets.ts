@@ -141,7 +141,8 @@ export type RequestOptions = ConnectOptions & {
  * (with `options.skipNonHtml`, a body no link is read from is complete at the
  * end of its head). In `finally`, whether the response came, an error was
  * thrown, or the Task was cancelled (a timeout), the socket is closed, or
- * kept for the next request if the response left it reusable.
+ * kept for the next request if the response left it reusable (with the
+ * response's `Keep-Alive` header, which may shorten its wait).
  *
  * Read it next to stage 1's Fetcher: the same steps (connect, send, read
  * until done), but as one function, top to bottom, with its state in locals.
@@ -163,6 +164,7 @@ export function* request(url: URL, options: RequestOptions, crawl = 0): Coroutin
   const socket = options.connections?.take(url.origin) ?? (yield* connect(url, options));
   let received = 0;
   let reusable = false;
+  let hint: string | undefined; // The response's Keep-Alive header: how long the server keeps the connection.
   try {
     if (crawlChannel.hasSubscribers) crawlChannel.publish({ type: "connect", crawl, url: url.href, fd: fileno(socket) });
     yield* sendAll(socket, formatGetRequest(url, options.userAgent, options.headers, keepAlive));
@@ -177,12 +179,14 @@ export function* request(url: URL, options: RequestOptions, crawl = 0): Coroutin
       else parser.end(); // The server closed: a close-delimited body ends, anything else was cut short.
     }
     reusable = parser.reusable;
-    return parser.response();
+    const response = parser.response();
+    hint = response.headers["keep-alive"];
+    return response;
   } catch (error) {
     throw cutShort(error, received);
   } finally {
     // Kept for the next request to the origin if the response allows, else closed, as in stage 1.
-    if (reusable && options.connections != null) options.connections.keep(url.origin, socket);
+    if (reusable && options.connections != null) options.connections.keep(url.origin, socket, hint);
     else socket.destroy();
   }
 }

@@ -15,6 +15,15 @@ import { endReceived } from "../kernel/socket.js";
  */
 export const KEEP_IDLE_MS = 4_000;
 
+/**
+ * How much sooner than a server's `Keep-Alive: timeout=N` says a kept
+ * connection stops waiting: 2 s, undici's `keepAliveTimeoutThreshold`. The
+ * server's clock starts when it has sent the response, ours only once we have
+ * read it, and the next request still has to reach the server before its
+ * clock runs out.
+ */
+export const KEEP_ALIVE_MARGIN_MS = 2_000;
+
 /** One connection waiting: its socket, and what to undo when it is taken. */
 interface IdleConnection {
   readonly socket: Socket;
@@ -40,16 +49,21 @@ interface IdleConnection {
  *
  * A waiting connection is registered with no selector: listeners of its own
  * watch it. Anything it becomes readable for (bytes nobody asked for, or the
- * server closing it) ends it, as does an error, or `keepIdleMs` without a
- * request (the socket's own inactivity timeout, set to that while it waits);
- * it is forgotten when it closes. (The selector's readiness listeners stay
+ * server closing it) ends it, as does an error, or its wait running out
+ * without a request (the socket's own inactivity timeout, set to the wait
+ * while it waits); it is forgotten when it closes. The wait is `keepIdleMs`,
+ * or less when the server's `Keep-Alive: timeout=N` says it closes sooner:
+ * N s less {@link KEEP_ALIVE_MARGIN_MS}, as undici reckons it, and a
+ * connection whose hint leaves no wait at all is closed rather than kept. (The selector's readiness listeners stay
  * on the socket meanwhile; the selector ignores a socket not registered.)
  *
  * @remarks The server may still close a connection just as a request is
  * written to it; then that attempt fails before its first byte
  * (`ConnectionReset`) and is tried again like any network error, as stage
- * 3's undici does. Unlike undici, this ignores a server's `Keep-Alive:
- * timeout=N` hint.
+ * 3's undici does. Undici lets a server's hint lengthen the wait too (up to
+ * its `keepAliveMaxTimeout`, 10 min); here it only shortens it, so that no
+ * connection waits longer than `keepIdleMs` for a request that may not come.
+ * @see undici's `lib/dispatcher/client-h1.js` (`parseKeepAliveTimeout`, `kKeepAliveTimeoutThreshold`)
  */
 export class IdleConnections {
   /**
@@ -76,10 +90,15 @@ export class IdleConnections {
 
   /**
    * Keeps `socket`, connected to `origin` and done with its last response, for
-   * the next request there. Once {@link close}d, closes it instead.
+   * the next request there. Once {@link close}d, or when the server's hint
+   * leaves no time to wait, closes it instead.
+   *
+   * @param keepAlive - That response's `Keep-Alive` header, if it sent one: its `timeout=N` can shorten the wait.
    */
-  keep(origin: string, socket: Socket): void {
-    if (this.closed || socket.destroyed || socket.errored !== null || socket.readableLength > 0 || endReceived(socket)) {
+  keep(origin: string, socket: Socket, keepAlive?: string): void {
+    const hintMs = keepAliveTimeoutMs(keepAlive);
+    const waitMs = hintMs === null ? this.keepIdleMs : Math.min(this.keepIdleMs, hintMs - KEEP_ALIVE_MARGIN_MS);
+    if (this.closed || waitMs <= 0 || socket.destroyed || socket.errored !== null || socket.readableLength > 0 || endReceived(socket)) {
       socket.destroy();
       return;
     }
@@ -100,7 +119,7 @@ export class IdleConnections {
     socket.on("end", endWaiting);
     socket.on("timeout", endWaiting);
     socket.on("close", entry.forget);
-    socket.setTimeout(this.keepIdleMs);
+    socket.setTimeout(waitMs);
   }
 
   /** A connection to `origin` to send the next request on, or null if none is waiting: the one that waited least. */
@@ -140,6 +159,15 @@ export class IdleConnections {
     this.waiting -= 1;
     if (list.length === 0) this.idle.delete(origin);
   }
+}
+
+/**
+ * The time a server's `Keep-Alive` header gives a connection, in ms: its
+ * `timeout=N` (seconds), found as undici finds it, or null without one.
+ */
+function keepAliveTimeoutMs(keepAlive: string | undefined): number | null {
+  const seconds = keepAlive === undefined ? undefined : /timeout=(\d+)/.exec(keepAlive)?.[1];
+  return seconds === undefined ? null : Number.parseInt(seconds, 10) * 1000;
 }
 
 /** A waiting connection has something to read (bytes nobody asked for, or its end), or waited too long: it is done. */

@@ -1,9 +1,12 @@
 import diagnostics_channel from "node:diagnostics_channel";
+import { once } from "node:events";
+import http from "node:http";
 import net from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { EventLoop } from "../../src/callbacks/event-loop.js";
 import { Fetcher } from "../../src/callbacks/fetcher.js";
 import type { FetcherOptions, FetchOutcome } from "../../src/callbacks/fetcher.js";
+import { IdleConnections } from "../../src/http/idle-connections.js";
 import { FixtureSite } from "../../src/site/fixture-site.js";
 
 const options: FetcherOptions = {
@@ -16,11 +19,61 @@ const options: FetcherOptions = {
 };
 
 let site: FixtureSite | null = null;
+/** A plain node:http server, for a test that sets its keepAliveTimeout. */
+let server: http.Server | null = null;
 
 afterEach(async () => {
   await site?.close();
   site = null;
+  server?.closeAllConnections();
+  server?.close();
+  server = null;
 });
+
+/**
+ * Starts a node:http server on 127.0.0.1 that answers "ok" and says
+ * `Keep-Alive: timeout=N` for its `keepAliveTimeout` of N seconds; `accepted`
+ * counts the connections it has seen.
+ */
+async function keepAliveServer(keepAliveTimeout: number): Promise<{ url: string; accepted: () => number }> {
+  let connections = 0;
+  server = http.createServer({ keepAliveTimeout }, function answer(_request, response) {
+    response.end("ok");
+  });
+  server.on("connection", function counted() {
+    connections += 1;
+  });
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  const { port } = server.address() as net.AddressInfo;
+  return { url: `http://127.0.0.1:${port}/`, accepted: () => connections };
+}
+
+/**
+ * Fetches `urls` one after another on one loop, each Fetcher taking and
+ * keeping connections in `connections`, as a Crawler's Fetchers do.
+ */
+function fetchInTurn(urls: readonly string[], connections: IdleConnections): Promise<FetchOutcome[]> {
+  return new Promise((resolve) => {
+    const loop = new EventLoop();
+    const outcomes: FetchOutcome[] = [];
+    function next(): void {
+      const url = urls[outcomes.length];
+      if (url === undefined) {
+        loop.stop();
+        return;
+      }
+      new Fetcher(url, loop, { ...options, connections }, function fetched(_fetcher, outcome) {
+        outcomes.push(outcome);
+        next();
+      }).fetch();
+    }
+    loop.runForever(function stopped() {
+      resolve(outcomes);
+    });
+    next();
+  });
+}
 
 /**
  * Runs one Fetcher on its own loop until it hands over its outcome; `attempts`
@@ -103,6 +156,24 @@ describe("Fetcher", () => {
     });
     await fetchOne(site.urlFor("/"));
     expect(seen).toEqual(["fetcher-test", "gzip, deflate, identity", "close"]);
+  });
+
+  it("sends the next request to the origin on the connection it kept", async () => {
+    const { url, accepted } = await keepAliveServer(5_000); // Keep-Alive: timeout=5
+    const connections = new IdleConnections();
+    const outcomes = await fetchInTurn([url, url], connections);
+    expect(outcomes.map((outcome) => (typeof outcome === "string" ? outcome : outcome.status))).toEqual([200, 200]);
+    expect([accepted(), connections.size]).toEqual([1, 1]);
+    connections.close();
+  });
+
+  it("connects anew when the server's Keep-Alive timeout leaves no time to reuse its connection", async () => {
+    const { url, accepted } = await keepAliveServer(1_000); // Keep-Alive: timeout=1, less undici's 2 s margin
+    const connections = new IdleConnections();
+    const outcomes = await fetchInTurn([url, url], connections);
+    expect(outcomes.map((outcome) => (typeof outcome === "string" ? outcome : outcome.status))).toEqual([200, 200]);
+    expect([accepted(), connections.size]).toEqual([2, 0]);
+    connections.close();
   });
 
   it("reads a response larger than one 4096-byte recv", async () => {

@@ -1,10 +1,13 @@
+import { once } from "node:events";
+import http from "node:http";
 import net from "node:net";
 import type { Socket } from "node:net";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { IdleConnections } from "../../src/http/idle-connections.js";
 import { errorName } from "../../src/kernel/errors.js";
 import { EventLoop } from "../../src/generators/event-loop.js";
 import { Future, type Coroutine } from "../../src/generators/futures.js";
-import { connect, read, readAll, sendAll } from "../../src/generators/sockets.js";
+import { connect, read, readAll, request, sendAll } from "../../src/generators/sockets.js";
 import { Task } from "../../src/generators/tasks.js";
 import { outcome } from "./outcome.js";
 
@@ -184,6 +187,58 @@ describe("connect, sendAll, readAll", () => {
     expect(socket instanceof net.Socket && socket.destroyed).toBe(true);
     netConnect.mockRestore();
     await server.close();
+  });
+});
+
+describe("request with kept connections", () => {
+  let server: http.Server | null = null;
+  afterEach(() => {
+    server?.closeAllConnections();
+    server?.close();
+    server = null;
+  });
+
+  /**
+   * Starts a node:http server on 127.0.0.1 that answers "ok" and says
+   * `Keep-Alive: timeout=N` for its `keepAliveTimeout` of N seconds; `accepted`
+   * counts the connections it has seen.
+   */
+  async function keepAliveServer(keepAliveTimeout: number): Promise<{ url: URL; accepted: () => number }> {
+    let connections = 0;
+    server = http.createServer({ keepAliveTimeout }, function answer(_request, response) {
+      response.end("ok");
+    });
+    server.on("connection", function counted() {
+      connections += 1;
+    });
+    server.listen(0, "127.0.0.1");
+    await once(server, "listening");
+    const { port } = server.address() as net.AddressInfo;
+    return { url: new URL(`http://127.0.0.1:${port}/`), accepted: () => connections };
+  }
+
+  /** Two requests to `url`, one after the other, sharing `connections` as a Crawler's workers do. */
+  function* twice(url: URL, connections: IdleConnections): Coroutine<number[]> {
+    const options = { userAgent: "sockets-test", maxBodyBytes: 1024, connections };
+    const first = yield* request(url, options);
+    const second = yield* request(url, options);
+    return [first.status, second.status];
+  }
+
+  it("sends the next request to the origin on the connection it kept", async () => {
+    const { url, accepted } = await keepAliveServer(5_000); // Keep-Alive: timeout=5
+    const connections = new IdleConnections();
+    expect(await loop.runUntilComplete(twice(url, connections))).toEqual([200, 200]);
+    expect([accepted(), connections.size]).toEqual([1, 1]);
+    connections.close();
+  });
+
+  it("connects anew when the server's Keep-Alive timeout leaves no time to reuse its connection", async () => {
+    const { url, accepted } = await keepAliveServer(1_000); // Keep-Alive: timeout=1, less undici's 2 s margin
+    const connections = new IdleConnections();
+    expect(await loop.runUntilComplete(twice(url, connections))).toEqual([200, 200]);
+    expect([accepted(), connections.size]).toEqual([2, 0]);
+    connections.close();
   });
 });
 

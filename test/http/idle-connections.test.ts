@@ -5,7 +5,7 @@
 import { once } from "node:events";
 import net, { type AddressInfo, type Server, type Socket } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { IdleConnections, KEEP_IDLE_MS } from "../../src/http/idle-connections.js";
+import { IdleConnections, KEEP_ALIVE_MARGIN_MS, KEEP_IDLE_MS } from "../../src/http/idle-connections.js";
 
 let server: Server;
 /** The server's side of every connection, in order of arrival. */
@@ -118,6 +118,26 @@ describe("IdleConnections", () => {
     expect(connections.take(origin)).toBe(taken);
     expect(taken.timeout).toBe(30_000);
     expect(KEEP_IDLE_MS).toBe(4_000); // undici's keepAliveTimeout, which stage 3 uses
+  });
+
+  it("waits no longer than the server's Keep-Alive timeout less undici's 2 s margin, and never longer than keepIdleMs", async () => {
+    const origin = await startServer();
+    const connections = new IdleConnections(); // keepIdleMs: 4 s
+    const [short, long, none] = [await connection(origin), await connection(origin), await connection(origin)];
+    connections.keep(origin, short, "timeout=5"); // Node's servers say so
+    connections.keep(origin, long, "timeout=75, max=100"); // nginx waits 75 s
+    connections.keep(origin, none, "max=100");
+    expect([short.timeout, long.timeout, none.timeout]).toEqual([3_000, 4_000, 4_000]);
+    expect(KEEP_ALIVE_MARGIN_MS).toBe(2_000); // undici's keepAliveTimeoutThreshold
+  });
+
+  it("does not keep a connection whose server's Keep-Alive timeout leaves no time after the margin", async () => {
+    const origin = await startServer();
+    const connections = new IdleConnections();
+    const [one, two] = [await connection(origin), await connection(origin)];
+    connections.keep(origin, one, "timeout=1");
+    connections.keep(origin, two, "timeout=2");
+    expect([one.destroyed, two.destroyed, connections.size, connections.origins]).toEqual([true, true, 0, 0]);
   });
 
   it("forgets an origin once its last waiting connection is taken or closes", async () => {
