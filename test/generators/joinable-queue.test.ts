@@ -131,7 +131,7 @@ describe("JoinableQueue", () => {
       expect(yield* outcome(cancelled)).toBe("CancelledError");
       yield* patient;
     }
-    await run(main());
+    await within(HANG_MS, run(main()), "the patient getter, after the woken one was cancelled");
     expect(got).toEqual(["patient got item"]);
   });
 
@@ -152,7 +152,8 @@ describe("JoinableQueue", () => {
       tasks[1].cancel();
       if (settleFirst) yield* sleep(0); // B has ended, cancelled
       queue.putNowait("x");
-      yield* sleep(0); // A has taken x
+      yield* sleep(0); // A has taken x...
+      yield* sleep(0); // ...and a getter that B's cancel woke (wrongly: C) has run, found the queue empty and queued again
       queue.putNowait("y");
       queue.putNowait("z");
       for (const task of tasks) yield* outcome(task);
