@@ -196,6 +196,23 @@ describe("Future", () => {
     expect(() => failed[Symbol.iterator]().next()).toThrow(error);
   });
 
+  it("settles then() on a Future that finished after its loop stopped", async () => {
+    const loop = new EventLoop();
+    const late = new Future<string>(loop);
+    loop.runForever();
+    loop.stop();
+    await new Promise(setImmediate); // the iteration that stops it
+    expect(loop.isRunning()).toBe(false);
+    late.setResult("late"); // its done callbacks go to a loop that no longer turns
+    const seen: string[] = [];
+    late.then(function settled(value) {
+      seen.push(value);
+    });
+    await new Promise(setImmediate); // one Node turn: no iteration of our loop in it
+    expect(seen).toEqual(["late"]);
+    loop.close();
+  });
+
   it("rejects await with CancelledError when cancelled", async () => {
     const future = new Future<number>(null);
     future.cancel();
