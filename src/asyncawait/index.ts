@@ -25,7 +25,7 @@ import type { Frontier } from "./frontier.js";
 
 export { Crawler } from "./crawler.js";
 export { MemoryFrontier, type Frontier, type FrontierSummary } from "./frontier.js";
-export { HttpClient, type HttpClientOptions } from "./http-client.js";
+export { HttpClient, type HttpClientOptions } from "../http/http-client.js";
 export { JoinableQueue, QueueShutDown } from "./joinable-queue.js";
 
 /**

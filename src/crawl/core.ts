@@ -107,8 +107,9 @@ export class CrawlCore implements VisitContext {
   readonly policy: UrlPolicy;
   /** One record per URL fetched, in completion order (unless `keepRecords` is false). */
   readonly records: FetchStatistic[] = [];
-  /** Records made, kept or not. */
+  /** Records made, kept or not, and records a shared store is storing. */
   private recorded = 0;
+  private recording = 0;
   private readonly hosts: HostLines;
   /** Jobs handed out and not finished: pages, `robots.txt` files and waits. */
   private jobs = 0;
@@ -136,6 +137,7 @@ export class CrawlCore implements VisitContext {
   ) {
     this.options = resolveOptions(options);
     this.policy = new UrlPolicy(typeof roots === "string" ? [roots] : roots, this.options);
+    store.open?.(this.options);
     const core = this;
     this.hosts = new HostLines(this.options, {
       requeue(item) { core.store.putBack(item); }, // Its host's turn came: back in the queue.
@@ -187,7 +189,7 @@ export class CrawlCore implements VisitContext {
    */
   next(): Job | null {
     if (this.wakeups.length > 0) this.runDueWakeups();
-    while (!this.stopped && this.jobs < this.options.maxTasks && this.recorded + this.pages < this.options.maxPages) {
+    while (!this.stopped && this.jobs < this.options.maxTasks && this.recorded + this.recording + this.pages < this.options.maxPages) {
       const item = this.store.take();
       if (item === undefined) return this.waitJob();
       const turn = this.hosts.turn(item);
@@ -362,7 +364,9 @@ export class CrawlCore implements VisitContext {
   /** Hands the URL's visit to the store, which stores the record and queues its new URLs; then counts and reports the record. */
   private finishUrl(item: QueueItem, v: Visit): void {
     const core = this;
+    this.recording += 1;
     this.store.finish(item, v, function stored(record) {
+      core.recording -= 1;
       if (record === null) return;
       core.recorded += 1;
       appendRecord(core.records, record, core.options);

@@ -6,6 +6,7 @@
  * @module
  */
 import { BlockFifo } from "./block-fifo.js";
+import type { ResolvedCrawlOptions } from "./options.js";
 import type { FetchStatistic } from "./records.js";
 import type { QueueItem, Visit } from "./visit.js";
 
@@ -28,6 +29,8 @@ export interface CrawlStore {
    * `finish` checks each URL itself.
    */
   readonly seenUrls: ReadonlySet<string>;
+  /** Called once by the core, with the options in force, before anything else. */
+  open?(options: ResolvedCrawlOptions): void;
   /** URLs queued here, for the trace's counters. */
   readonly size: number;
   /** Marks each item whose URL was never seen as seen, and queues it. */

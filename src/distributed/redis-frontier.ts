@@ -22,7 +22,7 @@ import { hostname } from "node:os";
 import { createClient } from "redis";
 import type { FetchStatistic } from "../crawl/records.js";
 import type { QueueItem, Visit } from "../crawl/visit.js";
-import type { Frontier, FrontierSummary } from "../asyncawait/frontier.js";
+import type { Frontier, FrontierSummary } from "../crawl/frontier.js";
 import { QueueShutDown } from "../asyncawait/joinable-queue.js";
 import { ADD, FINISH, RELEASE, RENEW, STATUS, TAKE } from "./scripts.js";
 

@@ -1,7 +1,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { HttpClient, type HttpClientOptions } from "../../src/asyncawait/http-client.js";
+import { HttpClient, type HttpClientOptions } from "../../src/http/http-client.js";
 import { CancelledError, FetchFailure } from "../../src/kernel/errors.js";
 import type { FetchError } from "../../src/crawl/records.js";
 import { parseResponse } from "../../src/http/parser.js";

@@ -4,7 +4,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { crawl as crawlWithAsyncAwait } from "../../src/asyncawait/index.js";
-import { JoinableQueue } from "../../src/asyncawait/joinable-queue.js";
+import { MemoryStore } from "../../src/crawl/store.js";
+import type { QueueItem } from "../../src/crawl/visit.js";
 import { crawl as crawlWithGenerators } from "../../src/generators/index.js";
 import type { CrawlResult, FetchStatistic } from "../../src/crawl/records.js";
 import type { TraceEvent } from "../../src/observe/events.js";
@@ -90,7 +91,7 @@ describe("generators Task", () => {
 describe("asyncawait worker", () => {
   /**
    * What a crawl did, in order, seen from outside: trace events, records
-   * (`onRecord`), URLs put in the queue (a spy on `putNowait`), and a marker
+   * (`onRecord`), URLs queued in the crawl's store (a spy on `MemoryStore.add`), and a marker
    * from a microtask queued at each `take` and `resume`. That microtask runs
    * only once the worker's code stops running (at an `await`, or when its
    * function returns), so whatever the log shows between a take or resume
@@ -108,10 +109,10 @@ describe("asyncawait worker", () => {
   beforeAll(async () => {
     log = [];
     let markers = 0;
-    const originalPut = JoinableQueue.prototype.putNowait;
-    const put = vi.spyOn(JoinableQueue.prototype, "putNowait").mockImplementation(function loggedPut(this: JoinableQueue<unknown>, item: unknown): void {
-      log.push({ kind: "put", url: (item as { url: string }).url });
-      originalPut.call(this, item);
+    const originalAdd = MemoryStore.prototype.add;
+    const put = vi.spyOn(MemoryStore.prototype, "add").mockImplementation(function loggedAdd(this: MemoryStore, items: readonly QueueItem[]): void {
+      for (const item of items) if (!this.seenUrls.has(item.url)) log.push({ kind: "put", url: item.url });
+      originalAdd.call(this, items);
     });
     try {
       result = await crawlWithAsyncAwait(demo.url, {
@@ -160,7 +161,7 @@ describe("asyncawait worker", () => {
     expect(takes).toBe(result.records.length);
   });
 
-  it("checks a URL's links against seenUrls and queues the new ones in the stretch that resumed after its request, so no other worker runs in between; its record follows", () => {
+  it("checks a URL's links against seenUrls, queues the new ones and records it in the stretch that resumed after its request, so no other worker runs in between", () => {
     const putAt = new Map<string, number>();
     for (const [index, entry] of log.entries()) if (entry.kind === "put") putAt.set(entry.url, index);
     let linksQueued = 0;
@@ -179,15 +180,15 @@ describe("asyncawait worker", () => {
       expect(resumeIndex).toBeGreaterThan(-1);
       const resumed = log[resumeIndex];
       const stretchEnd = indexOfMarker(resumed.kind === "event" ? resumed.marker : null);
-      // visit() checks seenUrls and frontier.finish() queues the new links before its first await:
-      // the puts lie in the stretch that resumed; the record is reported once finish() resolves.
-      const puts = log.slice(resumeIndex + 1, stretchEnd).filter((later) => later.kind === "put");
+      // The core's settle() has visit() check seenUrls, the store queue the new links and the record
+      // made, all before the worker's next await: in the stretch that resumed, the record after the puts.
+      const puts = log.slice(resumeIndex + 1, recordIndex).filter((later) => later.kind === "put");
       const queued = record.nextUrl === null ? puts.length : puts.filter((later) => later.url === record.nextUrl).length;
       // A page queues its numNewUrls links; a redirect queues its target unless it was already seen (put before it resumed).
       const expected = record.nextUrl === null ? record.numNewUrls : (putAt.get(record.nextUrl) ?? -1) > resumeIndex ? 1 : 0;
-      expect({ url: record.url, recordedAfterItsPuts: recordIndex > stretchEnd, queued }).toEqual({
+      expect({ url: record.url, recordedInThatStretch: recordIndex < stretchEnd, queued }).toEqual({
         url: record.url,
-        recordedAfterItsPuts: true,
+        recordedInThatStretch: true,
         queued: expected,
       });
       linksQueued += queued;

@@ -7,11 +7,10 @@
 import { constants as bufferConstants } from "node:buffer";
 import type { Socket } from "node:net";
 import { Agent, buildConnector, type Dispatcher } from "undici";
-import { skippableBody } from "../crawl/page.js";
 import { CancelledError, FetchFailure } from "../kernel/errors.js";
-import { MAX_HEADER_BYTES, type HttpResponse } from "../http/parser.js";
-import { requestHeaders } from "../http/request.js";
-import { codeOf, failureFor, GetRequest, joinHeaders, skipBodies, socketOf, watchedPools } from "../http/undici.js";
+import { MAX_HEADER_BYTES, type HttpResponse, type SkipBody } from "./parser.js";
+import { requestHeaders } from "./request.js";
+import { codeOf, failureFor, GetRequest, joinHeaders, skipBodies, socketOf, watchedPools } from "./undici.js";
 
 /** How an {@link HttpClient} connects, waits and reads. */
 export interface HttpClientOptions {
@@ -31,12 +30,13 @@ export interface HttpClientOptions {
   /** The crawl's `headers`, sent after the default ones (see {@link requestHeaders}). Default: none. */
   headers?: Readonly<Record<string, string>>;
   /**
-   * True: a response whose body no link is read from (`skippableBody`) is
+   * Which responses to leave unread (a crawl's `skipNonHtml` passes
+   * `skippableBody`, bodies no link is read from): such a response is
    * resolved as soon as its head has come, `bodySkipped` and with an empty
-   * body, and its connection is closed unread. Default false; one `get()` can
-   * say otherwise.
+   * body, and its connection is closed unread. Default null: every body is
+   * read; one `get()` can say otherwise.
    */
-  skipNonHtml?: boolean;
+  skipBody?: SkipBody | null;
   /** PEM certificates `https:` trusts instead of Node's default CAs; null: the defaults. */
   ca: string | Buffer | null;
   /** False: take any certificate, unchecked. */
@@ -109,17 +109,17 @@ export class HttpClient {
    * `BodyTooLarge`, `TlsError`, `NetworkError`.
    * @throws `signal.reason` when `signal` aborts first; the request is abandoned
    * and its connection closed.
-   * @param reading - `skipNonHtml` for this request alone, where it differs
+   * @param reading - `skipBody` for this request alone, where it differs
    * from the client's: a `robots.txt` is read whole, whatever the crawl skips.
    */
-  get(url: string, signal?: AbortSignal, reading: { skipNonHtml?: boolean } = {}): Promise<HttpResponse> {
+  get(url: string, signal?: AbortSignal, reading: { skipBody?: SkipBody | null } = {}): Promise<HttpResponse> {
     if (signal?.aborted === true) return Promise.reject(signal.reason);
     const target = new URL(url);
     const { agent, headers } = this;
-    const options = reading.skipNonHtml === undefined ? this.options : { ...this.options, skipNonHtml: reading.skipNonHtml };
+    const options = reading.skipBody === undefined ? this.options : { ...this.options, skipBody: reading.skipBody };
     return new Promise<HttpResponse>(function sendRequest(resolve, reject) {
       const request = new GetRequest(target, headers);
-      if (options.skipNonHtml === true) skipBodies(request, skippableBody);
+      if (options.skipBody != null) skipBodies(request, options.skipBody);
       agent.dispatch(request, new ResponseCollector(request, resolve, reject, options, signal ?? null));
     });
   }
@@ -166,7 +166,7 @@ function idledOut(this: Socket): void {
 /**
  * The undici handler for one request: undici calls its methods as the
  * response arrives, and it settles the promise `get()` returned exactly once.
- * With `skipNonHtml`, a head that says the body holds no links settles it at
+ * With `skipBody`, a head that says the body holds no links settles it at
  * once, and the request is aborted unread.
  *
  * @remarks A handler of our own rather than undici's `request()`: it stops a
@@ -230,10 +230,10 @@ class ResponseCollector implements Dispatcher.DispatchHandler {
     this.started = true;
     this.status = statusCode;
     this.headers = joinHeaders(headers);
-    if (this.options.skipNonHtml !== true || !skippableBody(statusCode, this.headers) || !this.settle()) return;
+    if (this.options.skipBody == null || !this.options.skipBody(statusCode, this.headers) || !this.settle()) return;
     // The head says no link is in the body: done, and the connection is closed before its bytes are read.
     this.resolve({ status: statusCode, headers: this.headers, body: new Uint8Array(0), bodySkipped: true });
-    this.abort(new CancelledError("the body is not read (skipNonHtml)"));
+    this.abort(new CancelledError("the body is not read (skipBody)"));
   }
 
   onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {

@@ -1,0 +1,213 @@
+/**
+ * A frontier: a queue and seen set that answer with promises, as one kept in
+ * Redis must, and the {@link FrontierStore} that puts one under the crawl
+ * core, whose store answers at once.
+ *
+ * @module
+ */
+import { BlockFifo } from "./block-fifo.js";
+import type { FetchStatistic } from "./records.js";
+import type { ResolvedCrawlOptions } from "./options.js";
+import type { CrawlStore, StoreSummary } from "./store.js";
+import type { QueueItem, Visit } from "./visit.js";
+
+/**
+ * An asynchronous queue and seen set, such as one shared by many processes
+ * in Redis (`RedisFrontier`), which a {@link FrontierStore} puts under the
+ * crawl core. Every URL taken is, until it is
+ * finished or released, **unfinished**: `join()` waits for it.
+ *
+ * The one step that must not be interleaved, checking whether a URL was
+ * seen and queueing it if not, is one call here (`add`, `finish`): in
+ * memory it runs with no `await` inside, so no other worker runs meanwhile;
+ * in Redis it is one script, which the server runs alone.
+ */
+export interface Frontier {
+  /**
+   * The URLs this process knows to be seen, which `visit()` leaves out of the
+   * URLs it names: every one, in memory; none, for a shared frontier, whose
+   * `finish()` checks each URL on the server.
+   */
+  readonly seenUrls: ReadonlySet<string>;
+  /** Queues each item whose URL was never seen, marking it seen in the same step; resolves with how many were new. */
+  add(items: readonly QueueItem[]): Promise<number>;
+  /**
+   * The next URL to fetch, waiting while none is queued.
+   *
+   * @throws QueueShutDown (a rejection) once the frontier is shut down.
+   */
+  take(): Promise<QueueItem>;
+  /**
+   * A URL taken and not yet fetched goes back to be taken again (its host's
+   * turn came, or a `Retry-After` put it back), still unfinished: at the end
+   * of the queue in memory; first, and in this process, for a shared
+   * frontier, where it stays leased.
+   */
+  putBack(item: QueueItem): void;
+  /**
+   * A URL's work is over: its record is stored, the URLs its visit found
+   * that are still unseen are marked seen and queued, and it is no longer
+   * unfinished, all in one step. Resolves with the record as stored (its
+   * `numNewUrls` the URLs that were really new), or null if it could not be
+   * stored (a shared frontier that stopped answering).
+   */
+  finish(item: QueueItem, visit: Visit): Promise<FetchStatistic | null>;
+  /**
+   * A URL taken that this process will not fetch (the crawl stopped): it is
+   * no longer unfinished here. In memory it stays `todo`; a shared frontier
+   * hands it back for another process, or a later run, to take.
+   */
+  release(item: QueueItem): void;
+  /**
+   * Resolves when the crawl is over: nothing queued and nothing unfinished
+   * (in every process, for a shared frontier), or, after `shutdown(true)`,
+   * when this process's URLs are all finished or released.
+   *
+   * @throws FrontierError (a rejection) when a shared frontier stops answering.
+   */
+  join(): Promise<void>;
+  /**
+   * Shuts the frontier down for this process: every `take()` waiting, and
+   * every later one, rejects with `QueueShutDown`. With `immediate`, the
+   * URLs queued here are dropped (in memory they stay `todo`; a shared
+   * frontier leaves them queued for others).
+   */
+  shutdown(immediate?: boolean): void;
+  /** Whether `shutdown()` was called. */
+  isShutdown(): boolean;
+  /** URLs queued here, and URLs unfinished here (queued, waiting or being fetched), for the trace messages. */
+  counters(): { queued: number; unfinished: number };
+  /** What the crawl result reports once the crawl is over (see {@link FrontierSummary}). */
+  summary(keepRecords: boolean): Promise<FrontierSummary>;
+}
+
+/** What a frontier reports at the end of a crawl. */
+export interface FrontierSummary {
+  /** Every URL ever queued (in the order first queued, in memory). */
+  seen: string[];
+  /** URLs seen that have no record: non-zero only when the crawl stopped early. */
+  todo: number;
+  /**
+   * Every record of the crawl, when the frontier stores them (a shared
+   * frontier: every process's); null when the crawler's own list is all of
+   * them (in memory), or when `keepRecords` is false.
+   */
+  records: FetchStatistic[] | null;
+  /** How many records the crawl has, when the frontier counts them; null when the crawler's own count is the count. */
+  recorded: number | null;
+}
+
+/**
+ * A {@link Frontier} as the crawl core's store: the core asks and is
+ * answered at once from what is here, while the frontier's promises settle
+ * in the background. It keeps up to `maxTasks` URLs taken from the frontier
+ * (being fetched, or here to be handed out), asks for more as they finish,
+ * stores each record with the frontier and reports it once stored, and says
+ * it is `pending` until the frontier's `join()` has resolved and its summary
+ * has been read: so the crawl ends when the frontier says so, in every
+ * process.
+ *
+ * @remarks Nothing here waits: each promise gets a callback that updates
+ * this object, and the core looks again on its next call (it hands out short
+ * waits while `pending()` and nothing is here).
+ */
+export class FrontierStore implements CrawlStore {
+  readonly seenUrls: ReadonlySet<string>;
+  /** URLs the frontier has given us, not handed out yet. */
+  private readonly ready = new BlockFifo<QueueItem>();
+  /** `take()` calls out, and URLs handed out and not finished or released. */
+  private asking = 0;
+  private held = 0;
+  /** Whether we wait for the frontier's `join()`: from the first `take()`, after the roots were added. */
+  private joining = false;
+  private stopped = false;
+  private read: StoreSummary | null = null;
+  private failure: unknown = null;
+  private options: Pick<ResolvedCrawlOptions, "maxTasks" | "keepRecords"> = { maxTasks: 1, keepRecords: true };
+
+  constructor(private readonly frontier: Frontier) {
+    this.seenUrls = frontier.seenUrls;
+  }
+
+  open(options: ResolvedCrawlOptions): void {
+    this.options = options;
+  }
+
+  get size(): number {
+    return this.ready.length + this.frontier.counters().queued;
+  }
+
+  add(items: readonly QueueItem[]): void {
+    const store = this;
+    this.frontier.add(items).catch(function failed(error: unknown) { store.fail(error); });
+  }
+
+  take(): QueueItem | undefined {
+    const store = this;
+    if (!this.joining) {
+      this.joining = true;
+      this.frontier.join().then(function over() { store.readSummary(); }, function failed(error: unknown) { store.fail(error); });
+    }
+    while (!this.stopped && this.asking + this.ready.length + this.held < this.options.maxTasks) {
+      this.asking += 1;
+      this.frontier.take().then(
+        function taken(item) {
+          store.asking -= 1;
+          if (store.stopped) store.frontier.release(item); // Stopped meanwhile: not ours to fetch.
+          else store.ready.push(item);
+        },
+        function shutDown() { store.asking -= 1; },
+      );
+    }
+    if (this.stopped || this.ready.length === 0) return undefined;
+    this.held += 1;
+    return this.ready.shift();
+  }
+
+  putBack(item: QueueItem): void {
+    this.held -= 1;
+    this.frontier.putBack(item); // Still leased here: our take() gets it again.
+  }
+
+  finish(item: QueueItem, visit: Visit, stored: (record: FetchStatistic | null) => void): void {
+    this.held -= 1;
+    const store = this;
+    this.frontier.finish(item, visit).then(stored, function failed(error: unknown) {
+      stored(null);
+      store.fail(error);
+    });
+  }
+
+  release(item: QueueItem): void {
+    this.held -= 1;
+    this.frontier.release(item);
+  }
+
+  pending(): boolean {
+    return this.read === null && this.failure === null;
+  }
+
+  stop(): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    while (this.ready.length > 0) this.frontier.release(this.ready.shift());
+    this.frontier.shutdown(true); // join() then resolves once this process's URLs are finished or released.
+  }
+
+  summary(recorded: number): StoreSummary {
+    if (this.failure !== null) throw this.failure;
+    return this.read ?? { seen: [], todo: 0, records: null, recorded };
+  }
+
+  /** The frontier's crawl is over: stop taking, and read what the result reports. */
+  private readSummary(): void {
+    this.stop();
+    const store = this;
+    this.frontier.summary(this.options.keepRecords).then(function summed(summary) { store.read = summary; }, function failed(error: unknown) { store.fail(error); });
+  }
+
+  private fail(error: unknown): void {
+    this.failure ??= error;
+    this.stop();
+  }
+}
