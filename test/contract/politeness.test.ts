@@ -448,6 +448,16 @@ describe.each(stages)("$name crawler, politely", ({ crawl, Crawler }) => {
       ]);
       expect(site.requestsFor("/busy")).toBe(2);
     });
+
+    it("records the answer after a Retry-After when maxPages is 1: the URL held back is still the one page", async () => {
+      const site = await startSite();
+      site.addPage("/a", []);
+      site.addRetryAfter("/", { status: 429, retryAfter: "1", times: 1, then: ["/a"] });
+      const result = await crawl(site.url, { maxPages: 1 });
+      expect(result.records.map(({ url, status, error }) => ({ url, status, error }))).toEqual([{ url: site.urlFor("/"), status: 200, error: null }]);
+      expect(site.requestsFor("/")).toBe(2);
+      expect(result.todo).toBe(1); // "/a", found on the page, not fetched
+    });
   });
 
   describe("stopping early with URLs waiting in a host's line", () => {
