@@ -145,7 +145,7 @@ export const exercises: readonly Exercise[] = [
     checks: ["test/generators/joinable-queue.test.ts"],
     endsStage: true,
     hints: [
-      "The queue counts unfinished work: `putNowait` adds one, `taskDone` takes one away. `join()` waits until the count is zero, however many items the workers put meanwhile: that is how the crawler knows it is finished.",
+      "The queue counts unfinished work: `putNowait` adds one, `taskDone` takes one away. `join()` waits until the count is zero, however many items the workers put meanwhile: that is how the crawler knows it is finished (a worker queues the core's next jobs before its own `taskDone()`, so the count never touches zero while work is left).",
       "`taskDone()`: throw a RangeError when nothing is unfinished (\"taskDone() called too many times\"); else count one down. At zero, resolve the join Future if there is one (`setResult(undefined)`) and forget it, so the queue can be joined again later.",
       "`join()` is a coroutine: when work is unfinished, make the join Future if there is none yet (`this.joinFuture ??= new Future<void>(getRunningLoop(), \"join\")`) and wait on it with `yield*`. With nothing unfinished it returns at once, without yielding.",
     ],
@@ -160,7 +160,7 @@ export const exercises: readonly Exercise[] = [
     checks: ["test/asyncawait/joinable-queue.test.ts"],
     endsStage: true,
     hints: [
-      "Stage 3's worker (`work()` in src/asyncawait/crawler.ts) loops `await take()` … `taskDone()` until `get()` rejects with `QueueShutDown`. The crawl awaits `join()`, then calls `shutdown()` to send the parked workers home. Here there is no Future of ours: a parked `get()` is a Promise whose `resolve` and `reject` wait in `this.getters`.",
+      "Stage 3's worker (`work()` in src/asyncawait/crawler.ts) loops `await q.get()`, fetch, hand the job back to the core, queue what it hands out, `q.taskDone()`, until `get()` rejects with `QueueShutDown`. The crawl awaits `join()`, then calls `shutdown()` to send the parked workers home. Here there is no Future of ours: a parked `get()` is a Promise whose `resolve` and `reject` wait in `this.getters`.",
       "`get()`: an item waiting → `Promise.resolve(this.take())`; shut down → `Promise.reject(new QueueShutDown())`; else a new Promise whose executor pushes `{ resolve, reject }` on `this.getters` (`putNowait` hands the next item to the oldest one).",
       "`taskDone()` and `join()`: as in exercise 7, with a Promise: `join()` returns `Promise.resolve()` when nothing is unfinished, else the one shared `this.finished` promise, made the first time with its `resolve` kept in `this.resolveFinished`; `taskDone()` calls that resolve at zero and forgets both.",
       "`shutdown(immediate)`: set `this.closed`; if immediate, take every waiting item and mark it done; then reject every parked getter with a new `QueueShutDown()` and empty the list (`this.getters.splice(0)`).",
