@@ -10,30 +10,6 @@ import type { EventLoop } from "./event-loop.js";
 import { Future, type Coroutine } from "./futures.js";
 
 /**
- * Each loop's Tasks that are not done yet (asyncio keeps `_all_tasks` in
- * tasks.py), each in a slot of its own (null: a free slot), with the numbers
- * of the free slots. Slots, not a Set: a Set that lives as long as the loop
- * and gains and loses a Task per request keeps, in each table it outgrows,
- * every Task it held at that moment alive until a full collection
- * (docs/benchmarks.md, "Where the bytes went"); a slot is simply cleared.
- */
-interface TaskSlots {
-  tasks: Array<Task<unknown> | null>;
-  free: number[];
-}
-const pendingTasks = new WeakMap<EventLoop, TaskSlots>();
-
-/** The pending Tasks' slots of `loop`, made on first use. */
-function slotsOf(loop: EventLoop): TaskSlots {
-  let slots = pendingTasks.get(loop);
-  if (slots === undefined) {
-    slots = { tasks: [], free: [] };
-    pendingTasks.set(loop, slots);
-  }
-  return slots;
-}
-
-/**
  * The Tasks of `loop` that are not done yet: after a crawl, none should be
  * left. For notebooks and tests that want to see what is still running.
  *
@@ -41,7 +17,7 @@ function slotsOf(loop: EventLoop): TaskSlots {
  * @see asyncio `all_tasks()`
  */
 export function allTasks(loop: EventLoop = getRunningLoop()): Array<Task<unknown>> {
-  return (pendingTasks.get(loop)?.tasks ?? []).filter((task) => task !== null);
+  return TaskSlots.of(loop).list();
 }
 
 /**
@@ -97,9 +73,7 @@ export class Task<T> extends Future<T> {
   constructor(private readonly coro: Coroutine<T>, loop: EventLoop | null = runningLoopOrNull(), name = "coroutine") {
     if (loop === null) throw new Error("A Task needs an event loop: pass one, or create the Task from code the loop runs");
     super(loop, name);
-    const slots = slotsOf(loop);
-    this.slot = slots.free.pop() ?? slots.tasks.length;
-    slots.tasks[this.slot] = this;
+    this.slot = TaskSlots.of(loop).add(this);
     this.loop.callSoon(this.step);
   }
 
@@ -216,10 +190,7 @@ export class Task<T> extends Future<T> {
   /** The coroutine has ended: say so on the loop channel, and leave the loop's pending Tasks. */
   private ended(): void {
     if (loopChannel.hasSubscribers) loopChannel.publish({ type: "step", loop: this.loop.id, task: this.id, coroutine: this.label, yielded: null });
-    const slots = pendingTasks.get(this.loop);
-    if (slots === undefined || slots.tasks[this.slot] !== this) return;
-    slots.tasks[this.slot] = null;
-    slots.free.push(this.slot);
+    TaskSlots.of(this.loop).remove(this.slot, this);
   }
 }
 
@@ -368,4 +339,40 @@ export function* cancelAndWait(tasks: ReadonlyArray<Future<unknown>>): Coroutine
     }
   }
   if (cancelled !== null) throw cancelled;
+}
+
+// asyncio holds its pending Tasks in a WeakSet; slots that a Task clears, not a Set, took stage 2 from 942 to 599 bytes promoted a page (docs/benchmarks.md, "After: every stage meets the target").
+class TaskSlots {
+  private static readonly byLoop = new WeakMap<EventLoop, TaskSlots>();
+  private readonly tasks: Array<Task<unknown> | null> = [];
+  private readonly free: number[] = [];
+
+  /** The slots of `loop`'s pending Tasks, made on first use. */
+  static of(loop: EventLoop): TaskSlots {
+    let slots = TaskSlots.byLoop.get(loop);
+    if (slots === undefined) {
+      slots = new TaskSlots();
+      TaskSlots.byLoop.set(loop, slots);
+    }
+    return slots;
+  }
+
+  /** Puts `task` in a free slot and returns the slot's number. */
+  add(task: Task<unknown>): number {
+    const slot = this.free.pop() ?? this.tasks.length;
+    this.tasks[slot] = task;
+    return slot;
+  }
+
+  /** Frees `slot` if `task` holds it. */
+  remove(slot: number, task: Task<unknown>): void {
+    if (this.tasks[slot] !== task) return;
+    this.tasks[slot] = null;
+    this.free.push(slot);
+  }
+
+  /** The Tasks in the slots, in no set order. */
+  list(): Array<Task<unknown>> {
+    return this.tasks.filter((task) => task !== null);
+  }
 }

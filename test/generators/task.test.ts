@@ -4,7 +4,7 @@ import { CancelledError } from "../../src/kernel/errors.js";
 import { EventLoop } from "../../src/generators/event-loop.js";
 import { runningLoopOrNull } from "../../src/generators/events.js";
 import { Future, type Coroutine } from "../../src/generators/futures.js";
-import { Task } from "../../src/generators/tasks.js";
+import { allTasks, Task } from "../../src/generators/tasks.js";
 
 /** Steps the loop `turns` times (asyncio test_utils.run_briefly). */
 function runBriefly(loop: EventLoop, turns = 1): void {
@@ -340,6 +340,25 @@ describe("Task", () => {
     future.setResult("hi");
     runBriefly(loop, 3);
     expect(task.result()).toBe("child said HI");
+  });
+
+  it("is listed by allTasks() until it is done", () => {
+    const gate = new Future<void>(loop);
+    function* waits(): Coroutine<void> {
+      yield* gate;
+    }
+    function* returns(): Coroutine<void> {}
+    const ids = (): number[] => allTasks(loop).map((task) => task.id).sort((a, b) => a - b);
+    const waiting = new Task(waits(), loop);
+    const quick = new Task(returns(), loop);
+    expect(ids()).toEqual([waiting.id, quick.id]);
+    runBriefly(loop);
+    expect(ids()).toEqual([waiting.id]);
+    const later = new Task(waits(), loop); // in the place `quick` left
+    expect(ids()).toEqual([waiting.id, later.id]);
+    gate.setResult(undefined);
+    runBriefly(loop, 2);
+    expect(ids()).toEqual([]);
   });
 
   it("refuses setResult and setException from outside", () => {
