@@ -2,14 +2,14 @@
  * Example 12: the crawl with native async/await (stage 3): `maxTasks`
  * workers on a joinable queue, and `join()` to know when all is done.
  *
- * The shape is the chapter's last one. `crawl()` puts the roots in the
- * queue, starts the workers, and awaits `join()`. A worker is an ordinary
- * `async` function: `await frontier.take()` (the queue's `get()`),
- * `await fetch(url)`, then `frontier.finish()`, which records the URL, queues
- * the new links it found and marks it done (`taskDone()`). Each `put` counts
- * one more unfinished task, so `join()` resolves only when every URL ever
- * queued has been fetched and handled. The engine's promise jobs now do
- * what stage 2's Task and EventLoop did by hand.
+ * The shape is the chapter's last one. `crawl()` queues the jobs the crawl
+ * core hands out (the root first), starts the workers, and awaits `join()`.
+ * A worker is an ordinary `async` function: `await q.get()`,
+ * `await fetch(job)` (the core says what each response means: the record,
+ * the links to queue), then it queues the core's next jobs and marks its own
+ * done (`taskDone()`). Each `put` counts one more unfinished task, so
+ * `join()` resolves only when every job ever queued has been done. The
+ * engine's promise jobs now do what stage 2's Task and EventLoop did by hand.
  *
  * A `trace` function counts how the workers waited: each fetch is one
  * `await` on the HTTP client, and the most fetches in flight at once (the

@@ -9,9 +9,11 @@
  * started at least 100 ms (host 2: 150 ms) after the one before, while six
  * tasks share the three hosts.
  *
- * `HostLines` (src/crawl/politeness.ts) decides for all three stages; each
- * waits for a host its own way, named on the stage's first line (the guides'
- * sections "Waiting for something shared: a host"). Look at the lines per
+ * The crawl core (src/crawl/core.ts, with `HostLines` in
+ * src/crawl/politeness.ts) decides for all three stages: it hands out a URL
+ * only when its host lets it go, and while URLs wait for a host's delay alone
+ * it hands out a wait, which each stage waits for its own way (a loop timer,
+ * `yield* sleep()`, an awaited timer). Look at the lines per
  * host: at most 1 request in flight, page fetches started at least the delay
  * apart (from the `trace`, where each host's `robots.txt` is its first fetch), and host 1 never asked for the pages its
  * `robots.txt` disallows (their records have the error `RobotsDisallowed`).

@@ -9,8 +9,10 @@
  * Python 3.13's does, and a pooled HTTP client ({@link HttpClient}) in place
  * of aiohttp, whose requests an `AbortSignal` cancels.
  *
- * Read `joinable-queue.ts` first, then `frontier.ts` (the queue and seen set the crawler reads through), then `crawler.ts` (`crawl`, `work`, `fetch`:
- * the chapter's "Coordinating Coroutines"), then `http-client.ts`.
+ * Read `joinable-queue.ts` first, then `crawler.ts` (`crawl`, `work`, `fetch`:
+ * the chapter's "Coordinating Coroutines"), then src/http/http-client.ts.
+ * The crawl's decisions are the crawl core's (src/crawl/core.ts), shared
+ * with stages 1 and 2.
  *
  * @example
  * import { crawl } from "coroutine-crawler/asyncawait";
@@ -34,7 +36,7 @@ export { JoinableQueue, QueueShutDown } from "./joinable-queue.js";
  *
  * @param frontier - The queue and seen set to crawl with: in memory unless
  * given (a `RedisFrontier` from `coroutine-crawler/redis` shares them with
- * other processes).
+ * other processes), under the crawl core as its store.
  * @throws TypeError for a bad option or an unusable root (a rejection).
  * @example
  * const controller = new AbortController();
