@@ -1,23 +1,37 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { EventLoop } from "../../src/generators/event-loop.js";
 import type { Coroutine } from "../../src/generators/futures.js";
 import { sleep, Task } from "../../src/generators/tasks.js";
 import { outcome } from "./outcome.js";
 
 describe("sleep", () => {
-  it("wakes shorter sleepers first while all sleep at once", async () => {
+  it("wakes shorter sleepers first while all sleep at once", () => {
     const loop = new EventLoop();
+    let now = 1000;
+    vi.spyOn(loop, "time").mockImplementation(function manualClock() {
+      return now; // moved by the test, not by the wall clock (asyncio test_utils.TestLoop's advance_time)
+    });
     const woke: string[] = [];
     function* sleeper(label: string, seconds: number): Coroutine<void> {
       yield* sleep(seconds);
       woke.push(label);
     }
-    function* main(): Coroutine<void> {
-      const tasks = [new Task(sleeper("slow", 0.03)), new Task(sleeper("fast", 0.001)), new Task(sleeper("mid", 0.015))];
-      for (const task of tasks) yield* task;
-    }
-    await loop.runUntilComplete(main());
-    expect(woke).toEqual(["fast", "mid", "slow"]);
+    new Task(sleeper("slow", 0.03), loop);
+    new Task(sleeper("fast", 0.001), loop);
+    new Task(sleeper("mid", 0.015), loop);
+    loop.runOnce(); // each one starts its sleep
+    expect(loop.timerCount).toBe(3);
+    const wokenBy = (ms: number): string[] => {
+      now = 1000 + ms;
+      loop.runOnce(); // the due timers resolve their Futures
+      loop.runOnce(); // and the Tasks waiting on them resume
+      return [...woke];
+    };
+    expect(wokenBy(0)).toEqual([]);
+    expect(wokenBy(1)).toEqual(["fast"]);
+    expect(wokenBy(14)).toEqual(["fast"]);
+    expect(wokenBy(15)).toEqual(["fast", "mid"]);
+    expect(wokenBy(30)).toEqual(["fast", "mid", "slow"]);
     expect(loop.timerCount).toBe(0);
     loop.close();
   });
