@@ -94,6 +94,7 @@ export class Crawler {
       await Promise.all(workers);
     } finally {
       await this.client.close();
+      await this.core.store.whenDone(); // A shared store writes what it holds and reads the crawl's summary.
     }
     return this.core.end();
   }
@@ -104,7 +105,6 @@ export class Crawler {
       for (;;) {
         const job = await this.q.get(); // An idle worker waits here.
         try {
-          if (this.q.isShutdown()) continue; // Handed to our get() before a stop, resumed after it (a promise job later): left to do.
           if (job.kind === "wait") await sleep(job.delayMs, undefined, { signal: this.stopping.signal }); // Only a host's delay stands in the way.
           else await this.fetch(job);
         } catch {
@@ -124,6 +124,7 @@ export class Crawler {
   /** Fetches the job's URL, one attempt after another, with the pause between them the core asks for. */
   private async fetch(job: Job): Promise<void> {
     const { url } = job;
+    if (this.core.stopped) return; // Handed to our get() before a stop, resumed after it (a promise job later): left to do.
     if (crawlChannel.hasSubscribers) crawlChannel.publish({ type: "take", crawl: this.core.id, url });
     for (;;) {
       this.core.started(job);
@@ -149,13 +150,12 @@ export class Crawler {
     for (let job = this.core.next(); job !== null; job = this.core.next()) this.q.putNowait(job);
   }
 
-  /** The signal's abort listener: drop the jobs not taken (their URLs stay to do), abandon the requests, end the pauses and the idle workers. */
+  /** The signal's abort listener: drop the jobs not taken (their URLs stay to do), abandon the requests, end the pauses. */
   private readonly aborted = (): void => {
     while (this.q.size() > 0) {
       this.core.finish(this.q.getNowait());
       this.q.taskDone();
     }
-    this.q.shutdown();
     void this.client.close();
     this.stopping.abort();
   };

@@ -121,7 +121,7 @@ export class CrawlCore implements VisitContext {
   private wakeups: Wakeup[] = [];
   private run: CrawlRun | null = null;
   private startedAt = 0;
-  private stopped = false;
+  private stopping = false;
   private cancelStage: () => void = noop;
 
   /**
@@ -189,9 +189,10 @@ export class CrawlCore implements VisitContext {
    */
   next(): Job | null {
     if (this.wakeups.length > 0) this.runDueWakeups();
-    while (!this.stopped && this.jobs < this.options.maxTasks && this.recorded + this.recording + this.pages < this.options.maxPages) {
+    while (!this.stopped && this.jobs < this.options.maxTasks) {
+      if (this.recorded + this.recording + this.pages >= this.options.maxPages) return this.waitJob(false);
       const item = this.store.take();
-      if (item === undefined) return this.waitJob();
+      if (item === undefined) return this.waitJob(true);
       const turn = this.hosts.turn(item);
       if (turn.kind === "go") return this.handOut(new Job("page", item.url, 0, item, null));
       if (turn.kind === "robots") {
@@ -219,7 +220,7 @@ export class CrawlCore implements VisitContext {
   settle(job: Job, outcome: HttpResponse | FetchError, detail: string | null = null): Step {
     const error = typeof outcome === "string" ? outcome : null;
     if (crawlChannel.hasSubscribers) crawlChannel.publish({ type: "fetch-end", crawl: this.id, url: job.url, attempt: job.attempt, status: error === null ? (outcome as HttpResponse).status : null, error, detail: error === null ? null : detail, ...this.counters() });
-    if (this.stopped) return this.settled(job); // Stopping: no more attempts, and no record.
+    if (this.stopped) return DONE; // Stopping: no more attempts, and no record; finish() leaves the URL to do.
     if (job.reading !== null) return this.robotsStep(job, outcome);
     const item = job.item as QueueItem; // A page: it has its item.
     const wait = error === null ? this.hosts.retryAfter(outcome as HttpResponse) : null;
@@ -271,13 +272,18 @@ export class CrawlCore implements VisitContext {
    * can bring any.
    */
   get done(): boolean {
-    return this.jobs === 0 && !this.store.pending();
+    return this.jobs === 0 && this.recording === 0 && !this.store.pending();
+  }
+
+  /** Whether the crawl was stopped (the signal, or `stop()`): no job is handed out any more. */
+  get stopped(): boolean {
+    return this.stopping;
   }
 
   /** Stops the crawl: no job is handed out from now on, and the URLs waiting for their hosts stay to do. */
   stop(): void {
-    if (this.stopped) return;
-    this.stopped = true;
+    if (this.stopping) return;
+    this.stopping = true;
     this.store.stop();
     for (const item of this.hosts.close()) this.store.release(item);
   }
@@ -341,13 +347,14 @@ export class CrawlCore implements VisitContext {
   }
 
   /**
-   * A wait until the earliest host's delay is over, when URLs wait for time
-   * alone and no wait out ends as early; else null.
+   * A wait until the earliest host's delay is over (with `hosts`), or a short
+   * one while a shared store may still bring URLs or store a record; null when
+   * there is nothing to wait for, or a wait out ends as early.
    */
-  private waitJob(): Job | null {
+  private waitJob(hosts: boolean): Job | null {
     let at = Infinity;
-    for (const w of this.wakeups) if (!w.cancelled && w.at < at) at = w.at;
-    if (at === Infinity && this.store.pending()) at = performance.now() + STORE_POLL_MS; // URLs may come from elsewhere.
+    if (hosts) for (const w of this.wakeups) if (!w.cancelled && w.at < at) at = w.at;
+    if (at === Infinity && (this.recording > 0 || this.store.pending())) at = performance.now() + STORE_POLL_MS;
     if (at === Infinity || this.waitsUntil.some((until) => until <= at)) return null;
     this.waitsUntil.push(at);
     return this.handOut(new Job("wait", "", at, null, null));

@@ -103,13 +103,13 @@ export interface FrontierSummary {
  * in the background. It keeps up to `maxTasks` URLs taken from the frontier
  * (being fetched, or here to be handed out), asks for more as they finish,
  * stores each record with the frontier and reports it once stored, and says
- * it is `pending` until the frontier's `join()` has resolved and its summary
- * has been read: so the crawl ends when the frontier says so, in every
- * process.
+ * more may come (`pending`) until the frontier's `join()` resolves: so the
+ * crawl ends when the frontier says so, in every process. `whenDone()`
+ * resolves once the frontier's summary has been read.
  *
  * @remarks Nothing here waits: each promise gets a callback that updates
- * this object, and the core looks again on its next call (it hands out short
- * waits while `pending()` and nothing is here).
+ * this object, and the core looks again on its next call (it hands out
+ * short waits while `pending()` and nothing is here).
  */
 export class FrontierStore implements CrawlStore {
   readonly seenUrls: ReadonlySet<string>;
@@ -118,11 +118,13 @@ export class FrontierStore implements CrawlStore {
   /** `take()` calls out, and URLs handed out and not finished or released. */
   private asking = 0;
   private held = 0;
-  /** Whether we wait for the frontier's `join()`: from the first `take()`, after the roots were added. */
-  private joining = false;
   private stopped = false;
+  /** Set when the frontier's `join()` resolves: no URL will come any more. */
+  private over = false;
   private read: StoreSummary | null = null;
   private failure: unknown = null;
+  /** Resolves once the summary is read or the frontier failed; made by the first `take()` or `whenDone()`. */
+  private done: Promise<void> | null = null;
   private options: Pick<ResolvedCrawlOptions, "maxTasks" | "keepRecords"> = { maxTasks: 1, keepRecords: true };
 
   constructor(private readonly frontier: Frontier) {
@@ -144,10 +146,7 @@ export class FrontierStore implements CrawlStore {
 
   take(): QueueItem | undefined {
     const store = this;
-    if (!this.joining) {
-      this.joining = true;
-      this.frontier.join().then(function over() { store.readSummary(); }, function failed(error: unknown) { store.fail(error); });
-    }
+    this.whenDone(); // From the first take() on, after the roots were added, the frontier's join() means the end.
     while (!this.stopped && this.asking + this.ready.length + this.held < this.options.maxTasks) {
       this.asking += 1;
       this.frontier.take().then(
@@ -184,7 +183,23 @@ export class FrontierStore implements CrawlStore {
   }
 
   pending(): boolean {
-    return this.read === null && this.failure === null;
+    return !this.over && !this.stopped;
+  }
+
+  whenDone(): Promise<void> {
+    if (this.done !== null) return this.done;
+    const store = this;
+    this.done = this.frontier.join().then(
+      function over() {
+        store.over = true;
+        store.stop();
+        return store.frontier.summary(store.options.keepRecords);
+      },
+    ).then(
+      function summed(summary) { store.read = summary; },
+      function failed(error: unknown) { store.fail(error); },
+    );
+    return this.done;
   }
 
   stop(): void {
@@ -197,13 +212,6 @@ export class FrontierStore implements CrawlStore {
   summary(recorded: number): StoreSummary {
     if (this.failure !== null) throw this.failure;
     return this.read ?? { seen: [], todo: 0, records: null, recorded };
-  }
-
-  /** The frontier's crawl is over: stop taking, and read what the result reports. */
-  private readSummary(): void {
-    this.stop();
-    const store = this;
-    this.frontier.summary(this.options.keepRecords).then(function summed(summary) { store.read = summary; }, function failed(error: unknown) { store.fail(error); });
   }
 
   private fail(error: unknown): void {

@@ -49,17 +49,20 @@ export interface CrawlStore {
   finish(item: QueueItem, visit: Visit, stored: (record: FetchStatistic | null) => void): void;
   /** A URL taken that this process will not fetch (the crawl stopped): it stays to do. */
   release(item: QueueItem): void;
-  /**
-   * Whether the store is not done yet: URLs may still come that `take()`
-   * cannot give now (another process's work, a write in flight), or it is
-   * still reading what `summary()` reports. Never, in memory.
-   */
+  /** Whether URLs may still come that `take()` cannot give now: another process's work, a write in flight. Never, in memory. */
   pending(): boolean;
+  /**
+   * Null when `summary()` can answer now (in memory); else a promise that
+   * resolves once the store has written what it holds and read what
+   * `summary()` reports (for a shared store, after the crawl's end or
+   * `stop()`). The one thing a stage may have to await of a store.
+   */
+  whenDone(): Promise<void> | null;
   /** The crawl stops taking URLs here (`maxPages`, the signal): hand nothing more out. */
   stop(): void;
   /**
    * What the crawl result reports once the crawl is over (see
-   * {@link StoreSummary}): ready by the time `pending()` is false.
+   * {@link StoreSummary}): ready once `whenDone()` has resolved.
    *
    * @throws an error of the store's when it could not keep the crawl.
    */
@@ -126,6 +129,10 @@ export class MemoryStore implements CrawlStore {
 
   pending(): boolean {
     return false;
+  }
+
+  whenDone(): null {
+    return null;
   }
 
   stop(): void {
