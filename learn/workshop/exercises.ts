@@ -116,7 +116,7 @@ export const exercises: readonly Exercise[] = [
       "A step resumes the coroutine with `this.coro.next()` (or `this.coro.throw(error)` when `this.throwIn` holds an error: take it and set it back to null first), until it yields the next Future. Then the Task adds `this.wakeUp` as that Future's done callback, and the step is over.",
       "When the coroutine throws, the Task ends: call `this.ended()`, then `super.cancel()` for a `CancelledError`, else `super.setException(thrown)`. When it returns (`next.done`), call `this.ended()` and `super.setResult(next.value)`, unless `this.throwIn` was set meanwhile (it cancelled itself): then `super.cancel()`. Use `super.`: the Task's own setResult refuses callers from outside.",
       "What it yielded must be a Future of this loop: not a Future → `this.throwIn ??= new TypeError(\"Task got bad yield: … use yield*\")`; the Task itself → a TypeError too; `yielded.attachLoop(this.loop)` false → a TypeError too. In those cases, and when `throwIn` is set, `this.loop.callSoon(this.step)` so the next step throws it in. Otherwise remember `this.waitingOn = yielded` and add the done callback.",
-      "`wakeUp(future)`: ignore a future that is not `this.waitingOn` (a stale wake-up from before a cancel), clear `waitingOn`, and step. Publish `step` on `loopChannel` after each yield, as `ended()` does with `yielded: null`.",
+      "`wakeUp()`: clear `waitingOn` and step. (A `cancel()` that comes once the Future is done lets this wake-up throw the CancelledError in: `step` sees `throwIn`, as asyncio's `_must_cancel` does.) Publish `step` on `loopChannel` after each yield, as `ended()` does with `yielded: null`.",
     ],
   },
   {
@@ -130,7 +130,7 @@ export const exercises: readonly Exercise[] = [
     endsStage: false,
     hints: [
       "`sleep(seconds)` in tasks.ts makes a Future and asks the loop to resolve it later with `loop.callLater(seconds * 1000, timeIsUp)`. So a sleeping Task is a Task waiting on a Future, and the loop must know when to wake up: that is a timer in its heap.",
-      "`callLater(delayMs, callback)`: make `new TimerHandle(this.time() + Math.max(0, delayMs), this.timerSequence++, callback)`, push it on `this.timers`, and, unless an iteration is running right now, `this.wake()` so the loop re-plans its sleep. Return the handle (its `cancel()` is how `sleep` cleans up).",
+      "`callLater(delayMs, callback)`: make `new TimerHandle(this.time() + delayMs, this.timerSequence++, callback)` (a negative delay is a moment already past, due before a `callLater(0)`, as in asyncio), push it on `this.timers`, and, unless an iteration is running right now, `this.wake()` so the loop re-plans its sleep. Return the handle (its `cancel()` is how `sleep` cleans up).",
       "`turn` runs one iteration from a Node macrotask, then plans the next: clear `nextImmediate` and `nextTimeout`, `this.iterate()`. If stopping: clear a scheduled immediate, set `running` and `stopping` false, `this.selector.setWakeup(null)`, and return.",
       "Still in `turn`: if callbacks are ready, `this.wake()`. Otherwise look at the earliest timer (`this.timers.peek()`): none, or an iteration already scheduled → return (a socket or a callSoon will wake us). Due already → `wake()`. Else sleep: `this.nextTimeout = setTimeout(this.turn, Math.min(2 ** 31 - 1, wait))`.",
     ],
