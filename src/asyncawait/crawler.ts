@@ -9,7 +9,7 @@ import { setMaxListeners } from "node:events";
 import { setTimeout as sleep } from "node:timers/promises";
 import { CrawlCore, type Job } from "../crawl/core.js";
 import { FrontierStore, type Frontier } from "../crawl/frontier.js";
-import type { CrawlOptions, ResolvedCrawlOptions } from "../crawl/options.js";
+import type { CrawlOptions } from "../crawl/options.js";
 import { skippableBody } from "../crawl/page.js";
 import type { CrawlResult } from "../crawl/records.js";
 import { HttpClient } from "../http/http-client.js";
@@ -45,7 +45,7 @@ const READ_WHOLE = { skipBody: null };
  * @see Chapter, "Coordinating Coroutines"; asyncio `Queue.join`, `Queue.shutdown`; src/crawl/core.ts
  */
 export class Crawler {
-  /** The crawl's decisions: the URLs, their hosts, the records (src/crawl/core.ts). */
+  /** The crawl's decisions and what it knows: options, policy, seen URLs, records (src/crawl/core.ts). */
   readonly core: CrawlCore;
   private readonly q = new JoinableQueue<Job>();
   /** The connection pool, opened lazily by the first request and closed when the crawl ends. */
@@ -65,11 +65,6 @@ export class Crawler {
     this.client = new HttpClient({ ...this.core.options, connections: maxTasks, skipBody: skipNonHtml ? skippableBody : null });
     setMaxListeners(0, this.stopping.signal); // As many pauses as workers may listen at once.
   }
-
-  /** The options in force, defaults filled in. */
-  get options(): ResolvedCrawlOptions { return this.core.options; }
-  /** The roots, normalised (`xkcd.com` → `http://xkcd.com/`) and without duplicates. */
-  get roots(): readonly string[] { return this.core.policy.roots; }
 
   /** Whether `url` may be crawled: http(s), an allowed host, not excluded (the chapter's `url_allowed`). */
   urlAllowed(url: string): boolean { return this.core.urlAllowed(url); }

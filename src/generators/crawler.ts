@@ -4,9 +4,8 @@
  * @module
  */
 import { CrawlCore, type Job } from "../crawl/core.js";
-import type { CrawlOptions, ResolvedCrawlOptions } from "../crawl/options.js";
-import type { CrawlResult, FetchStatistic } from "../crawl/records.js";
-import type { UrlPolicy } from "../crawl/urls.js";
+import type { CrawlOptions } from "../crawl/options.js";
+import type { CrawlResult } from "../crawl/records.js";
 import { IdleConnections } from "../http/idle-connections.js";
 import type { HttpResponse } from "../http/parser.js";
 import { CancelledError, errorDetail, errorName, type FetchError } from "../kernel/errors.js";
@@ -45,7 +44,7 @@ import { Task, cancelAndWait, sleep, waitFor } from "./tasks.js";
  * ```
  */
 export class Crawler {
-  /** The crawl's decisions: the URLs, their hosts, the records (src/crawl/core.ts). */
+  /** The crawl's decisions and what it knows: options, policy, seen URLs, records (src/crawl/core.ts). */
   readonly core: CrawlCore;
   private readonly q = new JoinableQueue<Job>();
   private readonly workers: Array<Task<void>> = [];
@@ -60,15 +59,6 @@ export class Crawler {
     this.pageOptions = { ...this.core.options, connections: this.connections };
     this.robotsOptions = { ...this.pageOptions, skipNonHtml: false }; // robots.txt is text/plain, and read.
   }
-
-  /** The options in force, defaults filled in. */
-  get options(): ResolvedCrawlOptions { return this.core.options; }
-  /** The URL policy: the roots, the hosts they allow, `exclude`. */
-  get policy(): UrlPolicy { return this.core.policy; }
-  /** Every URL ever queued (the chapter's `seen_urls`). */
-  get seenUrls(): ReadonlySet<string> { return this.core.seenUrls; }
-  /** One record per URL fetched, in completion order (unless `keepRecords` is false). */
-  get records(): FetchStatistic[] { return this.core.records; }
 
   /** The chapter's `url_allowed`: http(s), an allowed host, and not excluded. */
   urlAllowed(url: string): boolean { return this.core.urlAllowed(url); }

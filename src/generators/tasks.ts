@@ -3,6 +3,7 @@
  *
  * @module
  */
+import { Slots } from "../crawl/slots.js";
 import { CancelledError, FetchFailure } from "../kernel/errors.js";
 import { loopChannel } from "../observe/channels.js";
 import { getRunningLoop, runningLoopOrNull } from "./events.js";
@@ -17,7 +18,19 @@ import { Future, type Coroutine } from "./futures.js";
  * @see asyncio `all_tasks()`
  */
 export function allTasks(loop: EventLoop = getRunningLoop()): Array<Task<unknown>> {
-  return TaskSlots.of(loop).list();
+  return pendingTasks(loop).list();
+}
+
+/** Each loop's pending Tasks: asyncio keeps them in a WeakSet; {@link Slots} says why ours are slots. */
+const pendingByLoop = new WeakMap<EventLoop, Slots<Task<unknown>>>();
+
+function pendingTasks(loop: EventLoop): Slots<Task<unknown>> {
+  let tasks = pendingByLoop.get(loop);
+  if (tasks === undefined) {
+    tasks = new Slots();
+    pendingByLoop.set(loop, tasks);
+  }
+  return tasks;
 }
 
 /**
@@ -73,7 +86,7 @@ export class Task<T> extends Future<T> {
   constructor(private readonly coro: Coroutine<T>, loop: EventLoop | null = runningLoopOrNull(), name = "coroutine") {
     if (loop === null) throw new Error("A Task needs an event loop: pass one, or create the Task from code the loop runs");
     super(loop, name);
-    this.slot = TaskSlots.of(loop).add(this);
+    this.slot = pendingTasks(loop).add(this);
     this.loop.callSoon(this.step);
   }
 
@@ -190,7 +203,7 @@ export class Task<T> extends Future<T> {
   /** The coroutine has ended: say so on the loop channel, and leave the loop's pending Tasks. */
   private ended(): void {
     if (loopChannel.hasSubscribers) loopChannel.publish({ type: "step", loop: this.loop.id, task: this.id, coroutine: this.label, yielded: null });
-    TaskSlots.of(this.loop).remove(this.slot, this);
+    pendingTasks(this.loop).remove(this.slot, this);
   }
 }
 
@@ -339,40 +352,4 @@ export function* cancelAndWait(tasks: ReadonlyArray<Future<unknown>>): Coroutine
     }
   }
   if (cancelled !== null) throw cancelled;
-}
-
-// asyncio holds its pending Tasks in a WeakSet; slots that a Task clears, not a Set, took stage 2 from 942 to 599 bytes promoted a page (docs/benchmarks.md, "After: every stage meets the target").
-class TaskSlots {
-  private static readonly byLoop = new WeakMap<EventLoop, TaskSlots>();
-  private readonly tasks: Array<Task<unknown> | null> = [];
-  private readonly free: number[] = [];
-
-  /** The slots of `loop`'s pending Tasks, made on first use. */
-  static of(loop: EventLoop): TaskSlots {
-    let slots = TaskSlots.byLoop.get(loop);
-    if (slots === undefined) {
-      slots = new TaskSlots();
-      TaskSlots.byLoop.set(loop, slots);
-    }
-    return slots;
-  }
-
-  /** Puts `task` in a free slot and returns the slot's number. */
-  add(task: Task<unknown>): number {
-    const slot = this.free.pop() ?? this.tasks.length;
-    this.tasks[slot] = task;
-    return slot;
-  }
-
-  /** Frees `slot` if `task` holds it. */
-  remove(slot: number, task: Task<unknown>): void {
-    if (this.tasks[slot] !== task) return;
-    this.tasks[slot] = null;
-    this.free.push(slot);
-  }
-
-  /** The Tasks in the slots, in no set order. */
-  list(): Array<Task<unknown>> {
-    return this.tasks.filter((task) => task !== null);
-  }
 }

@@ -269,7 +269,7 @@ describe("Crawler", () => {
 
   it("answers urlAllowed by the host policy and exclude", () => {
     const crawler = new Crawler("example.com", { exclude: /private/ });
-    expect(crawler.roots).toEqual(["http://example.com/"]);
+    expect(crawler.core.policy.roots).toEqual(["http://example.com/"]);
     expect(crawler.urlAllowed("https://www.example.com/a")).toBe(true);
     expect(crawler.urlAllowed("http://other.com/")).toBe(false);
     expect(crawler.urlAllowed("http://example.com/private/x")).toBe(false);

@@ -103,8 +103,8 @@ describe("Crawler", () => {
   it("gives a URL whose handling throws a NetworkError record, and the worker goes on", async () => {
     site.addPage("/", ["/a"]).addPage("/a", []).addPage("/other", []);
     const crawler = new Crawler([site.urlFor("/"), site.urlFor("/other")], { maxTasks: 1 });
-    const real = crawler.policy.hrefAllowed.bind(crawler.policy);
-    vi.spyOn(crawler.policy, "hrefAllowed").mockImplementation(function buggy(url: string): boolean {
+    const real = crawler.core.policy.hrefAllowed.bind(crawler.core.policy);
+    vi.spyOn(crawler.core.policy, "hrefAllowed").mockImplementation(function buggy(url: string): boolean {
       if (url === site.urlFor("/a")) throw new Error("a bug in the policy");
       return real(url);
     });
