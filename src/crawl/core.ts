@@ -59,8 +59,8 @@ export type Step = { readonly kind: "retry"; readonly delayMs: number } | { read
 
 const DONE: Step = { kind: "done" };
 
-/** How long a wait lasts when only a shared store may bring more URLs (another process's, a write in flight). */
-const STORE_POLL_MS = 20;
+/** How long a wait lasts when only a shared store may bring more URLs (another process's, a write in flight): short, since its answers come in a millisecond or so, and a wait costs nothing but a timer. */
+const STORE_POLL_MS = 5;
 
 /** A wake-up the host lines asked for, due at `at` (performance.now() ms) unless called off. */
 class Wakeup implements Cancellable {
