@@ -7,6 +7,7 @@
 import { CrawlCore, type Job } from "../crawl/core.js";
 import type { CrawlOptions } from "../crawl/options.js";
 import type { CrawlResult } from "../crawl/records.js";
+import { Slots } from "../crawl/slots.js";
 import { IdleConnections } from "../http/idle-connections.js";
 import type { TimerHandle } from "../kernel/timers.js";
 import { EventLoop, type ExceptionSource } from "./event-loop.js";
@@ -40,8 +41,8 @@ export class Crawler {
   readonly core: CrawlCore;
   /** The loop this crawl runs on: its selector and timers are empty again at the end. */
   readonly loop = new EventLoop();
-  /** What runs for each job out: its Fetcher, or, for a wait, its timer. */
-  private readonly running = new Map<Job, Fetcher | TimerHandle>();
+  /** What runs for each job out, its Fetcher or (a wait) its timer, in slots: src/crawl/slots.ts says why not a Map. */
+  private readonly running = new Slots<Fetcher | TimerHandle>();
   /** Connections kept open for the next request to their origin, closed when the crawl ends. */
   private readonly connections = new IdleConnections();
   private readonly pageOptions: FetcherOptions;
@@ -82,41 +83,41 @@ export class Crawler {
     if (this.core.done) this.loop.stop();
   }
 
-  /** Starts an attempt at the job's URL: a new Fetcher, whose callback carries the job. */
+  /** Starts an attempt at the job's URL: a new Fetcher, whose callback carries the job and the Fetcher's slot. */
   private attempt(job: Job): void {
     const crawler = this;
     const options = job.kind === "robots" ? this.robotsOptions : this.pageOptions;
-    const fetcher = new Fetcher(job.url, this.loop, options, function fetched(f, outcome) { crawler.fetched(job, f, outcome); }, this.core.id);
-    this.running.set(job, fetcher);
+    const fetcher = new Fetcher(job.url, this.loop, options, function fetched(f, outcome) { crawler.fetched(job, slot, f, outcome); }, this.core.id);
+    const slot = this.running.add(fetcher);
     this.core.started(job);
     fetcher.fetch();
   }
 
-  /** Waits until a host's delay is over, on a timer of the loop, with nothing else to run. */
+  /** Waits until a host's delay is over, on a timer of the loop, while nothing else can run. */
   private wait(job: Job): void {
     const crawler = this;
-    this.running.set(job, this.loop.callLater(job.delayMs, function waited() { crawler.jobDone(job); }));
+    const timer = this.loop.callLater(job.delayMs, function waited() { crawler.jobDone(job, slot, timer); });
+    const slot = this.running.add(timer);
   }
 
   /** An attempt ended: the core says try again after a pause (on the Fetcher's own timer), or the job is done. */
-  private fetched(job: Job, fetcher: Fetcher, outcome: FetchOutcome): void {
-    if (this.running.get(job) !== fetcher) return; // Closed by the crawl's end.
+  private fetched(job: Job, slot: number, fetcher: Fetcher, outcome: FetchOutcome): void {
     const step = this.core.settle(job, outcome, fetcher.detail);
     const crawler = this;
-    if (step.kind === "retry") return fetcher.later(step.delayMs, function pauseOver() { crawler.attempt(job); });
-    this.jobDone(job);
+    if (step.kind === "retry") return fetcher.later(step.delayMs, function pauseOver() { crawler.running.remove(slot, fetcher); crawler.attempt(job); });
+    this.jobDone(job, slot, fetcher);
   }
 
-  /** A job is over: the core takes it back, and the next Fetchers start. */
-  private jobDone(job: Job): void {
-    this.running.delete(job);
+  /** A job is over: its slot is free, the core takes it back, and the next Fetchers start. */
+  private jobDone(job: Job, slot: number, running: Fetcher | TimerHandle): void {
+    this.running.remove(slot, running);
     this.core.finish(job);
     this.startFetchers();
   }
 
   /** An exception escaped a callback: it ends the attempt of the Fetcher it came from as a `NetworkError`. */
   private readonly loopException = (error: unknown, source: ExceptionSource): void => {
-    for (const fetcher of this.running.values()) {
+    for (const fetcher of this.running.list()) {
       if (!(fetcher instanceof Fetcher) || !fetcher.owns(source)) continue;
       fetcher.close();
       return fetcher.onFetched(fetcher, "NetworkError"); // Its callback, fetched, carries its job.
@@ -126,7 +127,7 @@ export class Crawler {
 
   /** Runs once the loop has stopped: closes what still runs; then nothing is registered and no timer is left. */
   private readonly loopStopped = (): void => {
-    for (const each of this.running.values()) {
+    for (const each of this.running.list()) {
       if (each instanceof Fetcher) each.close();
       else each.cancel();
     }
