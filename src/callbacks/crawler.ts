@@ -26,8 +26,8 @@ import { Fetcher, type FetcherOptions, type FetchOutcome } from "./fetcher.js";
  * multitasking).
  *
  * The state of a fetch lives on its Fetcher (`this`) and in the closure of
- * its callback: the job it works for. That is the state a callback chain must
- * carry by hand. An exception escaping a Fetcher's callback reaches the loop,
+ * its callback: the job it works for, and the slot it runs in. That is the
+ * state a callback chain must carry by hand. An exception escaping a Fetcher's callback reaches the loop,
  * not `crawl()`, whose frame is long gone (stack ripping); the loop's
  * exception handler ends that Fetcher's attempt as a `NetworkError`.
  *
