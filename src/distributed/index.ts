@@ -4,8 +4,9 @@
  * death of any of them, and resume it after all have stopped.
  *
  * Read `redis-frontier.ts` (the frontier a stage 3 `Crawler` reads through),
- * then `scripts.ts` (each of its steps, one Lua script that Redis runs
- * alone), then docs/guide-distributed.md.
+ * then `take-pump.ts` (the loop that serves its waiting `take()`s), then
+ * `scripts.ts` (each of its steps, one Lua script that Redis runs alone),
+ * then docs/guide-distributed.md.
  *
  * @example
  * import { crawl } from "coroutine-crawler/asyncawait";

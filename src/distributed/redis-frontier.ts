@@ -15,6 +15,10 @@
  *   which Redis runs alone: the seen check and the queueing cannot interleave with
  *   another process's, as in one process they cannot interleave with another worker's.
  *
+ * This file holds the store: the crawl's keys, the script calls, the leases
+ * this process holds, and what a Redis failure does. The loop that serves the
+ * workers waiting in `take()` is src/distributed/take-pump.ts.
+ *
  * @module
  */
 import { randomBytes } from "node:crypto";
@@ -23,8 +27,8 @@ import { createClient } from "redis";
 import type { FetchStatistic } from "../crawl/records.js";
 import type { QueueItem, Visit } from "../crawl/visit.js";
 import type { Frontier, FrontierSummary } from "../crawl/frontier.js";
-import { QueueShutDown } from "../asyncawait/joinable-queue.js";
 import { ADD, FINISH, RELEASE, RENEW, STATUS, TAKE } from "./scripts.js";
+import { TakePump } from "./take-pump.js";
 
 /** The frontier's Redis stopped answering, or could not be reached: the crawl stops; what was written stays. */
 export class FrontierError extends Error {
@@ -78,10 +82,12 @@ const NONE_KNOWN: ReadonlySet<string> = new Set<string>();
  * with it (`crawl(roots, options, frontier)` from `coroutine-crawler/asyncawait`),
  * then {@link RedisFrontier.close} it.
  *
- * In this process, workers waiting in `take()` are served by one loop that
- * asks Redis for as many URLs as there are waiting workers, and waits for the
- * crawl's channel (`queued`, `done`) when there are none; a slow timer makes
- * it look again, which is also when expired leases are put back.
+ * In this process, workers waiting in `take()` are served by one loop, a
+ * `TakePump` (take-pump.ts), that asks Redis for as many URLs as there are waiting
+ * workers, and waits for the crawl's channel (`queued`, `done`) when there
+ * are none; a slow timer makes it look again, which is also when expired
+ * leases are put back. The pump leases through this object, which holds
+ * every lease and makes every Redis call.
  *
  * @remarks `maxPages` counts the pages this process takes. Politeness
  * (`maxPerHost`, `delayMs`, `robots`) is kept per process: N processes may
@@ -97,17 +103,10 @@ export class RedisFrontier implements Frontier {
   private readonly sha = new Map<string, string>();
   /** URLs this process holds leased, and the item to hand back for each. */
   private readonly held = new Map<string, QueueItem>();
-  /** Items put back here (their host's turn came): still leased by this process, served first. */
-  private readonly ready: QueueItem[] = [];
-  /** Workers waiting in `take()`, oldest first. */
-  private readonly getters: Array<{ resolve(item: QueueItem): void; reject(reason: unknown): void }> = [];
+  /** Serves `take()`, and holds the items put back here; shut down with this frontier. */
+  private readonly pump: TakePump;
   /** Script calls in flight that `close()` waits for (lease hand-backs). */
   private readonly pending = new Set<Promise<unknown>>();
-  private pumping = false;
-  /** Bumped by every reason to look at Redis again; the pump waits only if none came while it looked. */
-  private wakes = 0;
-  private wakeUp: (() => void) | null = null;
-  private closed = false;
   /** Set by `close()`: the connections closing then are no failure. */
   private closing = false;
   private stopped = false;
@@ -122,6 +121,12 @@ export class RedisFrontier implements Frontier {
   ) {
     this.keys = keysOf(options.name);
     this.leaseMs = options.leaseMs;
+    const frontier = this;
+    this.pump = new TakePump({
+      lease(count) { return frontier.lease(count); },
+      unwanted(items) { frontier.letGo(items); },
+      failed(error) { frontier.fail(error); },
+    });
   }
 
   /**
@@ -160,26 +165,16 @@ export class RedisFrontier implements Frontier {
   }
 
   take(): Promise<QueueItem> {
-    const item = this.ready.shift();
-    if (item !== undefined) return Promise.resolve(item);
-    if (this.closed) return Promise.reject(new QueueShutDown());
-    const { getters } = this;
-    const waiting = new Promise<QueueItem>(function waitForItem(resolve, reject) {
-      getters.push({ resolve, reject });
-    });
-    void this.pump();
-    return waiting;
+    return this.pump.take();
   }
 
   putBack(item: QueueItem): void {
-    if (this.closed) {
+    if (this.pump.isShutdown()) {
       this.release(item); // Stopped: not ours to fetch any more.
       return;
     }
     this.held.set(item.url, item); // A Retry-After's item carries its attempts: hand that one back if we stop.
-    const getter = this.getters.shift();
-    if (getter === undefined) this.ready.push(item);
-    else getter.resolve(item);
+    this.pump.putBack(item);
   }
 
   async finish(item: QueueItem, visit: Visit): Promise<FetchStatistic | null> {
@@ -224,23 +219,19 @@ export class RedisFrontier implements Frontier {
   }
 
   shutdown(immediate = false): void {
-    this.closed = true;
-    for (const getter of this.getters.splice(0)) getter.reject(new QueueShutDown());
-    this.wake();
+    const dropped = this.pump.shutdown(immediate);
     if (!immediate) return;
     this.stopped = true;
-    const ready = this.ready.splice(0);
-    for (const item of ready) this.held.delete(item.url);
-    this.handBack(ready);
+    this.letGo(dropped);
     this.settled();
   }
 
   isShutdown(): boolean {
-    return this.closed;
+    return this.pump.isShutdown();
   }
 
   counters(): { queued: number; unfinished: number } {
-    return { queued: this.ready.length, unfinished: this.held.size };
+    return { queued: this.pump.size(), unfinished: this.held.size };
   }
 
   /** @throws FrontierError (a rejection) when Redis stops answering while it is read. */
@@ -292,7 +283,7 @@ export class RedisFrontier implements Frontier {
    * timers, and closes both connections. Call it once the crawl is over.
    */
   async close(): Promise<void> {
-    this.closed = true;
+    this.pump.close();
     this.closing = true;
     for (const timer of this.timers) clearInterval(timer);
     this.timers = [];
@@ -303,58 +294,24 @@ export class RedisFrontier implements Frontier {
   }
 
   /**
-   * Serves the workers waiting in `take()`: asks Redis for as many URLs as
-   * there are waiting workers; when there are none, waits for a reason to
-   * look again (a message on the crawl's channel, the slow timer, a URL put
-   * back, a shutdown). One at a time per process.
+   * Leases up to `count` URLs to this process (the pump's `TakeSource.lease`):
+   * TAKE first puts back the leases that expired, then moves URLs from the
+   * queue to this process's leases. When it finds none queued and none
+   * leased anywhere, the crawl may be over: check.
    */
-  private async pump(): Promise<void> {
-    if (this.pumping) return;
-    this.pumping = true;
-    try {
-      while (this.getters.length > 0 && !this.closed) {
-        const item = this.ready.shift();
-        if (item !== undefined) {
-          this.getters.shift()?.resolve(item);
-          continue;
-        }
-        const wakes = this.wakes;
-        const { queue, leases, owners, items, records, workers } = this.keys;
-        const reply = (await this.run("TAKE", [queue, leases, owners, items, records, workers], [this.keys.channel, this.owner, String(this.leaseMs), String(this.getters.length)])) as Array<number | string>;
-        const taken = reply.slice(2).map((json) => JSON.parse(String(json)) as QueueItem);
-        for (const next of taken) this.held.set(next.url, next);
-        const left: QueueItem[] = [];
-        for (const next of taken) {
-          const getter = this.closed ? undefined : this.getters.shift();
-          if (getter === undefined) left.push(next);
-          else getter.resolve(next);
-        }
-        for (const next of left) this.held.delete(next.url);
-        this.handBack(left); // Shut down meanwhile: not ours to fetch.
-        if (taken.length === 0) {
-          if (reply[0] === 0 && reply[1] === 0) void this.checkDone();
-          if (wakes === this.wakes) await new Promise<void>((resolve) => (this.wakeUp = resolve));
-        }
-      }
-    } catch (error) {
-      this.fail(error);
-    } finally {
-      this.pumping = false;
-    }
+  private async lease(count: number): Promise<QueueItem[]> {
+    const { queue, leases, owners, items, records, workers } = this.keys;
+    const reply = (await this.run("TAKE", [queue, leases, owners, items, records, workers], [this.keys.channel, this.owner, String(this.leaseMs), String(count)])) as Array<number | string>;
+    const taken = reply.slice(2).map((json) => JSON.parse(String(json)) as QueueItem);
+    for (const next of taken) this.held.set(next.url, next);
+    if (taken.length === 0 && reply[0] === 0 && reply[1] === 0) void this.checkDone();
+    return taken;
   }
 
   /** A message on the crawl's channel: URLs were queued (look again), or the crawl may be done (check). */
   private heard(message: string): void {
     if (message === "done") void this.checkDone();
-    this.wake();
-  }
-
-  /** Gives the pump a reason to look at Redis again. */
-  private wake(): void {
-    this.wakes += 1;
-    const wakeUp = this.wakeUp;
-    this.wakeUp = null;
-    wakeUp?.();
+    this.pump.wake();
   }
 
   /**
@@ -380,6 +337,12 @@ export class RedisFrontier implements Frontier {
     if (this.stopped) void this.checkDone();
   }
 
+  /** URLs held here that this process will not fetch: no longer held, and handed back. */
+  private letGo(items: readonly QueueItem[]): void {
+    for (const item of items) this.held.delete(item.url);
+    this.handBack(items);
+  }
+
   /** Hands leased URLs back to the queue, for another process or a later run. */
   private handBack(items: readonly QueueItem[]): void {
     if (items.length === 0 || this.failure !== null) return;
@@ -398,7 +361,7 @@ export class RedisFrontier implements Frontier {
     if (this.timers.length > 0) return;
     const renew = setInterval(() => void this.renew(), Math.max(50, Math.floor(this.leaseMs / 3)));
     const look = setInterval(() => {
-      this.wake();
+      this.pump.wake();
       void this.checkDone();
     }, Math.min(5000, Math.max(100, Math.floor(this.leaseMs / 4))));
     renew.unref();
@@ -430,10 +393,8 @@ export class RedisFrontier implements Frontier {
   private fail(error: unknown): void {
     if (this.failure !== null || this.closing) return;
     this.failure = new FrontierError(`Redis at ${redact(this.options.url)} stopped answering: ${reason(error)}; records written are kept, and running the crawl again resumes it`, { cause: error });
-    this.closed = true;
     for (const timer of this.timers) clearInterval(timer);
-    for (const getter of this.getters.splice(0)) getter.reject(new QueueShutDown());
-    this.wake();
+    this.pump.shutdown();
     this.joined?.reject(this.failure);
   }
 }
