@@ -100,9 +100,9 @@ export interface FrontierSummary {
 /**
  * A {@link Frontier} as the crawl core's store: the core asks and is
  * answered at once from what is here, while the frontier's promises settle
- * in the background. It keeps up to `maxTasks` URLs taken from the frontier
- * ready to hand out (and asked for), besides the `maxTasks` at most being
- * fetched, so a worker seldom finds none here while the frontier has some;
+ * in the background. It keeps at most `maxTasks` URLs taken from the
+ * frontier (being fetched, or here to be handed out: a shared frontier
+ * leases each to this process), asks for more as they finish,
  * stores each record with the frontier and reports it once stored, and says
  * more may come (`pending`) until the frontier's `join()` resolves: so the
  * crawl ends when the frontier says so, in every process. `whenDone()`
@@ -116,8 +116,9 @@ export class FrontierStore implements CrawlStore {
   readonly seenUrls: ReadonlySet<string>;
   /** URLs the frontier has given us, not handed out yet. */
   private readonly ready = new BlockFifo<QueueItem>();
-  /** `take()` calls out. */
+  /** `take()` calls out, and URLs handed out and not finished, released or put back. */
   private asking = 0;
+  private held = 0;
   private stopped = false;
   /** Set when the frontier's `join()` resolves: no URL will come any more. */
   private over = false;
@@ -147,7 +148,7 @@ export class FrontierStore implements CrawlStore {
   take(): QueueItem | undefined {
     const store = this;
     this.whenDone(); // From the first take() on, after the roots were added, the frontier's join() means the end.
-    while (!this.stopped && this.asking + this.ready.length < this.options.maxTasks) {
+    while (!this.stopped && this.asking + this.ready.length + this.held < this.options.maxTasks) {
       this.asking += 1;
       this.frontier.take().then(
         function taken(item) {
@@ -158,14 +159,18 @@ export class FrontierStore implements CrawlStore {
         function shutDown() { store.asking -= 1; },
       );
     }
-    return this.stopped || this.ready.length === 0 ? undefined : this.ready.shift();
+    if (this.stopped || this.ready.length === 0) return undefined;
+    this.held += 1;
+    return this.ready.shift();
   }
 
   putBack(item: QueueItem): void {
+    this.held -= 1;
     this.frontier.putBack(item); // Still leased here: our take() gets it again.
   }
 
   finish(item: QueueItem, visit: Visit, stored: (record: FetchStatistic | null) => void): void {
+    this.held -= 1;
     const store = this;
     this.frontier.finish(item, visit).then(stored, function failed(error: unknown) {
       stored(null);
@@ -174,6 +179,7 @@ export class FrontierStore implements CrawlStore {
   }
 
   release(item: QueueItem): void {
+    this.held -= 1;
     this.frontier.release(item);
   }
 
