@@ -1,11 +1,11 @@
 /**
  * Example 04: the whole crawl with callbacks (stage 1).
  *
- * The {@link Crawler} keeps a list of URLs waiting for a free slot and a map
- * of the Fetchers running; each Fetcher's last callback records its URL,
- * queues the new links and starts the next Fetchers. The crawl is over when
- * nothing runs and nothing waits; then the loop stops and `crawl`'s callback
- * gets the result.
+ * The {@link Crawler} asks the crawl core for jobs and starts a Fetcher for
+ * each; each Fetcher's last callback hands the outcome to the core (which
+ * records the URL and queues the new links) and starts the next Fetchers.
+ * The crawl is over when the core has nothing left; then the loop stops and
+ * `crawl`'s callback gets the result.
  *
  * A `trace` function counts how the crawl waited: the turns of the loop
  * (each `select` reports the ready sockets) and the callbacks it dispatched,

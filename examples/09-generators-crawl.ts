@@ -1,11 +1,12 @@
 /**
  * Example 09: the whole crawl with generator coroutines (stage 2).
  *
- * `Crawler.crawl()` is a coroutine: it queues the roots, starts `maxTasks`
- * worker Tasks, and waits on `yield* q.join()`. Each worker loops on
- * `yield* q.get()`, `yield* fetch(url)`, `q.taskDone()`. When the last URL is
- * done, `join()` returns and the crawl cancels its workers, idle in `get()`,
- * by throwing `CancelledError` into them.
+ * `Crawler.crawl()` is a coroutine: it queues the jobs the crawl core hands
+ * out (the root first), starts `maxTasks` worker Tasks, and waits on
+ * `yield* q.join()`. Each worker loops on `yield* q.get()`,
+ * `yield* fetch(job)`, then queues the core's next jobs and calls
+ * `q.taskDone()`. When the last job is done, `join()` returns and the crawl
+ * cancels its workers, idle in `get()`, by throwing `CancelledError` into them.
  *
  * The example runs it with the loop in view (`run-coroutine.ts`):
  * `loop.runUntilComplete(crawler.crawl())`, one `await` on the Task, then

@@ -1,9 +1,9 @@
 /**
- * The frontier: where stage 3's workers take URLs from and hand back what
- * they found. The chapter's `Queue` and `seen_urls` set, behind one small
- * interface, so that the same crawler runs on the in-memory queue (the
- * default) or on a queue shared by many processes (`RedisFrontier`,
- * `coroutine-crawler/redis`).
+ * A frontier in memory: the chapter's `Queue` and `seen_urls` set behind the
+ * promise-based {@link Frontier} interface that a `RedisFrontier`
+ * (`coroutine-crawler/redis`) also keeps. A crawl keeps its URLs in the
+ * crawl core's `MemoryStore` unless given a frontier; this one is the
+ * in-process yardstick of the interface, for its tests and the benchmark.
  *
  * @module
  */

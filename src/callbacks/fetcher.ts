@@ -53,8 +53,9 @@ export type FetchOutcome = HttpResponse | FetchError;
  *
  * A timer set with `callLater` bounds the attempt; the socket fails itself
  * with `ETIMEDOUT` when no byte moves for `idleTimeoutMs`. Calling `fetch()`
- * again starts a new attempt with a new socket: the Crawler does, for a
- * network error, up to `maxTries`, after a pause set with `later()`. Each step
+ * again starts a new attempt with a new socket; the Crawler instead makes a
+ * new Fetcher for each attempt the crawl core asks for, after the pause it
+ * asks for, set with `later()` on the Fetcher that failed. Each step
  * is published on `crawlChannel`, with the id of the crawl the Fetcher works for.
  *
  * @remarks The chapter's Fetcher reads until the server closes and then

@@ -12,8 +12,9 @@
  *
  * Read in this order: `src/kernel/selector.ts` (readiness from socket
  * events) and `src/kernel/socket.ts` (`connect`, `send`, `recv`), `event-loop.ts` (select, dispatch, timers), `fetcher.ts` (the
- * callback chain, each link catching its own errors), `crawler.ts` (the
- * bookkeeping: waiting URLs, running Fetchers, records, the end). No
+ * callback chain, each link catching its own errors), `crawler.ts` (Fetchers
+ * started for the jobs the crawl core hands out, src/crawl/core.ts, which keeps
+ * the URLs and the records and says when the crawl is over). No
  * Promise, `async` or generator is used in the crawl; {@link crawl} wraps the
  * finished result in the stage's only Promise, for callers.
  *

@@ -35,9 +35,9 @@ export interface Cancellable {
  * do itself, since they are ways of waiting.
  */
 export interface HostWaiting {
-  /** Puts a URL whose turn has come back where the stage's workers take URLs from. */
+  /** Puts a URL whose turn has come back where URLs are taken from (the crawl core puts it back in its store). */
   requeue(item: QueueItem): void;
-  /** Calls `wake` after `ms` milliseconds, the stage's way: a loop timer, a sleeping coroutine, an awaited promise. */
+  /** Calls `wake` after `ms` milliseconds (the crawl core keeps the wake-up and hands out a wait job for it). */
   later(ms: number, wake: () => void): Cancellable;
 }
 
@@ -73,15 +73,16 @@ const WAIT: Turn = { kind: "wait" };
  * The hosts of one crawl and the URLs waiting for each: the decisions of
  * politeness, shared by the three stages.
  *
- * A worker that takes a URL asks {@link HostLines.turn}. If its host cannot
- * take one more request now (its `robots.txt` is being read, `maxPerHost`
- * requests are in flight there, its delay or a `Retry-After` has not run
- * out), the URL joins the host's line and the worker goes on with other
- * URLs: a busy host never holds a worker. When a request to the host ends, its
- * `robots.txt` is read, or the stage's timer for it goes off, the URLs whose
- * turn has come are handed back through {@link HostWaiting.requeue}, each
- * with its slot kept for it. A URL waiting in a line is still unfinished: the
- * stage counts it as work left, so the crawl cannot end while it waits.
+ * The crawl core (src/crawl/core.ts) asks {@link HostLines.turn} for each
+ * URL it takes from its store. If its host cannot take one more request now
+ * (its `robots.txt` is being read, `maxPerHost` requests are in flight
+ * there, its delay or a `Retry-After` has not run out), the URL joins the
+ * host's line and the core goes on with other URLs: a busy host never holds
+ * a worker. When a request to the host ends, its `robots.txt` is read, or a
+ * wake-up for it comes due, the URLs whose turn has come are handed back
+ * through {@link HostWaiting.requeue}, each with its slot kept for it. A URL
+ * waiting in a line is still work left: the core counts it, so the crawl
+ * cannot end while it waits.
  *
  * With `robots` off, no `maxPerHost`, no `delayMs`, and before any
  * `Retry-After`, `turn()` answers `go` without looking at the URL: politeness

@@ -13,8 +13,8 @@ import type { UrlPolicy } from "./urls.js";
 /**
  * A URL to queue and the redirects it may still follow (the chapter's
  * `(url, max_redirect)` pair), the page that queued it and how deep it lies.
- * A stage queues the items `visit()` returns as they are, so the referrer and
- * the depth reach the URL's own `visit()`.
+ * The crawl core queues the items `visit()` returns as they are, so the
+ * referrer and the depth reach the URL's own `visit()`.
  */
 export interface QueueItem {
   url: string;
@@ -60,10 +60,10 @@ export interface VisitContext {
  * referrer. A body that cannot be read (`BadResponse`, `BodyTooLarge`) gives
  * an error record.
  *
- * It changes nothing: the stage marks each `next` URL seen and queues it,
- * with no wait between calling `visit()` and doing so, so no other fetch can
- * see `seenUrls` in between (the chapter's point about why coroutines need no
- * lock here).
+ * It changes nothing: the crawl core has its store mark each `next` URL seen
+ * and queue it, with no wait between calling `visit()` and doing so, so no
+ * other fetch can see `seenUrls` in between (the chapter's point about why
+ * coroutines need no lock here).
  *
  * @remarks The chapter's `fetch()` makes these decisions inline, after its
  * last `yield from`; the three stages share them here so that they cannot

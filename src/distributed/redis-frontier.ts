@@ -89,7 +89,8 @@ const NONE_KNOWN: ReadonlySet<string> = new Set<string>();
  * leases are put back. The pump leases through this object, which holds
  * every lease and makes every Redis call.
  *
- * @remarks `maxPages` counts the pages this process takes. Politeness
+ * @remarks `maxPages` counts the records this process makes, and its pages
+ * being fetched. Politeness
  * (`maxPerHost`, `delayMs`, `robots`) is kept per process: N processes may
  * send N times `maxPerHost` requests to one host.
  */

@@ -40,7 +40,7 @@ export const loopChannel = diagnostics_channel.channel("coroutine-crawler:loop")
 
 /** The queue's counters at a fetch's start or end. */
 export interface QueueCounters {
-  /** URLs waiting in the queue (or, in stage 1, waiting for a free slot). */
+  /** URLs waiting in the crawl's store for their turn (src/crawl/store.ts), in every stage. */
   queued: number;
   /** URLs queued or in flight: the joinable queue's unfinished count. */
   unfinished: number;
