@@ -137,7 +137,7 @@ export class CrawlCore implements VisitContext {
   ) {
     this.options = resolveOptions(options);
     this.policy = new UrlPolicy(typeof roots === "string" ? [roots] : roots, this.options);
-    store.open?.(this.options);
+    store.open?.(this.options, this.aborted);
     const core = this;
     this.hosts = new HostLines(this.options, {
       requeue(item) { core.store.putBack(item); }, // Its host's turn came: back in the queue.

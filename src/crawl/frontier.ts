@@ -127,13 +127,16 @@ export class FrontierStore implements CrawlStore {
   /** Resolves once the summary is read or the frontier failed; made by the first `take()` or `whenDone()`. */
   private done: Promise<void> | null = null;
   private options: Pick<ResolvedCrawlOptions, "maxTasks" | "keepRecords"> = { maxTasks: 1, keepRecords: true };
+  /** Stops the crawl, as its signal would: what this store does when the frontier fails. */
+  private stopCrawl: () => void = () => {};
 
   constructor(private readonly frontier: Frontier) {
     this.seenUrls = frontier.seenUrls;
   }
 
-  open(options: ResolvedCrawlOptions): void {
+  open(options: ResolvedCrawlOptions, stopCrawl: () => void): void {
     this.options = options;
+    this.stopCrawl = stopCrawl;
   }
 
   get size(): number {
@@ -215,8 +218,11 @@ export class FrontierStore implements CrawlStore {
     return this.read ?? { seen: [], todo: 0, records: null, recorded };
   }
 
+  /** The frontier failed: the crawl stops (its requests in flight abandoned), and `summary()` throws the error. */
   private fail(error: unknown): void {
-    this.failure ??= error;
+    if (this.failure !== null) return;
+    this.failure = error;
     this.stop();
+    this.stopCrawl();
   }
 }

@@ -29,8 +29,13 @@ export interface CrawlStore {
    * `finish` checks each URL itself.
    */
   readonly seenUrls: ReadonlySet<string>;
-  /** Called once by the core, with the options in force, before anything else. */
-  open?(options: ResolvedCrawlOptions): void;
+  /**
+   * Called once by the core, before anything else, with the options in force
+   * and `stopCrawl`, which stops the crawl as the caller's signal does: for a
+   * store that can fail (a server that stops answering), which then throws
+   * its error from `summary()`.
+   */
+  open?(options: ResolvedCrawlOptions, stopCrawl: () => void): void;
   /** URLs queued here, for the trace's counters. */
   readonly size: number;
   /** Marks each item whose URL was never seen as seen, and queues it. */

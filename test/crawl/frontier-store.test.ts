@@ -19,7 +19,7 @@ describe("FrontierStore", () => {
   it("hands out nothing until the frontier's take() has answered, then keeps at most maxTasks URLs taken", async () => {
     const frontier = new MemoryFrontier();
     const store = new FrontierStore(frontier);
-    store.open(resolveOptions({ maxTasks: 2 }));
+    store.open(resolveOptions({ maxTasks: 2 }), () => {});
     store.add(["/a", "/b", "/c"].map((path) => ({ url: `http://a.test${path}`, maxRedirect: 10 })));
     expect(store.take()).toBeUndefined(); // Asked for; the answer comes a promise job later.
     await Promise.resolve();
