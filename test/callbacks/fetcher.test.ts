@@ -1,6 +1,4 @@
 import diagnostics_channel from "node:diagnostics_channel";
-import { once } from "node:events";
-import http from "node:http";
 import net from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { EventLoop } from "../../src/callbacks/event-loop.js";
@@ -8,6 +6,7 @@ import { Fetcher } from "../../src/callbacks/fetcher.js";
 import type { FetcherOptions, FetchOutcome } from "../../src/callbacks/fetcher.js";
 import { IdleConnections } from "../../src/http/idle-connections.js";
 import { FixtureSite } from "../../src/site/fixture-site.js";
+import { startKeepAliveServer, type KeepAliveServer } from "../helpers/keep-alive-server.js";
 
 const options: FetcherOptions = {
   timeoutMs: 2_000,
@@ -20,34 +19,20 @@ const options: FetcherOptions = {
 
 let site: FixtureSite | null = null;
 /** A plain node:http server, for a test that sets its keepAliveTimeout. */
-let server: http.Server | null = null;
+let server: KeepAliveServer | null = null;
+
+async function keepAliveServer(keepAliveTimeout: number): Promise<KeepAliveServer> {
+  server = await startKeepAliveServer(keepAliveTimeout);
+  return server;
+}
 
 afterEach(async () => {
   await site?.close();
   site = null;
-  server?.closeAllConnections();
   server?.close();
   server = null;
 });
 
-/**
- * Starts a node:http server on 127.0.0.1 that answers "ok" and says
- * `Keep-Alive: timeout=N` for its `keepAliveTimeout` of N seconds; `accepted`
- * counts the connections it has seen.
- */
-async function keepAliveServer(keepAliveTimeout: number): Promise<{ url: string; accepted: () => number }> {
-  let connections = 0;
-  server = http.createServer({ keepAliveTimeout }, function answer(_request, response) {
-    response.end("ok");
-  });
-  server.on("connection", function counted() {
-    connections += 1;
-  });
-  server.listen(0, "127.0.0.1");
-  await once(server, "listening");
-  const { port } = server.address() as net.AddressInfo;
-  return { url: `http://127.0.0.1:${port}/`, accepted: () => connections };
-}
 
 /**
  * Fetches `urls` one after another on one loop, each Fetcher taking and

@@ -1,5 +1,3 @@
-import { once } from "node:events";
-import http from "node:http";
 import net from "node:net";
 import type { Socket } from "node:net";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
@@ -10,6 +8,7 @@ import { Future, type Coroutine } from "../../src/generators/futures.js";
 import { connect, read, readAll, request, sendAll } from "../../src/generators/sockets.js";
 import { Task } from "../../src/generators/tasks.js";
 import { outcome } from "./outcome.js";
+import { startKeepAliveServer, type KeepAliveServer } from "../helpers/keep-alive-server.js";
 
 /** A loopback TCP server whose reply to each connection the test decides. */
 interface TestServer {
@@ -191,30 +190,16 @@ describe("connect, sendAll, readAll", () => {
 });
 
 describe("request with kept connections", () => {
-  let server: http.Server | null = null;
+  let server: KeepAliveServer | null = null;
   afterEach(() => {
-    server?.closeAllConnections();
     server?.close();
     server = null;
   });
 
-  /**
-   * Starts a node:http server on 127.0.0.1 that answers "ok" and says
-   * `Keep-Alive: timeout=N` for its `keepAliveTimeout` of N seconds; `accepted`
-   * counts the connections it has seen.
-   */
   async function keepAliveServer(keepAliveTimeout: number): Promise<{ url: URL; accepted: () => number }> {
-    let connections = 0;
-    server = http.createServer({ keepAliveTimeout }, function answer(_request, response) {
-      response.end("ok");
-    });
-    server.on("connection", function counted() {
-      connections += 1;
-    });
-    server.listen(0, "127.0.0.1");
-    await once(server, "listening");
-    const { port } = server.address() as net.AddressInfo;
-    return { url: new URL(`http://127.0.0.1:${port}/`), accepted: () => connections };
+    const started = await startKeepAliveServer(keepAliveTimeout);
+    server = started;
+    return { url: new URL(started.url), accepted: started.accepted };
   }
 
   /** Two requests to `url`, one after the other, sharing `connections` as a Crawler's workers do. */
