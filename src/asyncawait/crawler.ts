@@ -18,7 +18,7 @@ import { errorDetail, errorName, type FetchError } from "../kernel/errors.js";
 import { crawlChannel } from "../observe/channels.js";
 import { JoinableQueue, QueueShutDown } from "./joinable-queue.js";
 
-/** How a `robots.txt` is read: whole, whatever the crawl skips. */
+/** How a `robots.txt` or a sitemap is read: whole, whatever the crawl skips. */
 const READ_WHOLE = { skipBody: null };
 
 /**
@@ -127,7 +127,7 @@ export class Crawler {
       let detail: string | null = null;
       if (crawlChannel.hasSubscribers) crawlChannel.publish({ type: "await", crawl: this.core.id, url, what: "client.get" });
       try {
-        outcome = await this.client.get(job.url, undefined, job.kind === "robots" ? READ_WHOLE : undefined);
+        outcome = await this.client.get(job.url, undefined, job.kind === "page" ? undefined : READ_WHOLE);
       } catch (error) {
         [outcome, detail] = [errorName(error), errorDetail(error)];
       }

@@ -53,7 +53,7 @@ export class Crawler {
   constructor(roots: string | string[], options: CrawlOptions = {}) {
     this.core = new CrawlCore("callbacks", roots, options);
     this.pageOptions = { ...this.core.options, connections: this.connections };
-    this.robotsOptions = { ...this.pageOptions, skipNonHtml: false }; // robots.txt is text/plain, and read.
+    this.robotsOptions = { ...this.pageOptions, skipNonHtml: false }; // A robots.txt or a sitemap is read whole.
   }
 
   /** The chapter's `url_allowed`: http(s), an allowed host, and not excluded. */
@@ -86,7 +86,7 @@ export class Crawler {
   /** Starts an attempt at the job's URL: a new Fetcher, whose callback carries the job and the Fetcher's slot. */
   private attempt(job: Job): void {
     const crawler = this;
-    const options = job.kind === "robots" ? this.robotsOptions : this.pageOptions;
+    const options = job.kind === "page" ? this.pageOptions : this.robotsOptions;
     const fetcher = new Fetcher(job.url, this.loop, options, function fetched(f, outcome) { crawler.fetched(job, slot, f, outcome); }, this.core.id);
     const slot = this.running.add(fetcher);
     this.core.started(job);

@@ -11,17 +11,19 @@ import { HostLines, type Cancellable } from "./politeness.js";
 import { appendRecord, errorRecord, type CrawlResult, type FetchStatistic } from "./records.js";
 import { RobotsReading } from "./robots.js";
 import { CrawlRun } from "./run.js";
+import { SITEMAP_MAX_FILES, sitemapSeeds, visitSitemap, type SitemapContext } from "./sitemaps.js";
 import { MemoryStore, type CrawlStore, type StoreSummary } from "./store.js";
 import { UrlPolicy } from "./urls.js";
-import { visit, type QueueItem, type Visit, type VisitContext } from "./visit.js";
+import { visit, type QueueItem, type Visit } from "./visit.js";
 
 /**
  * Something for a stage to do, handed out by {@link CrawlCore.next}:
  * - `page`: fetch `url`, a page whose host has given it its turn;
  * - `robots`: fetch `url`, an origin's `robots.txt` (read whole, whatever `skipNonHtml` says);
+ * - `sitemap`: fetch `url`, a sitemap (option `sitemaps`) whose host has given it its turn (read whole, as a `robots.txt`);
  * - `wait`: wait `delayMs`, then `finish(job)`: URLs wait for a host's delay, and nothing else can run now.
  *
- * Fetch a page or a `robots.txt` the same way: `started(job)`, one attempt,
+ * Fetch a page, a `robots.txt` or a sitemap the same way: `started(job)`, one attempt,
  * `settle(job, outcome)`, as often as `settle` says; then `finish(job)`.
  */
 export class Job {
@@ -31,12 +33,12 @@ export class Job {
   settled = false;
 
   constructor(
-    readonly kind: "page" | "robots" | "wait",
+    readonly kind: "page" | "robots" | "sitemap" | "wait",
     /** The URL to fetch; a `robots.txt` redirect changes it. Empty for a wait. */
     public url: string,
     /** For a wait, when it is over (performance.now() ms); else 0. */
     readonly until: number,
-    /** For a page, the URL as it was queued. */
+    /** For a page or a sitemap, the URL as it was queued. */
     readonly item: QueueItem | null,
     /** For a `robots.txt`, its reading. */
     readonly reading: RobotsReading | null,
@@ -100,7 +102,7 @@ class Wakeup implements Cancellable {
  * them each their own way came to decide one case three ways.
  * @see Chapter, "Coordinating Coroutines"; docs/behaviour.md
  */
-export class CrawlCore implements VisitContext {
+export class CrawlCore implements SitemapContext {
   /** The options in force, defaults filled in. */
   readonly options: ResolvedCrawlOptions;
   /** The URL policy: the roots, the hosts they allow, `exclude`, `maxDepth`. */
@@ -113,8 +115,10 @@ export class CrawlCore implements VisitContext {
   private readonly hosts: HostLines;
   /** Jobs handed out and not finished: pages, `robots.txt` files and waits. */
   private jobs = 0;
-  /** Of those, pages: with `recorded`, what `maxPages` counts. */
+  /** Of those, pages and sitemaps: with `recorded`, what `maxPages` counts. */
   private pages = 0;
+  /** Sitemap files queued (option `sitemaps`), of {@link SITEMAP_MAX_FILES}. */
+  private sitemapFiles = 0;
   /** Of those, waits: when each is over (performance.now() ms). */
   private waitsUntil: number[] = [];
   /** The host lines' wake-ups not yet run. */
@@ -155,6 +159,8 @@ export class CrawlCore implements VisitContext {
   get maxRedirect(): number { return this.options.maxRedirect; }
   /** `visit()` reads this option: the largest body it reads. */
   get maxBodyBytes(): number { return this.options.maxBodyBytes; }
+  /** `visitSitemap()` reads this: sitemap files the crawl may still queue. */
+  get sitemapFilesLeft(): number { return SITEMAP_MAX_FILES - this.sitemapFiles; }
   /** The crawl id every message of this crawl carries (0 before `begin`). */
   get id(): number { return this.run?.id ?? 0; }
 
@@ -177,6 +183,7 @@ export class CrawlCore implements VisitContext {
     this.startedAt = Date.now();
     this.cancelStage = cancel;
     this.store.add(this.policy.roots.map((url) => ({ url, maxRedirect: this.options.maxRedirect })));
+    if (this.options.sitemaps) for (const origin of this.rootOrigins()) this.queueSitemaps(sitemapSeeds(["/sitemap.xml"], origin, null, this));
     if (this.options.signal?.aborted === true) this.stop();
     this.options.signal?.addEventListener("abort", this.aborted, { once: true });
   }
@@ -194,7 +201,7 @@ export class CrawlCore implements VisitContext {
       const item = this.store.take();
       if (item === undefined) return this.waitJob(true);
       const turn = this.hosts.turn(item);
-      if (turn.kind === "go") return this.handOut(new Job("page", item.url, 0, item, null));
+      if (turn.kind === "go") return this.handOut(new Job(item.sitemap === undefined ? "page" : "sitemap", item.url, 0, item, null));
       if (turn.kind === "robots") {
         const reading = new RobotsReading(turn.origin, this.options, this.policy);
         return this.handOut(new Job("robots", reading.url, 0, null, reading));
@@ -232,10 +239,11 @@ export class CrawlCore implements VisitContext {
     if (error !== null && isRetryable(error) && job.attempt < this.options.maxTries) return { kind: "retry", delayMs: retryDelay(this.options.retryDelayMs, job.attempt) };
     let v: Visit;
     try {
-      v = visit(item, outcome, this, detail);
+      v = job.kind === "sitemap" ? visitSitemap(item, outcome, this, detail) : visit(item, outcome, this, detail);
     } catch {
       v = { record: errorRecord(item.url, "NetworkError", item.referrer ?? null), next: [] }; // A bug: the URL still gets its one record.
     }
+    if (job.kind === "sitemap") this.sitemapFiles += v.next.filter((each) => each.sitemap !== undefined).length;
     this.finishUrl(item, v);
     return this.settled(job);
   }
@@ -253,7 +261,7 @@ export class CrawlCore implements VisitContext {
       this.runDueWakeups(); // The hosts whose time has come hand out their URLs.
       return;
     }
-    if (job.kind === "page") {
+    if (job.kind === "page" || job.kind === "sitemap") {
       this.pages -= 1;
       const item = job.item as QueueItem;
       if (!job.settled && this.stopped) this.store.release(item);
@@ -332,6 +340,7 @@ export class CrawlCore implements VisitContext {
       return { kind: "retry", delayMs: 0 };
     }
     this.hosts.robotsRead(reading); // Its URLs waiting for it go on, or are refused when taken.
+    if (this.options.sitemaps && this.rootOrigins().has(reading.origin)) this.queueSitemaps(sitemapSeeds(reading.rules.sitemaps, reading.url, reading.url, this));
     return this.settled(job);
   }
 
@@ -342,7 +351,7 @@ export class CrawlCore implements VisitContext {
 
   private handOut(job: Job): Job {
     this.jobs += 1;
-    if (job.kind === "page") this.pages += 1;
+    if (job.kind === "page" || job.kind === "sitemap") this.pages += 1;
     return job;
   }
 
@@ -358,6 +367,17 @@ export class CrawlCore implements VisitContext {
     if (at === Infinity || this.waitsUntil.some((until) => until <= at)) return null;
     this.waitsUntil.push(at);
     return this.handOut(new Job("wait", "", at, null, null));
+  }
+
+  /** The origins of the roots, whose sitemaps option `sitemaps` reads. */
+  private rootOrigins(): Set<string> {
+    return new Set(this.policy.roots.map((root) => new URL(root).origin));
+  }
+
+  /** Queues the sitemaps the crawl starts from (see src/crawl/sitemaps.ts), counting them. */
+  private queueSitemaps(items: QueueItem[]): void {
+    this.sitemapFiles += items.length;
+    this.store.add(items);
   }
 
   /** Runs the host lines' wake-ups whose time has come. */

@@ -99,6 +99,13 @@ export interface CrawlOptions {
    * turns it on unless given `--ignore-robots`.
    */
   robots?: boolean;
+  /**
+   * Also start from each root origin's sitemaps: its `/sitemap.xml`, and the
+   * `Sitemap:` lines of its `robots.txt` (with `robots`). Sitemap indexes and
+   * gzip are read; the pages they list are queued like roots, within the URL
+   * policy. Each sitemap gets a record. Default false.
+   */
+  sitemaps?: boolean;
   /** Requests in flight to one host (origin) at most, however large `maxTasks` is. Default: no limit but `maxTasks`. */
   maxPerHost?: number;
   /** Milliseconds between the starts of two requests to one host. Default 0. */
@@ -167,6 +174,8 @@ export interface ResolvedCrawlOptions {
   rejectUnauthorized: boolean;
   /** Whether each origin's `robots.txt` is read and obeyed. */
   robots: boolean;
+  /** Whether the crawl also starts from each root origin's sitemaps. */
+  sitemaps: boolean;
   /** Requests in flight to one host at most; `Infinity`: no limit but `maxTasks` (JSON shows it as null). */
   maxPerHost: number;
   /** Milliseconds between the starts of two requests to one host. */
@@ -215,6 +224,7 @@ export const DEFAULT_OPTIONS: Readonly<ResolvedCrawlOptions> = Object.freeze({
   ca: null,
   rejectUnauthorized: true,
   robots: false,
+  sitemaps: false,
   maxPerHost: Infinity,
   delayMs: 0,
   delayJitter: 0,
@@ -262,6 +272,7 @@ export function resolveOptions(options: CrawlOptions = {}): ResolvedCrawlOptions
     ca: certificates(options.ca),
     rejectUnauthorized: boolean("rejectUnauthorized", options.rejectUnauthorized, DEFAULT_OPTIONS.rejectUnauthorized),
     robots: boolean("robots", options.robots, DEFAULT_OPTIONS.robots),
+    sitemaps: boolean("sitemaps", options.sitemaps, DEFAULT_OPTIONS.sitemaps),
     maxPerHost: integer("maxPerHost", options.maxPerHost, 1, DEFAULT_OPTIONS.maxPerHost, true),
     delayMs: delay("delayMs", options.delayMs, DEFAULT_OPTIONS.delayMs),
     delayJitter: fraction("delayJitter", options.delayJitter, DEFAULT_OPTIONS.delayJitter),

@@ -59,6 +59,8 @@ export interface RobotsRules {
   readonly crawlDelayMs: number | null;
   /** Whether `url` (of this origin) may be fetched. */
   allows(url: string): boolean;
+  /** The file's `Sitemap:` lines, as written, in order (none unless it was read). */
+  readonly sitemaps: readonly string[];
 }
 
 /**
@@ -161,8 +163,8 @@ export class RobotsReading {
  */
 const robotsParser = robotsParserModule as unknown as typeof robotsParserModule.default;
 
-const ALLOW_ALL: RobotsRules = { verdict: "allow-all", crawlDelayMs: null, allows: () => true };
-const UNREACHABLE: RobotsRules = { verdict: "unreachable", crawlDelayMs: null, allows: () => false };
+const ALLOW_ALL: RobotsRules = { verdict: "allow-all", crawlDelayMs: null, allows: () => true, sitemaps: [] };
+const UNREACHABLE: RobotsRules = { verdict: "unreachable", crawlDelayMs: null, allows: () => false, sitemaps: [] };
 
 /**
  * The first {@link ROBOTS_MAX_BYTES} of the body, decoded (gzip, deflate) and
@@ -186,5 +188,6 @@ function parsedRules(origin: string, text: string, token: string): RobotsRules {
     crawlDelayMs: typeof delay === "number" && Number.isFinite(delay) && delay > 0 ? delay * 1000 : null,
     // undefined: the URL is not of this origin, which a crawl never asks; allowed, like robots-parser's other answers.
     allows: (url) => robot.isAllowed(url, token) !== false,
+    sitemaps: robot.getSitemaps(),
   };
 }

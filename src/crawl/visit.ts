@@ -25,6 +25,12 @@ export interface QueueItem {
   depth?: number;
   /** Attempts already made at this URL: a URL queued again after a `Retry-After` carries them. Absent: none. */
   tries?: number;
+  /**
+   * Present for a sitemap (option `sitemaps`), which is fetched and read as
+   * one, not as a page: how deep in sitemap indexes it lies (0 for a sitemap
+   * the crawl starts from, 1 for one an index at 0 names, …).
+   */
+  sitemap?: number;
 }
 
 /** What a URL's outcome means for the crawl: its record, then the URLs to queue. */

@@ -57,7 +57,7 @@ export class Crawler {
   constructor(roots: string | string[], options: CrawlOptions = {}) {
     this.core = new CrawlCore("generators", roots, options);
     this.pageOptions = { ...this.core.options, connections: this.connections };
-    this.robotsOptions = { ...this.pageOptions, skipNonHtml: false }; // robots.txt is text/plain, and read.
+    this.robotsOptions = { ...this.pageOptions, skipNonHtml: false }; // A robots.txt or a sitemap is read whole.
   }
 
   /** The chapter's `url_allowed`: http(s), an allowed host, and not excluded. */
@@ -112,7 +112,7 @@ export class Crawler {
       this.core.started(job);
       let [outcome, detail]: [HttpResponse | FetchError, string | null] = ["NetworkError", null];
       try {
-        const options = job.kind === "robots" ? this.robotsOptions : this.pageOptions;
+        const options = job.kind === "page" ? this.pageOptions : this.robotsOptions;
         outcome = yield* waitFor(request(new URL(job.url), options, this.core.id), this.core.options.timeoutMs);
       } catch (caught) {
         if (caught instanceof CancelledError) throw caught; // We are cancelled, not the attempt.

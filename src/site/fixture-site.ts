@@ -8,7 +8,7 @@ import { createServer, STATUS_CODES, type IncomingMessage, type Server, type Ser
 import type { AddressInfo, Socket } from "node:net";
 import { deflateRawSync, deflateSync, gzipSync } from "node:zlib";
 import { faultHandler, type Fault, type RouteHandler } from "./faults.js";
-import { linksHtml, NOT_FOUND_BODY, NOT_FOUND_TYPE } from "./html.js";
+import { linksHtml, NOT_FOUND_BODY, NOT_FOUND_TYPE, sitemapXml } from "./html.js";
 
 /** Options for {@link FixtureSite.start}. */
 export interface FixtureSiteOptions {
@@ -44,6 +44,14 @@ export interface RetryAfterOptions {
   times: number;
   /** What every later request gets: a page, as {@link FixtureSite.addPage} serves `content`. */
   then: PageContent;
+}
+
+/** Settings for {@link FixtureSite.addSitemap}. */
+export interface SitemapOptions {
+  /** A sitemap index: its URLs are sitemaps (`<sitemapindex>`), not pages (`<urlset>`). Default false. */
+  index?: boolean;
+  /** Serve the file gzipped, as a `.xml.gz` is served: `application/gzip`, with no `Content-Encoding`. Default false. */
+  gzip?: boolean;
 }
 
 /** One request as the site received it: see {@link FixtureSite.requests}. */
@@ -141,6 +149,20 @@ export class FixtureSite {
   /** Serves `text` as `/robots.txt`, `text/plain`. */
   addRobots(text: string): this {
     return this.addPage("/robots.txt", text, "text/plain; charset=utf-8");
+  }
+
+  /**
+   * Serves a sitemap at `path` listing `paths` (each made absolute on this
+   * site, unless already absolute): pages, or sitemaps with `index`; as
+   * `application/xml`, or gzipped as `application/gzip` with `gzip`.
+   *
+   * @example
+   * site.addSitemap("/sitemap.xml", ["/only-in-sitemap"]).addPage("/only-in-sitemap", []);
+   */
+  addSitemap(path: string, paths: readonly string[], options: SitemapOptions = {}): this {
+    const xml = sitemapXml(paths.map((each) => this.urlFor(each)), options.index === true ? "sitemapindex" : "urlset");
+    if (options.gzip === true) return this.addPage(path, gzipSync(xml), "application/gzip");
+    return this.addPage(path, xml, "application/xml; charset=utf-8");
   }
 
   /**

@@ -44,3 +44,18 @@ export function linksHtml(links: readonly string[], options: LinksHtmlOptions = 
 export function escapeHtml(text: string): string {
   return text.replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 }
+
+/**
+ * A sitemap (sitemaps.org) listing `urls`, each escaped, as `<loc>`s: the
+ * pages of a `urlset`, or with `kind: "sitemapindex"` the sitemaps of an index.
+ *
+ * @example
+ * sitemapXml(["/a"].map((path) => site.urlFor(path))) // <urlset xmlns=…><url><loc>http://127.0.0.1:…/a</loc></url></urlset>
+ */
+export function sitemapXml(urls: readonly string[], kind: "urlset" | "sitemapindex" = "urlset"): string {
+  const entry = kind === "urlset" ? "url" : "sitemap";
+  const entries = urls.map(function loc(url) {
+    return `  <${entry}><loc>${escapeHtml(url)}</loc></${entry}>\n`;
+  });
+  return `<?xml version="1.0" encoding="UTF-8"?>\n<${kind} xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n${entries.join("")}</${kind}>\n`;
+}

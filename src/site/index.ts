@@ -23,9 +23,10 @@ export {
   type PageOptions,
   type ReceivedRequest,
   type RetryAfterOptions,
+  type SitemapOptions,
 } from "./fixture-site.js";
 export { faultHandler, type Fault, type RouteHandler } from "./faults.js";
-export { escapeHtml, linksHtml, NOT_FOUND_BODY, NOT_FOUND_TYPE, type LinksHtmlOptions } from "./html.js";
+export { escapeHtml, linksHtml, NOT_FOUND_BODY, NOT_FOUND_TYPE, sitemapXml, type LinksHtmlOptions } from "./html.js";
 export { encodeLegacy, type LegacyCharset } from "./legacy-charset.js";
 export {
   mulberry32,
