@@ -99,13 +99,15 @@ class SitemapReader {
     if (this.text !== null) this.text += text;
   }
 
-  onclosetag(): void {
+  /** An element ends: its end tag, or (`implied`) an end tag of an element around it, or the end of the text. */
+  onclosetag(_name: string, implied: boolean): void {
     const depth = this.open.length;
     this.open.pop();
     if (this.text === null || depth !== 3) return; // Only the <loc>'s own end ends its text.
     const loc = this.text.trim();
     this.text = null;
-    if (loc !== "" && this.locs.length < SITEMAP_MAX_LOCS) this.locs.push(loc);
+    // A <loc> without its end tag may be cut short: `http://exa` is not a URL of the site.
+    if (!implied && loc !== "" && this.locs.length < SITEMAP_MAX_LOCS) this.locs.push(loc);
   }
 }
 
