@@ -124,6 +124,7 @@ export function parseCommandLine(argv: readonly string[]): Invocation {
   if (values["no-parent"] === true) crawlOptions.noParent = true;
   if (values["max-depth"] !== undefined) crawlOptions.maxDepth = wholeNumber("max-depth", values["max-depth"]);
   if (values["skip-non-html"] === true) crawlOptions.skipNonHtml = true;
+  if (values.sitemaps === true) crawlOptions.sitemaps = true;
   if (values.header !== undefined) crawlOptions.headers = headerFlags(values.header);
   for (const token of tokens) {
     if (token.kind === "option" && (token.name === "strict" || token.name === "lenient")) {

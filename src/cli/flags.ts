@@ -107,6 +107,13 @@ links at 1; a redirect adds none (default: no limit)`,
 head says so, unread: its record has the type and the
 Content-Length (0 when there is none)`,
   },
+  sitemaps: {
+    type: "boolean", group: "scope",
+    help: `also start from each root site's sitemaps: /sitemap.xml
+and robots.txt's Sitemap: lines (indexes and .xml.gz too);
+the pages they list are crawled like roots; each sitemap
+gets a record (a missing one: its 404)`,
+  },
   header: {
     type: "string", value: "'NAME: VALUE'", multiple: true, group: "scope",
     help: `send this request header too (repeat for more); one

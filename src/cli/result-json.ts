@@ -51,6 +51,8 @@ export interface OptionsJson {
   rejectUnauthorized: boolean;
   /** Whether robots.txt was read and obeyed (off only with `--ignore-robots`). */
   robots: boolean;
+  /** Whether the crawl also started from each root origin's sitemaps (`--sitemaps`). */
+  sitemaps: boolean;
   /** Requests in flight to one host at most; null when there is no limit but `maxTasks`. */
   maxPerHost: number | null;
   /** Milliseconds between the starts of two requests to one host. */
@@ -118,6 +120,7 @@ export function resultJson(stage: StageName, result: CrawlResult, interrupted: b
       headers: Object.keys(options.headers),
       rejectUnauthorized: options.rejectUnauthorized,
       robots: options.robots,
+      sitemaps: options.sitemaps,
       maxPerHost: Number.isFinite(options.maxPerHost) ? options.maxPerHost : null,
       delayMs: options.delayMs,
       delayJitter: options.delayJitter,

@@ -130,6 +130,11 @@ describe("parseCommandLine", () => {
     });
   });
 
+  it("reads --sitemaps as option sitemaps, and leaves it out when not given", () => {
+    expect(commandLine(["--sitemaps", "a.com"]).crawlOptions).toMatchObject({ sitemaps: true });
+    expect(commandLine(["a.com"]).crawlOptions).not.toHaveProperty("sitemaps");
+  });
+
   it("leaves the crawl controls out when their flags are not given", () => {
     expect(commandLine(["a.com"]).crawlOptions).not.toHaveProperty("headers");
     expect(commandLine(["a.com"]).crawlOptions).not.toHaveProperty("maxDepth");

@@ -99,6 +99,7 @@ describe("crawl --json", () => {
       headers: [],
       rejectUnauthorized: true,
       robots: true,
+      sitemaps: false,
       maxPerHost: null,
       delayMs: 0,
       delayJitter: 0,
