@@ -44,7 +44,9 @@ export interface FetchStatistic {
   /**
    * Why the last try failed, in Node's words, when `error` is `TlsError`:
    * the code and message of the certificate or handshake failure, e.g.
-   * `CERT_HAS_EXPIRED: certificate has expired`. Null otherwise.
+   * `CERT_HAS_EXPIRED: certificate has expired`; for a sitemap that could
+   * not be read (option `sitemaps`), why: `Not a sitemap: …`, or the limit a
+   * gzip bomb ran into. Null otherwise.
    */
   detail: string | null;
 }

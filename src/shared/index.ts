@@ -4,7 +4,7 @@
  * timers, the error classes), HTTP/1.x bytes (the request every stage sends,
  * and the response parser and kept connections of stages 1 and 2), the crawl's shared decisions
  * (options, the URL policy, link extraction, page reading, `visit()`, the
- * records and the report, robots.txt and the host lines of politeness), and the trace events.
+ * records and the report, robots.txt, sitemaps and the host lines of politeness), and the trace events.
  *
  * The code lives in `src/kernel/`, `src/http/`, `src/crawl/` and
  * `src/observe/`; this module only gathers it, so that `coroutine-crawler/shared`
@@ -38,6 +38,7 @@ export * from "../observe/trace-url.js";
 export * from "../crawl/report.js";
 export * from "../crawl/visit.js";
 export * from "../crawl/robots.js";
+export * from "../crawl/sitemaps.js";
 export * from "../crawl/politeness.js";
 export * from "../crawl/core.js";
 export * from "../crawl/store.js";
