@@ -110,7 +110,7 @@ Content-Length (0 when there is none)`,
   sitemaps: {
     type: "boolean", group: "scope",
     help: `also start from each root site's sitemaps: /sitemap.xml
-and robots.txt's Sitemap: lines (indexes and .xml.gz too);
+and robots.txt's Sitemap: lines (indexes, gzip, text too);
 the pages they list are crawled like roots; each sitemap
 gets a record (a missing one: its 404)`,
   },

@@ -101,8 +101,8 @@ export interface CrawlOptions {
   robots?: boolean;
   /**
    * Also start from each root origin's sitemaps: its `/sitemap.xml`, and the
-   * `Sitemap:` lines of its `robots.txt` (with `robots`). Sitemap indexes and
-   * gzip are read; the pages they list are queued like roots, within the URL
+   * `Sitemap:` lines of its `robots.txt` (with `robots`). Sitemap indexes,
+   * gzip and text sitemaps are read; the pages they list are queued like roots, within the URL
    * policy. Each sitemap gets a record. Default false.
    */
   sitemaps?: boolean;

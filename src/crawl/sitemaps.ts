@@ -32,16 +32,23 @@ export const SITEMAP_MAX_FILES = 1_000;
 /** Elements open at once in a sitemap, at most: a sitemap nests three or four deep; a deeper one is not a sitemap. */
 const MAX_NESTED_ELEMENTS = 32;
 
-/** What a sitemap file holds: pages (`urlset`) or more sitemaps (`sitemapindex`), and their URLs as written. */
+/** What a sitemap file holds: pages (`urlset`, or a text sitemap) or more sitemaps (`sitemapindex`), and their URLs as written. */
 export interface Sitemap {
-  /** `urlset`: `locs` are pages; `sitemapindex`: `locs` are sitemaps. */
+  /** `urlset` (a text sitemap too): `locs` are pages; `sitemapindex`: `locs` are sitemaps. */
   kind: "urlset" | "sitemapindex";
   /** The text of each `<loc>` of a `<url>` (or of a `<sitemap>`), trimmed, in document order, at most {@link SITEMAP_MAX_LOCS}. */
   locs: string[];
 }
 
 /**
- * Reads a sitemap's XML with htmlparser2 in XML mode: its root element must
+ * Reads a sitemap: XML, or text when its first character (after a byte
+ * order mark and white space) is not `<`.
+ *
+ * A text sitemap (the protocol's other format) lists one page per line;
+ * lines that are not an absolute http(s) URL are skipped, and an empty file
+ * lists nothing.
+ *
+ * XML is read with htmlparser2 in XML mode: its root element must
  * be `urlset` or `sitemapindex`, and each `<loc>` child of a `<url>` (or a
  * `<sitemap>`) gives one URL. Names are compared without their namespace
  * prefix and case (`<sm:URLSET>` is a `urlset`), and the namespace itself is
@@ -50,16 +57,33 @@ export interface Sitemap {
  * ignored; entities and CDATA are decoded. XML that is not well formed is
  * read as far as it goes: a file cut short gives the `<loc>`s before the cut.
  *
- * @throws FetchFailure `BadResponse` when the text is not a sitemap: no root
- * element, another root element (an HTML page), or elements nested more than
- * 32 deep.
+ * @throws FetchFailure `BadResponse` when XML is not a sitemap: no root
+ * element (a comment alone), another root element (an HTML page), or
+ * elements nested more than 32 deep.
  * @example
  * ```ts
  * parseSitemap('<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>http://a.example/</loc></url></urlset>');
  * // → { kind: "urlset", locs: ["http://a.example/"] }
  * ```
  */
-export function parseSitemap(xml: string): Sitemap {
+export function parseSitemap(text: string): Sitemap {
+  const start = /^\uFEFF?\s*/.exec(text)?.[0].length ?? 0;
+  if (text[start] !== "<") return { kind: "urlset", locs: textLocs(text) };
+  return parseXmlSitemap(text);
+}
+
+/** The lines of a text sitemap that are absolute http(s) URLs, trimmed, at most {@link SITEMAP_MAX_LOCS}. */
+function textLocs(text: string): string[] {
+  const locs: string[] = [];
+  for (const line of text.split(/\r\n|\r|\n/)) {
+    const url = parseUrl(line.trim());
+    if (url !== null && (url.protocol === "http:" || url.protocol === "https:")) locs.push(line.trim());
+    if (locs.length === SITEMAP_MAX_LOCS) break;
+  }
+  return locs;
+}
+
+function parseXmlSitemap(xml: string): Sitemap {
   const reader = new SitemapReader();
   const parser = new Parser(reader, { xmlMode: true });
   parser.write(xml);

@@ -115,6 +115,18 @@ describe.each(stages)("$name crawler, with sitemaps", ({ crawl }) => {
     expect(result.records.find((record) => record.url === site.urlFor("/sitemap.xml"))).toMatchObject({ numUrls: 1, numNewUrls: 1 });
   });
 
+  it("reads a text sitemap robots.txt names, one page per line", async () => {
+    const site = await startSite();
+    const u = (path: string): string => site.urlFor(path);
+    const text = `${u("/a")}\n${u("/b")}\n`;
+    site.addRobots("Sitemap: /pages.txt\n").addPage("/", []).addPage("/pages.txt", text, "text/plain").addPage("/a", []).addPage("/b", []);
+    const result = await crawl(site.url, { sitemaps: true, robots: true, maxTasks: 1 });
+    expect(result.records.find((record) => record.url === u("/pages.txt"))).toEqual(
+      pageRecordOf(u("/pages.txt"), { contentType: "text/plain", size: text.length, numUrls: 2, numNewUrls: 2, referrer: u("/robots.txt") }),
+    );
+    expect(site.requestsFor("/a") + site.requestsFor("/b")).toBe(2);
+  });
+
   it("counts sitemaps among the records maxPages allows", async () => {
     const site = await startSite();
     site.addPage("/", []).addSitemap("/sitemap.xml", ["/a", "/b", "/c"]).addPage("/a", []).addPage("/b", []).addPage("/c", []);

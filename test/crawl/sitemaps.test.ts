@@ -74,11 +74,16 @@ describe("parseSitemap", () => {
     expect(parseSitemap("<sitemapindex><url><loc>http://example.com/a</loc></url></sitemapindex>").locs).toEqual([]);
   });
 
-  it("throws BadResponse for a document that is not a sitemap: an HTML page, plain text, nothing", () => {
+  it("reads a text sitemap: each line that is an absolute http(s) URL, trimmed", () => {
+    const text = "\uFEFFhttp://example.com/a\r\n  https://example.com/b  \n\n/relative\nmailto:x@example.com\nnot a url\rhttp://example.com/c";
+    expect(parseSitemap(text)).toEqual({ kind: "urlset", locs: ["http://example.com/a", "https://example.com/b", "http://example.com/c"] });
+    expect(parseSitemap("")).toEqual({ kind: "urlset", locs: [] });
+  });
+
+  it("throws BadResponse for XML that is not a sitemap: an HTML page, a comment alone", () => {
     for (const [text, why] of [
       ["<!doctype html><html><body><a href='/a'>a</a></body></html>", "its root element is <html>"],
-      ["http://example.com/a\n", "it has no root element"],
-      ["", "it has no root element"],
+      ["  <!-- nothing here -->\n", "it has no root element"],
     ] as const) {
       expect(() => parseSitemap(text)).toThrow(expect.objectContaining({ kind: "BadResponse", message: `Not a sitemap: ${why}` }));
     }
