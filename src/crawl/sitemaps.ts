@@ -173,8 +173,8 @@ export interface SitemapContext extends VisitContext {
 /**
  * Turns the outcome of fetching the sitemap `item` into its record and the
  * URLs to queue, as `visit()` does for a page. A sitemap's record is an
- * ordinary record: `numUrls` counts its `<loc>`s the policy allows,
- * `numNewUrls` those it queues.
+ * ordinary record: `numUrls` counts the distinct URLs of its `<loc>`s that
+ * the policy allows, `numNewUrls` those it queues.
  *
  * - A `urlset`'s allowed, unseen URLs are queued as pages at depth 0: seeds,
  *   like the roots (links they lead to are at depth 1).
@@ -223,22 +223,20 @@ export function visitSitemap(item: QueueItem, outcome: HttpResponse | FetchError
     return { record: errorRecord(url, errorName(error), referrer, messageOf(error)), next: [] };
   }
   const index = sitemap.kind === "sitemapindex";
-  const fresh = new Set<string>();
-  let numUrls = 0;
+  const allowed = new Set<string>(); // Distinct, in document order, as a page's links are counted.
   for (const loc of sitemap.locs) {
     const target = locUrl(loc, url);
-    if (target === null || !(index ? sitemapFileAllowed(target, context.policy) : context.policy.hrefAllowed(target))) continue;
-    numUrls += 1;
-    if (!context.seenUrls.has(target)) fresh.add(target);
+    if (target !== null && (index ? sitemapFileAllowed(target, context.policy) : context.policy.hrefAllowed(target))) allowed.add(target);
   }
   const room = index ? (level < SITEMAP_MAX_NESTING ? context.sitemapFilesLeft : 0) : Infinity;
   const next: QueueItem[] = [];
-  for (const target of fresh) {
+  for (const target of allowed) {
     if (next.length >= room) break;
+    if (context.seenUrls.has(target)) continue;
     next.push(index ? { url: target, maxRedirect: context.maxRedirect, referrer: url, depth: 0, sitemap: level + 1 } : { url: target, maxRedirect: context.maxRedirect, referrer: url, depth: 0 });
   }
   const page = { status: outcome.status, size: bytes.length, contentType: mediaType(outcome.headers), encoding: charset };
-  return { record: pageRecord(url, page, numUrls, next.length, referrer), next };
+  return { record: pageRecord(url, page, allowed.size, next.length, referrer), next };
 }
 
 /** A `<loc>` as the crawl queues it: resolved against the sitemap (the protocol asks for absolute URLs), without fragment or credentials; null when not an http(s) URL. */

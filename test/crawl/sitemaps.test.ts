@@ -140,7 +140,7 @@ describe("visitSitemap", () => {
     ]);
     expect(v.record).toEqual({
       url: SITEMAP, nextUrl: null, status: 200, error: null, size: body.length, contentType: "application/xml", encoding: "utf-8",
-      numUrls: 4, numNewUrls: 2, referrer: null, detail: null,
+      numUrls: 3, numNewUrls: 2, referrer: null, detail: null, // /a and /a#top: one URL
     });
   });
 
