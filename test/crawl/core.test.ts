@@ -196,3 +196,61 @@ describe("CrawlCore", () => {
     expect(core.done).toBe(true);
   });
 });
+
+describe("CrawlCore with sitemaps", () => {
+  function xml(kind: "urlset" | "sitemapindex", urls: readonly string[]): HttpResponse {
+    const entry = kind === "urlset" ? "url" : "sitemap";
+    const body = `<${kind}>${urls.map((url) => `<${entry}><loc>${url}</loc></${entry}>`).join("")}</${kind}>`;
+    return response(200, { "content-type": "application/xml" }, body);
+  }
+
+  it("hands out the root origin's /sitemap.xml as a sitemap job after the root, and its pages as page jobs", () => {
+    const core = begun({ sitemaps: true, maxTasks: 1 });
+    const [root] = takeAll(core);
+    expect([root?.kind, root?.url]).toEqual(["page", ROOT]);
+    answer(core, root as Job, page());
+    const [sitemap] = takeAll(core);
+    expect([sitemap?.kind, sitemap?.url]).toEqual(["sitemap", `${ROOT}sitemap.xml`]);
+    answer(core, sitemap as Job, xml("urlset", [`${ROOT}a`]));
+    const [a] = takeAll(core);
+    expect([a?.kind, a?.url]).toEqual(["page", `${ROOT}a`]);
+    answer(core, a as Job, page());
+    expect(core.next()).toBeNull();
+    expect(core.done).toBe(true);
+    expect(core.end().records.map((record) => [record.url, record.numNewUrls])).toEqual([[ROOT, 0], [`${ROOT}sitemap.xml`, 1], [`${ROOT}a`, 0]]);
+  });
+
+  it("fetches at most 1,000 sitemap files in a crawl, /sitemap.xml and those indexes name together", () => {
+    const core = begun({ sitemaps: true, maxTasks: 1 });
+    let sitemaps = 0;
+    for (let job = core.next(); job !== null; job = core.next()) {
+      if (job.kind === "page") {
+        answer(core, job, page());
+        continue;
+      }
+      sitemaps += 1;
+      // Each index names 600 more: two levels would be 360,000 files.
+      const level = sitemaps === 1 ? "top" : job.url.slice(ROOT.length, -".xml".length);
+      answer(core, job, xml("sitemapindex", Array.from({ length: 600 }, (_, i) => `${ROOT}${level}-${i}.xml`)));
+    }
+    expect(sitemaps).toBe(1_000);
+    expect(core.done).toBe(true);
+  });
+
+  it("reads the Sitemap: lines of a root origin's robots.txt only", () => {
+    const core = new CrawlCore("callbacks", ROOT, { sitemaps: true, robots: true, maxTasks: 1 });
+    core.begin(null, () => {});
+    const fetched: string[] = [];
+    for (let job = core.next(); job !== null; job = core.next()) {
+      fetched.push(job.url);
+      if (job.kind === "robots") answer(core, job, response(200, { "content-type": "text/plain" }, `Sitemap: ${job.url.replace("robots.txt", "listed.xml")}\n`));
+      else if (job.url === ROOT) answer(core, job, page("http://www.example.com/"));
+      else if (job.kind === "sitemap") answer(core, job, response(404));
+      else answer(core, job, page());
+    }
+    expect(fetched).toEqual([
+      `${ROOT}robots.txt`, `${ROOT}sitemap.xml`, ROOT, `${ROOT}listed.xml`,
+      "http://www.example.com/robots.txt", "http://www.example.com/", // another origin: its Sitemap: line is not read
+    ]);
+  });
+});
