@@ -48,14 +48,14 @@ describe("ProgressLine", () => {
     const line = new ProgressLine(stream, counters, "callbacks", () => now);
     counters.onRecord(page);
     line.update();
-    expect(stream.writes).toEqual(["\r\x1b[Kcallbacks: done 1 · queued - · in flight - · errors 0 · 1.0 pages/s"]);
+    expect(stream.writes).toEqual(["\r\x1b[Kcallbacks: done 1 · queued - · in flight - · errors 0 · 1.0 pages/s · 0:01"]);
     line.clear();
     line.clear();
     expect(stream.writes.slice(1)).toEqual(["\r\x1b[K"]);
     now = 1200;
     counters.onTrace(fetchStart(2, 7));
     line.update();
-    expect(stream.writes.at(-1)).toBe("\r\x1b[Kcallbacks: done 1 · queued 7 · in flight 2 · errors 0 · 0.8 pages/s");
+    expect(stream.writes.at(-1)).toBe("\r\x1b[Kcallbacks: done 1 · queued 7 · in flight 2 · errors 0 · 0.8 pages/s · 0:01");
   });
 
   it("redraws at most once per interval, and never wider than the terminal", () => {
