@@ -142,6 +142,25 @@ describeWithRedis("crawl --frontier", () => {
     ]);
   });
 
+  it("hands its leased URLs back at SIGTERM as at Ctrl-C, and exits with 143; the URLs wait queued", async () => {
+    const flags = frontierFlags();
+    const crawl = new CliProcess([...flags, "-v", "--max-tasks", "2", "--ignore-robots", `${site.url}/slow`]);
+    await crawl.waitForStdout(`${site.url}/slow 200`);
+    let status = "";
+    for (let look = 0; look < 100 && !status.includes("\nleased         2\n"); look++) {
+      status = (await runCli([...flags, "--status"])).stdout;
+    }
+    expect(status).toContain("\nqueued         2\nleased         2\n");
+    crawl.kill("SIGTERM");
+    const { code, stdout, stderr } = await crawl.outcome();
+    expect(stderr).toBe("Interrupted by SIGTERM\n");
+    expect(code).toBe(143);
+    expect(stdout).toContain("Todo: 4\nDone: 1\n");
+    expect(frontierLineOf(stdout)).toMatch(/: 1 record in Redis; this process \(.+\) recorded 1, and handed the URLs it held back to the queue$/);
+    const after = await runCli([...flags, "--status"]);
+    expect(after.stdout.split("\n").slice(1, 4)).toEqual(["queued         4", "leased         0", "records        1"]);
+  });
+
   it("stops with status 1 and the frontier's message when Redis goes away during the crawl", async () => {
     const doomed = await startRedis();
     try {
