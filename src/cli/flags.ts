@@ -262,9 +262,9 @@ Options named after the chapter's crawl.py:
 ${optionLines("chapter")}
 What to crawl, and how to ask:
 ${optionLines("scope")}
-Politeness (for a root not on this machine the defaults are --max-per-host ${REMOTE_DEFAULTS.maxPerHost}
---delay ${REMOTE_DEFAULTS.delaySeconds}: at most ${REMOTE_DEFAULTS.maxPerHost / REMOTE_DEFAULTS.delaySeconds} requests a second to one host, between Scrapy's
-8 at once and its new projects' 1 a second; give both to change them):
+Politeness (a root not on this machine gets --max-per-host ${REMOTE_DEFAULTS.maxPerHost} --delay ${REMOTE_DEFAULTS.delaySeconds}
+unless given: at most ${1 / REMOTE_DEFAULTS.delaySeconds} requests a second to one host, between Scrapy's default
+of 8 at once with no delay and the 1 a second its new projects set):
 ${optionLines("politeness")}
 Many processes, one crawl (its queue in Redis):
 ${optionLines("distributed")}
