@@ -148,7 +148,9 @@ function openLines(flag: string, file: string, format: "jsonl" | "csv"): RecordL
 }
 
 /**
- * Runs the command: with `--frontier`, after opening the crawl's frontier in
+ * Runs the command, once its output files are checked and opened (before
+ * Redis is, and before any request; they are closed at the end): with
+ * `--frontier`, after opening the crawl's frontier in
  * Redis (and always closing it); with `--status`, only prints the crawl's
  * state. When Redis cannot be reached, or stops answering during the crawl,
  * prints the frontier's message (what was written is kept, and running again
