@@ -39,3 +39,5 @@ export { FETCH_ERRORS } from "./crawl/records.js";
 export { CancelledError, InvalidStateError } from "./kernel/errors.js";
 export type { TraceEvent } from "./observe/events.js";
 export { report } from "./crawl/report.js";
+export type { ComparisonJson, CrawlResultJson, OptionsJson, RecordLine } from "./cli/result-json.js";
+export { SCHEMA_VERSION } from "./cli/result-json.js";

@@ -12,7 +12,8 @@ import { resolveOptions } from "../crawl/options.js";
 import type { CrawlOptions } from "../crawl/options.js";
 import type { StageName } from "../observe/events.js";
 import { normalizeRoot } from "../crawl/urls.js";
-import { OPTIONS, SPECS, STAGE_NAMES } from "./flags.js";
+import { OPTIONS, REMOTE_DEFAULTS, SPECS, STAGE_NAMES } from "./flags.js";
+import { formatOf, looksLikeUrl, OUTPUT_EXTENSIONS } from "./outputs.js";
 
 /**
  * How much the command prints: 0 (`-q`) errors only, 1 the report (default),
@@ -37,6 +38,10 @@ export interface CommandLine {
   json: string | null;
   /** `--jsonl FILE`: where to write each record as a line of JSON as it is made (`-` for stdout), or null. */
   jsonl: string | null;
+  /** `-o FILE.csv`: where to write each record as a row of CSV as it is made, or null. */
+  csv: string | null;
+  /** `--stats-interval SECONDS`, in ms: how often a plain progress line is printed when stderr is no terminal; 0 for never. */
+  statsIntervalMs: number;
   /** How much to print. */
   verbosity: Verbosity;
   /** `--trace [FILE]`: where to write the trace events as lines (`-` for stderr), or null. */
@@ -102,6 +107,9 @@ export function parseCommandLine(argv: readonly string[]): Invocation {
   const { values, positionals: roots, tokens } = parse(withValuesAttached(argv));
   if (values.help === true) return { kind: "help" };
   if (values.version === true) return { kind: "version" };
+  // Before the roots are counted: `crawl --json http://h/` took the root as its FILE.
+  for (const name of ["json", "jsonl", "trace", "timeline"] as const) checkFileValue(`--${name}`, values[name]);
+  for (const file of values.output ?? []) checkFileValue("-o", file);
 
   // robots.txt is obeyed unless --ignore-robots: the library's default is off (the chapter's crawler), the command's on.
   const crawlOptions: CrawlOptions = { maxTasks: wholeNumber("max-tasks", values["max-tasks"]), robots: values["ignore-robots"] !== true };
@@ -145,11 +153,15 @@ export function parseCommandLine(argv: readonly string[]): Invocation {
   if (demo && roots.length > 0) throw new UsageError("--demo crawls the demo site; give no ROOT with it");
   if (!demo && !status && roots.length === 0) throw new UsageError("no ROOT given (or use --demo)");
   for (const root of roots) checkRoot(root);
+  if (!demo && roots.some(isRemote)) {
+    // Someone else's site: the command's gentler defaults, unless given (flags.ts says why these).
+    crawlOptions.maxPerHost ??= REMOTE_DEFAULTS.maxPerHost;
+    crawlOptions.delayMs ??= REMOTE_DEFAULTS.delaySeconds * 1000;
+  }
   checkCrawlOptions(crawlOptions);
 
-  const json = values.json ?? null;
-  const jsonl = values.jsonl ?? null;
-  checkOutputs(json, jsonl, compare);
+  const { json, jsonl, csv } = outputFiles(values.json ?? null, values.jsonl ?? null, values.output ?? []);
+  checkOutputs(json, jsonl, csv, compare);
   // The records go to the --jsonl lines as they are made: none is kept.
   if (jsonl !== null) crawlOptions.keepRecords = false;
 
@@ -157,7 +169,11 @@ export function parseCommandLine(argv: readonly string[]): Invocation {
   const trace = values.trace ?? null;
   const traceUrl = values["trace-url"] === undefined ? null : regularExpression("trace-url", values["trace-url"]);
   const timeline = values.timeline ?? null;
-  return { kind: "crawl", commandLine: { roots, crawlOptions, stage, demo, compare, json, jsonl, verbosity, trace, traceUrl, timeline, frontier, status } };
+  const statsIntervalMs = seconds("stats-interval", values["stats-interval"]) * 1000;
+  return {
+    kind: "crawl",
+    commandLine: { roots, crawlOptions, stage, demo, compare, json, jsonl, csv, statsIntervalMs, verbosity, trace, traceUrl, timeline, frontier, status },
+  };
 }
 
 /**
@@ -290,17 +306,65 @@ function withValuesAttached(argv: readonly string[]): string[] {
 }
 
 /**
- * Refuses `--jsonl` with `--compare` (three crawls, one after another, would
- * take turns in one file, and the comparison needs the records kept), and
- * `--json` and `--jsonl` writing to one place: stdout or the same file.
+ * Refuses a FILE that cannot be one: empty (`--json=`), or a URL, which is a
+ * ROOT that the optional FILE of `--json` took (`crawl --json http://h/`).
  */
-function checkOutputs(json: string | null, jsonl: string | null, compare: boolean): void {
-  if (jsonl === null) return;
-  if (compare) throw new UsageError("--compare and --jsonl cannot be used together: --compare keeps every stage's records to compare them");
-  if (json === "-" && jsonl === "-") throw new UsageError("--json - and --jsonl - cannot both write to stdout; give one a FILE");
-  if (json !== null && json !== "-" && jsonl !== "-" && resolve(json) === resolve(jsonl)) {
-    throw new UsageError(`--json and --jsonl cannot both write ${json}`);
+function checkFileValue(flag: string, value: string | undefined): void {
+  if (value === "") {
+    const dash = flag === "--trace" ? " (or - for stderr)" : flag === "--json" || flag === "--jsonl" ? " (or - for stdout)" : "";
+    throw new UsageError(`${flag} needs a FILE name${dash}, got an empty one`);
   }
+  if (value !== undefined && looksLikeUrl(value)) {
+    const bare = flag === "--json" || flag === "--jsonl" || flag === "--trace";
+    const hint = bare ? `; to write to ${flag === "--trace" ? "stderr" : "stdout"}, put ${flag} after the ROOTs or write ${flag} -` : "";
+    throw new UsageError(`${flag} '${value}' is a URL, not a FILE${hint}`);
+  }
+}
+
+/**
+ * `--json`, `--jsonl` and each `-o FILE` as the one file (or stdout) each
+ * format goes to: `-o` picks the format from FILE's extension, as Scrapy's
+ * feed exports do. Two files for one format are refused.
+ */
+function outputFiles(json: string | null, jsonl: string | null, outputs: readonly string[]): { json: string | null; jsonl: string | null; csv: string | null } {
+  const files = { json, jsonl, csv: null as string | null };
+  for (const file of outputs) {
+    checkFileValue("-o", file);
+    const format = formatOf(file);
+    if (format === null) {
+      throw new UsageError(`-o '${file}': name a .json, .jsonl or .csv file (the extension picks the format: ${Object.keys(OUTPUT_EXTENSIONS).join(", ")})`);
+    }
+    const given = files[format];
+    if (given !== null) throw new UsageError(`-o '${file}': the ${format.toUpperCase()} output is already ${given === "-" ? "stdout" : `'${given}'`}; give one file per format`);
+    files[format] = file;
+  }
+  return files;
+}
+
+/**
+ * Refuses `--jsonl` or a CSV file with `--compare` (three crawls, one after
+ * another, would take turns in one file, and the comparison needs the
+ * records kept), and two outputs writing to one place: stdout or the same
+ * file.
+ */
+function checkOutputs(json: string | null, jsonl: string | null, csv: string | null, compare: boolean): void {
+  if (compare && jsonl !== null) throw new UsageError("--compare and --jsonl cannot be used together: --compare keeps every stage's records to compare them");
+  if (compare && csv !== null) throw new UsageError("--compare and -o FILE.csv cannot be used together: three crawls would take turns in one file");
+  if (json === "-" && jsonl === "-") throw new UsageError("--json - and --jsonl - cannot both write to stdout; give one a FILE");
+  const files = [json, jsonl, csv].filter((file): file is string => file !== null && file !== "-");
+  for (const [index, file] of files.entries()) {
+    if (files.slice(0, index).some((other) => resolve(other) === resolve(file))) throw new UsageError(`two outputs cannot both write ${file}`);
+  }
+}
+
+/**
+ * Whether a root's host is someone else's: neither `localhost` (nor a name
+ * under `.localhost`) nor a loopback address (127.0.0.0/8, ::1).
+ */
+export function isRemote(root: string): boolean {
+  const host = new URL(normalizeRoot(root)).hostname.toLowerCase();
+  if (host === "localhost" || host.endsWith(".localhost") || host === "[::1]") return false;
+  return !/^127\.\d+\.\d+\.\d+$/.test(host);
 }
 
 function isStageOption(token: { kind: string; name?: string }): boolean {

@@ -10,6 +10,24 @@
 import { DEFAULT_OPTIONS, VERSION } from "../crawl/options.js";
 import type { StageName } from "../observe/events.js";
 
+/**
+ * The command's own defaults for a crawl whose roots are not all on this
+ * machine (a root whose host is not `localhost` or a loopback address), when
+ * `--max-per-host` and `--delay` are not given: at most 2 requests in flight
+ * to one host, and half a second between the starts of two requests to it,
+ * so at most 2 requests a second per host.
+ *
+ * @remarks Why these: Scrapy's own default is 8 requests per domain at once
+ * with no delay, and the project its `startproject` makes (since Scrapy
+ * 2.13.3) sets 1 per domain and a delay of 1 s; wget waits 0 unless told. 2 and 0.5 s sit between
+ * them: a site owner sees a visitor no busier than a person clicking fast,
+ * while a crawl of a few thousand pages of one site still ends within the
+ * hour. A crawl of one's own server (loopback: the demo, the tests, the
+ * benchmarks, which call the library) keeps the library's defaults, no limit
+ * but `--max-tasks` and no delay.
+ */
+export const REMOTE_DEFAULTS = { maxPerHost: 2, delaySeconds: 0.5 } as const;
+
 /** The stages `--stage` accepts, in the order `--compare` runs them. */
 export const STAGE_NAMES: readonly StageName[] = ["callbacks", "generators", "asyncawait"];
 
@@ -127,12 +145,14 @@ named like a default (Accept) replaces it`,
   "max-per-host": {
     type: "string", value: "N", group: "politeness",
     help: `requests in flight to one host (scheme, name, port) at
-most (default: no limit but --max-tasks)`,
+most (default ${REMOTE_DEFAULTS.maxPerHost} when a root is not on this machine,
+else no limit but --max-tasks)`,
   },
   delay: {
     type: "string", value: "SECONDS", group: "politeness",
-    help: `pause between the starts of two requests to one host
-(default ${DEFAULT_OPTIONS.delayMs / 1000}); a longer robots.txt Crawl-delay wins`,
+    help: `pause between the starts of two requests to one host;
+a longer robots.txt Crawl-delay wins (default ${REMOTE_DEFAULTS.delaySeconds}
+when a root is not on this machine, else ${DEFAULT_OPTIONS.delayMs / 1000})`,
   },
   "delay-jitter": {
     type: "string", value: "F", group: "politeness",
@@ -196,6 +216,19 @@ it is made, and keep none (for big crawls: the report
 then counts the records but lists none); to stdout
 when FILE is "-" or missing (the report goes to stderr)`,
   },
+  output: {
+    type: "string", short: "o", value: "FILE", multiple: true, group: "more",
+    help: `write the results to FILE in the format its extension
+names: .json (as --json), .jsonl, .jl or .ndjson (as
+--jsonl), .csv (a header row, then a row per record as
+it is made); repeat for more`,
+  },
+  "stats-interval": {
+    type: "string", value: "SECONDS", default: "60", group: "more",
+    help: `when stderr is not a terminal (a log, a pipe) or TERM is
+dumb, print a progress line there every SECONDS: pages,
+errors, queued, rate, elapsed (0: never)`,
+  },
   trace: {
     type: "string", value: "FILE", bare: "-", group: "more",
     help: `print every trace event (select, step, take, fetch-start,
@@ -236,7 +269,9 @@ Options named after the chapter's crawl.py:
 ${optionLines("chapter")}
 What to crawl, and how to ask:
 ${optionLines("scope")}
-Politeness (on a site that is not yours: --max-per-host 2 --delay 1):
+Politeness (a root not on this machine gets --max-per-host ${REMOTE_DEFAULTS.maxPerHost} --delay ${REMOTE_DEFAULTS.delaySeconds}
+unless given: at most ${1 / REMOTE_DEFAULTS.delaySeconds} requests a second to one host, between Scrapy's default
+of 8 at once with no delay and the 1 a second its new projects set):
 ${optionLines("politeness")}
 Many processes, one crawl (its queue in Redis):
 ${optionLines("distributed")}
@@ -245,7 +280,9 @@ ${optionLines("more")}
 Exit status: 0 when the crawl finished (error records included), 1 when
 --compare finds a difference, an output file could not be written, Redis
 could not be used or the crawl itself failed, 2 on a usage error, 3 when
-nothing was fetched (no root got a response), 130 when interrupted by Ctrl-C.
+nothing was fetched (no root got a response), 130, 143 or 129 when stopped
+by Ctrl-C, SIGTERM or SIGHUP (128 + the signal's number; the report and the
+outputs are still written, and a second signal ends the command at once).
 `;
 
 /** The hint printed under every usage error. */

@@ -1,64 +1,89 @@
 /**
- * Ctrl-C for the `crawl` command: the first stops the crawl gently, the
- * second ends the process.
+ * Ctrl-C, SIGTERM and SIGHUP for the `crawl` command: the first stops the
+ * crawl gently, the second ends the process.
  *
  * @module
  */
+import { constants } from "node:os";
 import { CancelledError } from "../kernel/errors.js";
 
 /**
- * Turns SIGINT into an aborted {@link AbortSignal}.
+ * The signals that stop a crawl gently: Ctrl-C (SIGINT); SIGTERM, which
+ * `kill`, `timeout`, `docker stop` and systemd send; SIGHUP, which a closed
+ * terminal (or `nohup`'s absence) sends.
+ */
+export const STOP_SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
+
+/** One of {@link STOP_SIGNALS}. */
+export type StopSignal = (typeof STOP_SIGNALS)[number];
+
+/** The exit status a shell reports for a process a signal ended: 128 + its number (130, 143, 129). */
+export function signalExitStatus(signal: StopSignal): number {
+  return 128 + constants.signals[signal];
+}
+
+/**
+ * Turns SIGINT, SIGTERM and SIGHUP into an aborted {@link AbortSignal}.
  *
- * The first Ctrl-C aborts {@link Interrupt.signal}, which every stage obeys:
+ * The first of them aborts {@link Interrupt.signal}, which every stage obeys:
  * no new URLs are taken, the fetches in flight are cancelled, and `crawl()`
  * resolves with the records so far, so the command can still print a partial
- * report. A second Ctrl-C calls `onSecond`, which exits at once.
+ * report and write its outputs. A second one (of any of the three) calls
+ * `onSecond`, which exits at once.
  *
  * @remarks crawl.py catches `KeyboardInterrupt` around `loop.run_until_complete`
- * and prints the report anyway; Node delivers SIGINT as an event instead, and
+ * and prints the report anyway; Node delivers signals as events instead, and
  * once a listener is installed the default (exit at once) no longer happens.
+ * Scrapy and crawlee treat SIGTERM as the same graceful stop.
  */
 export class Interrupt {
   private readonly controller = new AbortController();
-  private count = 0;
+  private first: StopSignal | null = null;
 
   /**
-   * @param onFirst called on the first Ctrl-C, after the signal aborted.
-   * @param onSecond called on the second Ctrl-C; expected to exit.
+   * @param onFirst called on the first signal, after {@link Interrupt.signal} aborted.
+   * @param onSecond called on the second signal; expected to exit.
    */
   constructor(
-    private readonly onFirst: () => void,
-    private readonly onSecond: () => void,
+    private readonly onFirst: (signal: StopSignal) => void,
+    private readonly onSecond: (signal: StopSignal) => void,
   ) {}
 
-  /** Aborted by the first Ctrl-C, with a {@link CancelledError} as its reason. */
+  /** Aborted by the first signal, with a {@link CancelledError} as its reason. */
   get signal(): AbortSignal {
     return this.controller.signal;
   }
 
-  /** Whether Ctrl-C was pressed. */
+  /** Whether a stop signal came. */
   get interrupted(): boolean {
-    return this.count > 0;
+    return this.first !== null;
   }
 
-  /** Starts listening for SIGINT. */
+  /** The first stop signal that came, or null. */
+  get received(): StopSignal | null {
+    return this.first;
+  }
+
+  /** Starts listening for the {@link STOP_SIGNALS}. */
   listen(): void {
-    process.on("SIGINT", this.onSigint);
+    for (const name of STOP_SIGNALS) process.on(name, this.onSignal);
   }
 
-  /** Stops listening: Ctrl-C ends the process the usual way again. */
+  /** Stops listening: the signals end the process the usual way again. */
   dispose(): void {
-    process.off("SIGINT", this.onSigint);
+    for (const name of STOP_SIGNALS) process.off(name, this.onSignal);
   }
 
   /** An arrow field, so `process.off` can find the same function later. */
-  private readonly onSigint = (): void => {
-    this.count += 1;
-    if (this.count > 1) {
-      this.onSecond();
+  private readonly onSignal = (name: NodeJS.Signals): void => {
+    const signal = STOP_SIGNALS.find((stop) => stop === name) ?? "SIGINT";
+    if (this.first !== null) {
+      this.onSecond(signal);
       return;
     }
-    this.controller.abort(new CancelledError("interrupted by Ctrl-C"));
-    this.onFirst();
+    this.first = signal;
+    const by = signal === "SIGINT" ? "Ctrl-C" : signal;
+    this.controller.abort(new CancelledError(`interrupted by ${by}`));
+    this.onFirst(signal);
   };
 }

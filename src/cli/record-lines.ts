@@ -1,15 +1,31 @@
 /**
- * `crawl --jsonl`: each record as one line of JSON, written the moment the
- * record is made.
+ * `crawl --jsonl` and `-o FILE.csv`: each record as one line of JSON, or
+ * one row of CSV, written the moment the record is made.
  *
  * @module
  */
 import { closeSync, openSync, writeSync } from "node:fs";
 import type { FetchStatistic } from "../crawl/records.js";
+import { type RecordLine, SCHEMA_VERSION } from "./result-json.js";
+
+/** How {@link RecordLines} writes a record: a line of JSON, or a row of CSV (RFC 4180). */
+export type RecordFormat = "jsonl" | "csv";
 
 /**
- * Writes records as JSON Lines (one `JSON.stringify(record)` and a newline
- * each, the shape a record has in `--json`) to a file or to stdout.
+ * The CSV columns, in order: the record's fields, the ones a spreadsheet is
+ * read for first (`url`, `status`, `error`) leftmost. `fetchedAt` and
+ * `depth` stay empty for records that do not have them.
+ */
+export const CSV_COLUMNS = [
+  "url", "status", "error", "detail", "nextUrl", "contentType", "encoding", "size",
+  "numUrls", "numNewUrls", "referrer", "depth", "fetchedAt",
+] as const;
+
+/**
+ * Writes records as JSON Lines (one {@link RecordLine} and a newline each:
+ * the shape a record has in `--json`, with the `schemaVersion` first) or as
+ * CSV (a header row of {@link CSV_COLUMNS}, then a row per record, RFC 4180
+ * quoting, CRLF line ends) to a file or to stdout.
  *
  * A file is written with one `write(2)` per line on its descriptor, nothing
  * buffered in the process: a line is in the file as soon as {@link write}
@@ -37,15 +53,20 @@ export class RecordLines {
     readonly destination: string,
     /** The file's descriptor; null for stdout, and once closed. */
     private fd: number | null,
+    /** A line of JSON, or a row of CSV, per record. */
+    readonly format: RecordFormat,
   ) {}
 
   /**
-   * Creates (or empties) the file, or takes stdout for `-`.
+   * Creates (or empties) the file, or takes stdout for `-`; for CSV, writes
+   * the header row.
    *
    * @throws the `open(2)` error (`ENOENT`, `EACCES`, …) when the file cannot be created.
    */
-  static open(destination: string): RecordLines {
-    return new RecordLines(destination, destination === "-" ? null : openSync(destination, "w"));
+  static open(destination: string, format: RecordFormat = "jsonl"): RecordLines {
+    const lines = new RecordLines(destination, destination === "-" ? null : openSync(destination, "w"), format);
+    if (format === "csv") lines.writeText(csvRow(CSV_COLUMNS));
+    return lines;
   }
 
   /** Aborted, with the error as its reason, when a write fails. */
@@ -55,8 +76,14 @@ export class RecordLines {
 
   /** Writes `record` as one line; false when it could not be (see {@link failure}). */
   write(record: FetchStatistic): boolean {
+    if (!this.writeText(this.format === "csv" ? csvRow(csvFields(record)) : JSON.stringify(recordLine(record)) + "\n")) return false;
+    this.written += 1;
+    return true;
+  }
+
+  /** Writes `line` as it is; false when it could not be. */
+  private writeText(line: string): boolean {
     if (this.failure !== null) return false;
-    const line = JSON.stringify(record) + "\n";
     try {
       if (this.destination === "-") process.stdout.write(line);
       else if (this.fd !== null) writeAll(this.fd, Buffer.from(line));
@@ -66,7 +93,6 @@ export class RecordLines {
       this.controller.abort(this.failure);
       return false;
     }
-    this.written += 1;
     return true;
   }
 
@@ -83,4 +109,27 @@ export class RecordLines {
 function writeAll(fd: number, bytes: Buffer): void {
   let offset = 0;
   while (offset < bytes.length) offset += writeSync(fd, bytes, offset);
+}
+
+/** A record as `--jsonl` writes it: the schema's version first, then the record's fields. */
+export function recordLine(record: FetchStatistic): RecordLine {
+  return { schemaVersion: SCHEMA_VERSION, ...record };
+}
+
+/** The fields {@link FetchStatistic} will also have (`fetchedAt`, `depth`), read where a record has them. */
+type WithExtras = FetchStatistic & { fetchedAt?: unknown; depth?: unknown };
+
+/** A record's {@link CSV_COLUMNS}: null and missing fields empty, `fetchedAt` (ms since 1970) as an ISO 8601 time. */
+export function csvFields(record: FetchStatistic): string[] {
+  const extras: WithExtras = record;
+  return CSV_COLUMNS.map(function field(column): string {
+    const value = extras[column];
+    if (column === "fetchedAt" && typeof value === "number") return new Date(value).toISOString();
+    return value === null || value === undefined ? "" : String(value);
+  });
+}
+
+/** One CSV row (RFC 4180): a field with a comma, a quote or a line break is quoted, its quotes doubled; CRLF ends the row. */
+export function csvRow(fields: readonly string[]): string {
+  return fields.map((field) => (/[",\r\n]/.test(field) ? `"${field.replaceAll('"', '""')}"` : field)).join(",") + "\r\n";
 }

@@ -1,12 +1,28 @@
 /**
  * The `--json` output: a {@link CrawlResult} as plain JSON data, and the
- * document written for one crawl or for `--compare`'s three.
+ * document written for one crawl or for `--compare`'s three; the line
+ * `--jsonl` writes per record. schema/crawl-result.schema.json describes
+ * them as JSON Schema.
  *
  * @module
  */
-import type { CrawlResult } from "../crawl/records.js";
+import type { CrawlResult, FetchStatistic } from "../crawl/records.js";
 import type { StageName } from "../observe/events.js";
 import type { StageRun } from "./compare.js";
+
+/**
+ * The version of the `--json` and `--jsonl` formats, in every document and
+ * every line as `schemaVersion`. It goes up when a field is removed, renamed
+ * or changes meaning; a field added leaves it as it is, so a reader should
+ * ignore fields it does not know.
+ */
+export const SCHEMA_VERSION = 1;
+
+/**
+ * One line of `crawl --jsonl` (and of `-o FILE.jsonl`): a record, the same
+ * as in `--json`'s `records`, with the {@link SCHEMA_VERSION} first.
+ */
+export type RecordLine = { schemaVersion: typeof SCHEMA_VERSION } & FetchStatistic;
 
 /**
  * The options in force, as JSON: the callbacks, the signal and the
@@ -73,9 +89,11 @@ export interface OptionsJson {
  * it. docs/cli.md describes every field.
  */
 export interface CrawlResultJson extends Omit<CrawlResult, "options"> {
+  /** The format's version: {@link SCHEMA_VERSION}. */
+  schemaVersion: typeof SCHEMA_VERSION;
   /** The stage that crawled. */
   stage: StageName;
-  /** True when Ctrl-C stopped the crawl early. */
+  /** True when a signal (Ctrl-C, SIGTERM, SIGHUP) stopped the crawl early. */
   interrupted: boolean;
   /** The options in force, defaults filled in, as JSON holds them. */
   options: OptionsJson;
@@ -83,6 +101,8 @@ export interface CrawlResultJson extends Omit<CrawlResult, "options"> {
 
 /** What `crawl --compare --json` writes: every stage's result, and the verdict. */
 export interface ComparisonJson {
+  /** The format's version: {@link SCHEMA_VERSION}. */
+  schemaVersion: typeof SCHEMA_VERSION;
   /** True when the three stages crawled identically. */
   identical: boolean;
   /** Each stage's result, in the order they ran. */
@@ -93,6 +113,7 @@ export interface ComparisonJson {
 export function resultJson(stage: StageName, result: CrawlResult, interrupted: boolean): CrawlResultJson {
   const options = result.options;
   return {
+    schemaVersion: SCHEMA_VERSION,
     stage,
     interrupted,
     records: result.records,
@@ -140,9 +161,9 @@ export function jsonDocument(
   interrupted: boolean,
 ): CrawlResultJson | ComparisonJson {
   const results = runs.map(function toJson(run, index) {
-    // Only the stage running at Ctrl-C can have been cut short: it is the last.
+    // Only the stage running at the signal can have been cut short: it is the last.
     return resultJson(run.stage, run.result, interrupted && index === runs.length - 1);
   });
-  if (compare) return { identical: identical && !interrupted, stages: results };
+  if (compare) return { schemaVersion: SCHEMA_VERSION, identical: identical && !interrupted, stages: results };
   return results[0];
 }

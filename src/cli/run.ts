@@ -31,9 +31,11 @@ import { STAGE_NAMES, USAGE, USAGE_HINT, versionText } from "./flags.js";
 import { comparisonTable, firstDifference } from "./compare.js";
 import type { StageRun } from "./compare.js";
 import { frontierLine, statusText } from "./frontier-status.js";
-import { Interrupt } from "./interrupt.js";
+import { Interrupt, signalExitStatus } from "./interrupt.js";
+import type { StopSignal } from "./interrupt.js";
+import { unwritable } from "./outputs.js";
 import { Printer } from "./printer.js";
-import { CrawlCounters, ProgressLine } from "./progress-line.js";
+import { CrawlCounters, ProgressLine, StatsLines } from "./progress-line.js";
 import { RecordLines } from "./record-lines.js";
 import { jsonDocument } from "./result-json.js";
 import type { ComparisonJson, CrawlResultJson } from "./result-json.js";
@@ -50,6 +52,10 @@ export const EXIT = {
   nothingFetched: 3,
   /** Ctrl-C: 128 + SIGINT's number, as shells report it. */
   interrupted: 130,
+  /** SIGTERM (`kill`, `timeout`, `docker stop`, systemd): 128 + 15. */
+  terminated: 143,
+  /** SIGHUP (the terminal closed): 128 + 1. */
+  hangUp: 129,
 } as const;
 
 /** The three stages' `crawl` functions, by name, for `--stage` and `--compare`. */
@@ -82,7 +88,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   }
 }
 
-/** What watches a crawl: the `--trace` lines and the `--timeline` panels of its trace, the `--jsonl` lines of its records. */
+/** What watches a crawl: the `--trace` lines and the `--timeline` panels of its trace, the `--jsonl` lines and CSV rows of its records. */
 interface Watchers {
   /** Where `--trace` (or `--trace-url`) lines go, or null. */
   lines: TraceLines | null;
@@ -90,10 +96,61 @@ interface Watchers {
   panels: TimelinePanel[] | null;
   /** Where `--jsonl` writes each record, or null. */
   recordLines: RecordLines | null;
+  /** Where `-o FILE.csv` writes each record, or null. */
+  csvLines: RecordLines | null;
+}
+
+/** The files written as the crawl goes, opened before it starts. */
+interface OpenedOutputs {
+  /** `--jsonl` (or `-o FILE.jsonl`), or null. */
+  recordLines: RecordLines | null;
+  /** `-o FILE.csv`, or null. */
+  csvLines: RecordLines | null;
 }
 
 /**
- * Runs the command: with `--frontier`, after opening the crawl's frontier in
+ * Checks every output file and opens the ones written as the crawl goes,
+ * before anything is fetched (or Redis is opened): a file that cannot be
+ * written is a usage error now, not a message after a long crawl.
+ *
+ * @throws {@link UsageError} naming the flag, the file and why.
+ */
+function openOutputs(commandLine: CommandLine): OpenedOutputs {
+  const files: [string, string | null][] = [
+    ["--json", commandLine.json],
+    ["--jsonl", commandLine.jsonl],
+    ["-o", commandLine.csv],
+    ["--trace", commandLine.trace],
+    ["--timeline", commandLine.timeline],
+  ];
+  for (const [flag, file] of files) {
+    const why = file === null ? null : unwritable(file);
+    if (why !== null) throw new UsageError(`cannot write ${flag} ${file}: ${why}`);
+  }
+  const opened: OpenedOutputs = { recordLines: null, csvLines: null };
+  try {
+    if (commandLine.jsonl !== null) opened.recordLines = openLines("--jsonl", commandLine.jsonl, "jsonl");
+    if (commandLine.csv !== null) opened.csvLines = openLines("-o", commandLine.csv, "csv");
+  } catch (error) {
+    opened.recordLines?.close();
+    throw error;
+  }
+  return opened;
+}
+
+/** {@link RecordLines.open}, its error a usage error that names the flag. */
+function openLines(flag: string, file: string, format: "jsonl" | "csv"): RecordLines {
+  try {
+    return RecordLines.open(file, format);
+  } catch (error) {
+    throw new UsageError(`cannot write ${flag} ${file}: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
+/**
+ * Runs the command, once its output files are checked and opened (before
+ * Redis is, and before any request; they are closed at the end): with
+ * `--frontier`, after opening the crawl's frontier in
  * Redis (and always closing it); with `--status`, only prints the crawl's
  * state. When Redis cannot be reached, or stops answering during the crawl,
  * prints the frontier's message (what was written is kept, and running again
@@ -104,19 +161,25 @@ interface Watchers {
  */
 async function runCommand(commandLine: CommandLine): Promise<number> {
   const flags = commandLine.frontier;
-  if (flags === null) return await crawlCommand(commandLine, null);
-  const { FrontierError, RedisFrontier } = await import("../distributed/redis-frontier.js");
+  const outputs: OpenedOutputs = commandLine.status ? { recordLines: null, csvLines: null } : openOutputs(commandLine);
   try {
-    const frontier = await RedisFrontier.open(flags);
+    if (flags === null) return await crawlCommand(commandLine, outputs, null);
+    const { FrontierError, RedisFrontier } = await import("../distributed/redis-frontier.js");
     try {
-      return commandLine.status ? await printStatus(flags, frontier) : await crawlCommand(commandLine, frontier);
-    } finally {
-      await frontier.close();
+      const frontier = await RedisFrontier.open(flags);
+      try {
+        return commandLine.status ? await printStatus(flags, frontier) : await crawlCommand(commandLine, outputs, frontier);
+      } finally {
+        await frontier.close();
+      }
+    } catch (error) {
+      if (!(error instanceof FrontierError)) throw error;
+      process.stderr.write(`crawl: ${error.message}\n`);
+      return EXIT.failed;
     }
-  } catch (error) {
-    if (!(error instanceof FrontierError)) throw error;
-    process.stderr.write(`crawl: ${error.message}\n`);
-    return EXIT.failed;
+  } finally {
+    outputs.recordLines?.close();
+    outputs.csvLines?.close();
   }
 }
 
@@ -127,26 +190,17 @@ async function printStatus(flags: FrontierFlags, frontier: RedisFrontier): Promi
 }
 
 /** Starts the demo site if asked, runs the stage or stages (with `frontier`, stage 3 on it), prints, and cleans up. */
-async function crawlCommand(commandLine: CommandLine, frontier: RedisFrontier | null): Promise<number> {
+async function crawlCommand(commandLine: CommandLine, outputs: OpenedOutputs, frontier: RedisFrontier | null): Promise<number> {
   const dataToStdout = commandLine.json === "-" || commandLine.jsonl === "-";
   const printer = new Printer(dataToStdout ? process.stderr : process.stdout, process.stderr);
-  // Opened first, so a file that cannot be written stops the command before anything is fetched.
-  let recordLines: RecordLines | null = null;
-  if (commandLine.jsonl !== null) {
-    try {
-      recordLines = RecordLines.open(commandLine.jsonl);
-    } catch (error) {
-      printer.warn(`crawl: cannot write ${commandLine.jsonl}: ${error instanceof Error ? error.message : String(error)}\n`);
-      return EXIT.failed;
-    }
-  }
+  const { recordLines, csvLines } = outputs;
   const interrupt = new Interrupt(
-    function interrupted() {
-      printer.warn("Interrupted\n");
+    function interrupted(signal: StopSignal) {
+      printer.warn(signal === "SIGINT" ? "Interrupted\n" : `Interrupted by ${signal}\n`);
     },
-    function interruptedAgain() {
+    function interruptedAgain(signal: StopSignal) {
       printer.progress?.stop();
-      process.exit(EXIT.interrupted);
+      process.exit(signalExitStatus(signal));
     },
   );
   interrupt.listen();
@@ -156,6 +210,7 @@ async function crawlCommand(commandLine: CommandLine, frontier: RedisFrontier | 
     lines: commandLine.trace === null && commandLine.traceUrl === null ? null : new TraceLines(commandLine.trace ?? "-", printer),
     panels: commandLine.timeline === null ? null : [],
     recordLines,
+    csvLines,
   };
   try {
     if (commandLine.demo) demo = await startDemoSite();
@@ -171,7 +226,7 @@ async function crawlCommand(commandLine: CommandLine, frontier: RedisFrontier | 
       const run = await runStage(stage, roots, commandLine, printer, interrupt.signal, watchers, frontier);
       runs.push({ ...run, serverPeak: demo === null ? null : demo.site.peakRequestsInFlight });
     }
-    let status = await finish(commandLine, roots, runs, printer, interrupt.interrupted, recordLines, frontier);
+    let status = await finish(commandLine, roots, runs, printer, interrupt.received, watchers, frontier);
     if (commandLine.timeline !== null && watchers.panels !== null) {
       const written = await writeTimeline(commandLine.timeline, watchers.panels, printer);
       if (!written && status === EXIT.ok) status = EXIT.failed;
@@ -180,7 +235,6 @@ async function crawlCommand(commandLine: CommandLine, frontier: RedisFrontier | 
     return !traceWritten && status === EXIT.ok ? EXIT.failed : status;
   } finally {
     await watchers.lines?.close(); // Closes once: after an exception, this is the first call.
-    recordLines?.close();
     interrupt.dispose();
     await demo?.close();
   }
@@ -199,9 +253,10 @@ async function runStage(
   const counters = new CrawlCounters(Date.now());
   const progress = new ProgressLine(process.stderr, counters, stage);
   printer.progress = progress;
+  const stats = new StatsLines(writeStats, counters, commandLine.statsIntervalMs, commandLine.compare ? stage : "", progress.enabled);
   const prefix = commandLine.compare ? `${stage}: ` : "";
   const verbosity = commandLine.verbosity;
-  const { lines, recordLines } = watchers;
+  const { lines, recordLines, csvLines } = watchers;
   const events: TraceEvent[] | null = watchers.panels === null ? null : [];
   // --trace-url: only the matching URLs' lines, each stage's followed on its own.
   const follow = commandLine.traceUrl === null ? null : new UrlTrace(commandLine.traceUrl, writeLine);
@@ -209,12 +264,16 @@ async function runStage(
   function onRecord(record: FetchStatistic): void {
     counters.onRecord(record);
     recordLines?.write(record);
+    csvLines?.write(record);
     follow?.record(record);
     if (verbosity >= 2) printer.print(`${prefix}${urlLine(record, { referrer: true })}\n`);
     progress.update();
   }
   function writeLine(line: string): void {
     lines?.writeLine(line);
+  }
+  function writeStats(line: string): void {
+    printer.warn(line);
   }
   function trace(event: TraceEvent): void {
     counters.onTrace(event);
@@ -225,21 +284,24 @@ async function runStage(
     progress.update();
   }
 
-  // A --jsonl file that can no longer be written stops the crawl: its records would go nowhere.
-  const stop = recordLines === null ? signal : AbortSignal.any([signal, recordLines.failed]);
+  // A --jsonl or CSV file that can no longer be written stops the crawl: its records would go nowhere.
+  const failures = [recordLines?.failed, csvLines?.failed].filter((failed) => failed !== undefined);
+  const stop = failures.length === 0 ? signal : AbortSignal.any([signal, ...failures]);
   const options: CrawlOptions = { ...commandLine.crawlOptions, onRecord, signal: stop };
   // Tracing costs a little, so it is asked for only when something shows it.
   const watched = lines !== null || events !== null;
-  if (progress.enabled || commandLine.compare || verbosity >= 3 || watched) options.trace = trace;
+  if (progress.enabled || stats.enabled || commandLine.compare || verbosity >= 3 || watched) options.trace = trace;
   if (events !== null) {
     watchers.panels?.push({ stage, events, maxTasks: resolveOptions(commandLine.crawlOptions).maxTasks });
   }
+  stats.start();
   try {
     // --frontier comes with stage 3 only (a usage error otherwise).
     const result = frontier === null ? await STAGES[stage](roots, options) : await crawlWithAsyncAwait(roots, options, frontier);
     follow?.end();
     return { stage, result, stats: counters.stats, peakInFlight: counters.peakInFlight };
   } finally {
+    stats.stop();
     progress.stop();
     printer.progress = null;
   }
@@ -247,8 +309,9 @@ async function runStage(
 
 /**
  * Prints the report or the comparison, writes the JSON, and picks the exit
- * status: 130 after Ctrl-C; 1 when the stages differ, or when the `--jsonl`
- * lines could not all be written (which stopped the crawl); 3 when no root
+ * status: 128 + the signal's number after a stop signal (130 for Ctrl-C); 1
+ * when the stages differ, or when the `--jsonl` lines or CSV rows could not
+ * all be written (which stopped the crawl); 3 when no root
  * got a response (a crawl that fetched nothing is not a success, nor a
  * comparison). With a frontier, the report (every process's records) is
  * followed by a line saying so, and what this process recorded.
@@ -258,11 +321,13 @@ async function finish(
   roots: readonly string[],
   runs: readonly StageRun[],
   printer: Printer,
-  interrupted: boolean,
-  recordLines: RecordLines | null,
+  signal: StopSignal | null,
+  watchers: Watchers,
   frontier: RedisFrontier | null,
 ): Promise<number> {
-  let status: number = interrupted ? EXIT.interrupted : EXIT.ok;
+  const interrupted = signal !== null;
+  const { recordLines } = watchers;
+  let status: number = signal === null ? EXIT.ok : signalExitStatus(signal);
   let identical = true;
   const nothingFetched = !interrupted && runs.every(fetchedNothing);
   if (commandLine.compare) {
@@ -301,9 +366,10 @@ async function finish(
       status = EXIT.nothingFetched;
     }
   }
-  if (recordLines !== null && recordLines.failure !== null) {
-    const written = `${recordLines.written} record${recordLines.written === 1 ? "" : "s"} written`;
-    printer.warn(`crawl: cannot write ${recordLines.destination}: ${recordLines.failure.message}; the crawl stopped (${written})\n`);
+  for (const lines of [recordLines, watchers.csvLines]) {
+    if (lines === null || lines.failure === null) continue;
+    const written = `${lines.written} record${lines.written === 1 ? "" : "s"} written`;
+    printer.warn(`crawl: cannot write ${lines.destination}: ${lines.failure.message}; the crawl stopped (${written})\n`);
     if (!interrupted) status = EXIT.failed;
   }
   if (commandLine.json !== null) {

@@ -38,13 +38,26 @@ describe("parseCommandLine", () => {
       "--exclude", "\\.pdf$", "--lenient", "xkcd.com", "http://example.com/",
     ]);
     expect(parsed.roots).toEqual(["xkcd.com", "http://example.com/"]);
-    expect(parsed.crawlOptions).toEqual({ maxRedirect: 3, maxTries: 2, maxTasks: 7, exclude: "\\.pdf$", strict: false, robots: true });
+    expect(parsed.crawlOptions).toEqual({
+      maxRedirect: 3, maxTries: 2, maxTasks: 7, exclude: "\\.pdf$", strict: false, robots: true, maxPerHost: 2, delayMs: 500,
+    });
   });
 
   it("defaults to 100 tasks, robots.txt obeyed, the asyncawait stage and the plain report", () => {
-    const parsed = commandLine(["example.com"]);
+    const parsed = commandLine(["http://127.0.0.1:8080/"]);
     expect(parsed.crawlOptions).toEqual({ maxTasks: 100, robots: true });
-    expect(parsed).toMatchObject({ stage: "asyncawait", demo: false, compare: false, json: null, verbosity: 1 });
+    expect(parsed).toMatchObject({ stage: "asyncawait", demo: false, compare: false, json: null, csv: null, verbosity: 1, statsIntervalMs: 60_000 });
+  });
+
+  it("sends at most 2 requests at once, half a second apart, to a host not on this machine, unless told otherwise", () => {
+    expect(commandLine(["example.com"]).crawlOptions).toEqual({ maxTasks: 100, robots: true, maxPerHost: 2, delayMs: 500 });
+    expect(commandLine(["http://127.0.0.1:1/", "https://example.com/"]).crawlOptions).toMatchObject({ maxPerHost: 2, delayMs: 500 });
+    expect(commandLine(["--max-per-host", "8", "example.com"]).crawlOptions).toMatchObject({ maxPerHost: 8, delayMs: 500 });
+    expect(commandLine(["--delay", "0", "example.com"]).crawlOptions).toMatchObject({ maxPerHost: 2, delayMs: 0 });
+    for (const root of ["localhost:8080", "http://127.1.2.3/", "http://[::1]:8080/", "http://site.localhost/"]) {
+      expect(commandLine([root]).crawlOptions).toEqual({ maxTasks: 100, robots: true });
+    }
+    expect(commandLine(["--demo"]).crawlOptions).toEqual({ maxTasks: 100, robots: true });
   });
 
   it("lets the last of --strict and --lenient win, as argparse does", () => {
@@ -127,6 +140,8 @@ describe("parseCommandLine", () => {
       maxDepth: 0,
       skipNonHtml: true,
       headers: { "X-Api-Key": "k1", Accept: "text/html", Cookie: "a=1; b=2" },
+      maxPerHost: 2,
+      delayMs: 500,
     });
   });
 
@@ -188,7 +203,38 @@ describe("parseCommandLine", () => {
       "--compare and --jsonl cannot be used together: --compare keeps every stage's records to compare them",
     );
     expect(usageError(["--jsonl", "-", "--json", "-", "a.com"])).toBe("--json - and --jsonl - cannot both write to stdout; give one a FILE");
-    expect(usageError(["--jsonl", "out", "--json", "./out", "a.com"])).toBe("--json and --jsonl cannot both write ./out");
+    expect(usageError(["--jsonl", "out", "--json", "./out", "a.com"])).toBe("two outputs cannot both write out");
+    expect(usageError(["--compare", "-o", "r.csv", "a.com"])).toBe("--compare and -o FILE.csv cannot be used together: three crawls would take turns in one file");
+  });
+
+  it("picks each -o FILE's format from its extension, as Scrapy's feeds do", () => {
+    expect(commandLine(["-o", "r.json", "--output", "r.JL", "-o", "rows.csv", "a.com"])).toMatchObject({ json: "r.json", jsonl: "r.JL", csv: "rows.csv" });
+    expect(commandLine(["-o", "r.ndjson", "a.com"])).toMatchObject({ json: null, jsonl: "r.ndjson", csv: null });
+    expect(commandLine(["--output=r.jsonl", "a.com"]).crawlOptions.keepRecords).toBe(false);
+    expect(usageError(["-o", "r.txt", "a.com"])).toBe("-o 'r.txt': name a .json, .jsonl or .csv file (the extension picks the format: .json, .jsonl, .jl, .ndjson, .csv)");
+    expect(usageError(["-o", "a.json", "--json", "b.json", "a.com"])).toBe("-o 'a.json': the JSON output is already 'b.json'; give one file per format");
+    expect(usageError(["--json", "-", "-o", "a.json", "a.com"])).toBe("-o 'a.json': the JSON output is already stdout; give one file per format");
+  });
+
+  it("refuses an empty FILE, and a URL taken for a FILE, with a hint", () => {
+    expect(usageError(["--json=", "a.com"])).toBe("--json needs a FILE name (or - for stdout), got an empty one");
+    expect(usageError(["--trace=", "a.com"])).toBe("--trace needs a FILE name (or - for stderr), got an empty one");
+    expect(usageError(["-o", "", "a.com"])).toBe("-o needs a FILE name, got an empty one");
+    expect(usageError(["--json", "http://a.com/"])).toBe(
+      "--json 'http://a.com/' is a URL, not a FILE; to write to stdout, put --json after the ROOTs or write --json -",
+    );
+    expect(usageError(["--jsonl", "https://a.com/", "b.com"])).toBe(
+      "--jsonl 'https://a.com/' is a URL, not a FILE; to write to stdout, put --jsonl after the ROOTs or write --jsonl -",
+    );
+    expect(usageError(["--timeline", "http://a.com/", "b.com"])).toBe("--timeline 'http://a.com/' is a URL, not a FILE");
+    expect(usageError(["-o", "http://a.com/"])).toBe("-o 'http://a.com/' is a URL, not a FILE");
+    expect(commandLine(["http://a.com/", "--json"])).toMatchObject({ json: "-", roots: ["http://a.com/"] });
+  });
+
+  it("reads --stats-interval in seconds, fractions and 0 allowed", () => {
+    expect(commandLine(["--stats-interval", "0.25", "a.com"]).statsIntervalMs).toBe(250);
+    expect(commandLine(["--stats-interval", "0", "a.com"]).statsIntervalMs).toBe(0);
+    expect(usageError(["--stats-interval", "-1", "a.com"])).toBe("--stats-interval expects a number of seconds, got '-1'");
   });
 
   it("accepts --demo without a root, and --compare", () => {

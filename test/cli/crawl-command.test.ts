@@ -234,7 +234,9 @@ describe("crawl usage errors", () => {
     expect(help.code).toBe(0);
     expect(help.stdout).toMatch(/^Usage: crawl \[options\] ROOT\.\.\./);
     expect(help.stdout).toContain("--max-tasks N");
-    expect(help.stdout).toContain("Politeness (on a site that is not yours: --max-per-host 2 --delay 1):\n  --ignore-robots ");
+    expect(help.stdout).toContain("Politeness (a root not on this machine gets --max-per-host 2 --delay 0.5\nunless given: at most 2 requests a second");
+    expect(help.stdout).toContain("the 1 a second its new projects set):\n  --ignore-robots ");
+    expect(help.stdout).toContain("  -o, --output FILE");
     expect(help.stdout).toContain("  --jsonl [FILE]");
     for (const flag of ["--max-per-host N", "--delay SECONDS", "--delay-jitter F", "--max-crawl-delay SECONDS", "--max-retry-after SECONDS", "--user-agent TEXT"]) {
       expect(help.stdout).toContain(`  ${flag}`);

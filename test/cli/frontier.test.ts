@@ -115,7 +115,10 @@ describeWithRedis("crawl --frontier", () => {
     expect(lines.slice(7)).toEqual([""]);
   });
 
-  it("hands its leased URLs back at Ctrl-C, prints its report and exits with 130; the URLs wait queued", async () => {
+  it.each([
+    ["Ctrl-C", "SIGINT", 130, "Interrupted\n"],
+    ["SIGTERM", "SIGTERM", 143, "Interrupted by SIGTERM\n"],
+  ] as const)("hands its leased URLs back at %s, prints its report and exits with %i; the URLs wait queued", async (_, signal, exit, message) => {
     const flags = frontierFlags();
     const crawl = new CliProcess([...flags, "-v", "--max-tasks", "2", "--ignore-robots", `${site.url}/slow`]);
     await crawl.waitForStdout(`${site.url}/slow 200`);
@@ -125,10 +128,10 @@ describeWithRedis("crawl --frontier", () => {
       status = (await runCli([...flags, "--status"])).stdout;
     }
     expect(status).toContain("\nqueued         2\nleased         2\n");
-    crawl.kill("SIGINT");
+    crawl.kill(signal);
     const { code, stdout, stderr } = await crawl.outcome();
-    expect(code).toBe(130);
-    expect(stderr).toBe("Interrupted\n");
+    expect(code).toBe(exit);
+    expect(stderr).toBe(message);
     expect(stdout).toContain("Todo: 4\nDone: 1\n");
     expect(frontierLineOf(stdout)).toMatch(/: 1 record in Redis; this process \(.+\) recorded 1, and handed the URLs it held back to the queue$/);
     const after = await runCli([...flags, "--status"]);

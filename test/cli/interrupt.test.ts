@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { Interrupt } from "../../src/cli/interrupt.js";
+import { Interrupt, signalExitStatus, STOP_SIGNALS } from "../../src/cli/interrupt.js";
 import { CancelledError } from "../../src/kernel/errors.js";
 
 // process.emit("SIGINT") calls the SIGINT listeners as a real Ctrl-C would,
@@ -33,11 +33,30 @@ describe("Interrupt", () => {
   });
 
   it("stops listening once disposed", () => {
-    const before = process.listenerCount("SIGINT");
+    const before = STOP_SIGNALS.map((signal) => process.listenerCount(signal));
     interrupt = new Interrupt(vi.fn(), vi.fn());
     interrupt.listen();
-    expect(process.listenerCount("SIGINT")).toBe(before + 1);
+    expect(STOP_SIGNALS.map((signal) => process.listenerCount(signal))).toEqual(before.map((count) => count + 1));
     interrupt.dispose();
-    expect(process.listenerCount("SIGINT")).toBe(before);
+    expect(STOP_SIGNALS.map((signal) => process.listenerCount(signal))).toEqual(before);
+  });
+
+  it("stops at SIGTERM and SIGHUP too, and says which signal came first and which came second", () => {
+    const onFirst = vi.fn();
+    const onSecond = vi.fn();
+    interrupt = new Interrupt(onFirst, onSecond);
+    interrupt.listen();
+    process.emit("SIGTERM", "SIGTERM");
+    expect(interrupt.signal.aborted).toBe(true);
+    expect((interrupt.signal.reason as Error).message).toBe("interrupted by SIGTERM");
+    expect(interrupt.received).toBe("SIGTERM");
+    process.emit("SIGHUP", "SIGHUP");
+    expect(onFirst.mock.calls).toEqual([["SIGTERM"]]);
+    expect(onSecond.mock.calls).toEqual([["SIGHUP"]]);
+    expect(interrupt.received).toBe("SIGTERM");
+  });
+
+  it("gives the exit status a shell reports for each signal: 128 + its number", () => {
+    expect(STOP_SIGNALS.map(signalExitStatus)).toEqual([130, 143, 129]);
   });
 });

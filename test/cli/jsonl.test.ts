@@ -76,7 +76,9 @@ describe.each(STAGES)("crawl --jsonl FILE --stage %s", (stage) => {
 
     const json = await runCli(["--json", "-", "--stage", stage, `${site.url}/`]);
     const kept = JSON.parse(json.stdout) as CrawlResultJson;
-    expect([...lines].sort(byUrl)).toEqual([...kept.records].sort(byUrl));
+    // Each line is the record with the format's version first.
+    expect([...lines].sort(byUrl)).toEqual([...kept.records].sort(byUrl).map((record) => ({ schemaVersion: 1, ...record })));
+    expect(lines.every((line) => Object.keys(line)[0] === "schemaVersion")).toBe(true);
 
     // No URL lines: the records were not kept; their counts were, as the crawl that kept them counts them.
     expect(stdout).toContain(`\n4 records not listed here: see ${file}\n`);
@@ -159,13 +161,13 @@ describe("crawl --jsonl when nothing can be fetched", () => {
 });
 
 describe("crawl --jsonl FILE that cannot be written", () => {
-  it("fetches nothing, says why, and exits with 1", async () => {
+  it("fetches nothing, says why, and exits with 2", async () => {
     site.resetCounters();
     const file = join(directory, "missing-folder", "records.jsonl");
     const { code, stdout, stderr } = await runCli(["--jsonl", file, `${site.url}/`]);
-    expect(code).toBe(1);
+    expect(code).toBe(2);
     expect(stdout).toBe("");
-    expect(stderr).toMatch(new RegExp(`^crawl: cannot write ${file.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}: ENOENT`));
+    expect(stderr).toBe(`crawl: cannot write --jsonl ${file}: the directory ${join(directory, "missing-folder")} does not exist\nTry 'crawl --help'.\n`);
     expect(site.totalRequests).toBe(0);
   });
 });

@@ -143,7 +143,7 @@ describe("the packed tarball, installed in a scratch project", () => {
 
   afterAll(() => rmSync(work, { recursive: true, force: true }));
 
-  it("holds the build with its declarations, the source, the README and the licence, and no tests", () => {
+  it("holds the build with its declarations, the source, the JSON Schema of the command's output, the README and the licence, and no tests", () => {
     const files = packed.files.map((file) => file.path);
     expect(files).toEqual(
       expect.arrayContaining([
@@ -154,6 +154,7 @@ describe("the packed tarball, installed in a scratch project", () => {
         "dist/index.d.ts",
         "dist/cli.js",
         "src/index.ts",
+        "schema/crawl-result.schema.json",
       ]),
     );
     expect(files.filter((file) => file.startsWith("test/"))).toEqual([]);

@@ -123,9 +123,9 @@ describe("crawl --trace", () => {
     expect(outcome.stdout).toContain(`written to ${timelineFile}`);
   });
 
-  it("fails with a message when the trace file cannot be written", async () => {
+  it("refuses a trace file that cannot be written before the crawl, as a usage error", async () => {
     const outcome = await runCli(["--demo", "-q", "--trace", join(directory, "missing", "trace.txt")]);
-    expect(outcome.code).toBe(1);
-    expect(outcome.stderr).toMatch(/^crawl: cannot write .*missing\/trace\.txt: ENOENT/m);
+    expect(outcome.code).toBe(2);
+    expect(outcome.stderr).toMatch(/^crawl: cannot write --trace .*missing\/trace\.txt: the directory .*missing does not exist$/m);
   });
 });
