@@ -3,7 +3,7 @@
  * and the charset (the header's label, else encoding-sniffer's prescan),
  * decode (the platform's `TextDecoder` for UTF-8, else iconv-lite).
  *
- * encoding-sniffer and iconv-lite (about 30 ms of CPU to import) are loaded
+ * encoding-sniffer and iconv-lite (about 30 and 16 ms of CPU to import) are loaded
  * the first time a page needs them: a crawl whose pages name a known charset
  * in `Content-Type` and are UTF-8 never loads either (docs/benchmarks.md, charset).
  *
