@@ -20,8 +20,13 @@ import { fileURLToPath } from "node:url";
 /** The project's root directory. */
 export const PROJECT_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 
-/** Where the compiled JavaScript goes (git-ignored with `node_modules/`). */
-export const BUILD_DIR = join(PROJECT_ROOT, "node_modules", ".cache", "coroutine-crawler-bench");
+/**
+ * Where the compiled JavaScript goes (git-ignored with `node_modules/`), or
+ * the folder `BENCH_BUILD_DIR` names, which must be inside the project (the
+ * compiled files find their packages in its node_modules/): for git worktrees
+ * that share one node_modules/, which would otherwise share one build.
+ */
+export const BUILD_DIR = resolve(process.env.BENCH_BUILD_DIR ?? join(PROJECT_ROOT, "node_modules", ".cache", "coroutine-crawler-bench"));
 
 /** The compiled path of a child script, e.g. `childScript("crawl-child")`. */
 export function childScript(name: string): string {
@@ -38,7 +43,7 @@ export const SITE_SCRIPT = join(BUILD_DIR, "src", "site", "cli.js");
  */
 export function buildChildren(): void {
   const tsc = createRequire(import.meta.url).resolve("typescript/bin/tsc");
-  const result = spawnSync(process.execPath, [tsc, "-p", join(PROJECT_ROOT, "bench", "tsconfig.build.json")], {
+  const result = spawnSync(process.execPath, [tsc, "-p", join(PROJECT_ROOT, "bench", "tsconfig.build.json"), "--outDir", BUILD_DIR], {
     encoding: "utf8",
   });
   mkdirSync(BUILD_DIR, { recursive: true });

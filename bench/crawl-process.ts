@@ -38,6 +38,8 @@ export interface RunResult {
   wallMs: number;
   /** CPU time of the crawler process during the crawl (user + system), in ms. */
   cpuMs: number;
+  /** CPU time of the crawler process from its start to the crawl's end (user + system), in ms: start-up and imports included. */
+  processCpuMs: number;
   pagesPerSecond: number;
   peakRssBytes: number;
   /** RSS just before the crawl, the crawler loaded; 0 for a failed run. */
@@ -131,6 +133,7 @@ async function crawlInChild(
       failure,
       wallMs: 0,
       cpuMs: 0,
+      processCpuMs: 0,
       pagesPerSecond: 0,
       peakRssBytes: 0,
       startRssBytes: 0,
@@ -153,6 +156,7 @@ async function crawlInChild(
     failure: checked.failure,
     wallMs: report.wallMs,
     cpuMs: report.cpuMs,
+    processCpuMs: report.processCpuMs,
     pagesPerSecond: (pages * 1000) / report.wallMs,
     peakRssBytes: report.peakRssBytes,
     startRssBytes: report.startRssBytes,

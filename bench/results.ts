@@ -11,6 +11,7 @@ import type { Machine } from "./machine.js";
 import type { RedisScenarioResult } from "./redis-scenario.js";
 import type { Scenario } from "./scenarios.js";
 import { spread, type Spread } from "./stats.js";
+import type { StartupResult } from "./startup.js";
 
 /** One stage on one scenario: each run, and the spread of the runs that count. */
 export interface StageOnScenario {
@@ -31,6 +32,12 @@ export interface StageOnScenario {
    * reference row, and for the reference itself.
    */
   rssOverReference: Spread | null;
+  /** The crawl's CPU per page over the reference's in the same round (S4: issue 29's target); null as for `rssOverReference`. */
+  cpuPerPageOverReference: Spread | null;
+  /** CPU of the whole crawler process, start-up and imports included, up to the crawl's end (S1: issue 29's figure). */
+  processCpuMs: Spread | null;
+  /** `processCpuMs` over the reference's in the same round; null as for `rssOverReference`. */
+  processCpuOverReference: Spread | null;
   boundRatio: Spread | null;
   /** Time-weighted mean of the requests in flight, as the servers saw them (P1 only, else null). */
   averageInFlight: Spread | null;
@@ -60,6 +67,8 @@ export interface BenchResults {
   memory: MemoryReport[];
   /** R1, one crawl by several processes through one Redis; null when `--scenarios` leaves it out. */
   redis: RedisScenarioResult | null;
+  /** `crawl --help` against `node -e 0` (issue 29); null when not measured (`--scenarios` without S1). */
+  startup: StartupResult | null;
 }
 
 /**
@@ -75,10 +84,14 @@ export function summarise(stage: BenchSubject, traced: boolean, runs: RunResult[
   const averages: number[] = [];
   const peaks: number[] = [];
   const overReference: number[] = [];
+  const cpuOverReference: number[] = [];
+  const processCpuOverReference: number[] = [];
   for (const [round, run] of runs.entries()) {
     const reference = referenceRuns?.[round];
     if (run.failure === null && reference !== undefined && reference.failure === null) {
       overReference.push(run.peakRssBytes / reference.peakRssBytes);
+      cpuOverReference.push(run.cpuMs / run.pages / (reference.cpuMs / reference.pages));
+      processCpuOverReference.push(run.processCpuMs / reference.processCpuMs);
     }
   }
   for (const run of good) {
@@ -98,6 +111,9 @@ export function summarise(stage: BenchSubject, traced: boolean, runs: RunResult[
     pagesPerSecond: spread(good.map(pagesPerSecondOf)),
     peakRssBytes: spread(good.map(peakRssOf)),
     rssOverReference: spread(overReference),
+    cpuPerPageOverReference: spread(cpuOverReference),
+    processCpuMs: spread(good.map(processCpuMsOf)),
+    processCpuOverReference: spread(processCpuOverReference),
     boundRatio: spread(ratios),
     averageInFlight: spread(averages),
     peakPerHost: spread(peaks),
@@ -110,6 +126,10 @@ function wallMsOf(run: RunResult): number {
 
 function cpuMsOf(run: RunResult): number {
   return run.cpuMs;
+}
+
+function processCpuMsOf(run: RunResult): number {
+  return run.processCpuMs;
 }
 
 function pagesPerSecondOf(run: RunResult): number {

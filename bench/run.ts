@@ -16,8 +16,10 @@
  *
  * `--stages` may add `reference`: the plain node:http crawler of
  * `bench/reference-crawler.ts`, a yardstick for what the machine and the
- * site allow (an extra row, with no target and no memory figure). S4,
- * whose target is a ratio to the reference's peak RSS, always crawls with it.
+ * site allow (an extra row, with no target and no memory figure). S1, S3
+ * and S4, whose targets are ratios to the reference's figures (issues 18
+ * and 29), always crawl with it. With S1, `crawl --help` and `node -e 0` are
+ * timed too (bench/startup.ts).
  * A scenario that names its stages (S5) is crawled by those of `--stages`
  * only, and skipped when there are none.
  *
@@ -47,7 +49,9 @@ import { benchRedisScenario, REDIS_SCENARIO_ID, redisScenarioFailed, type RedisS
 import { summarise, type BenchResults, type ScenarioResult } from "./results.js";
 import { DEFAULT_SCENARIO_IDS, measuresMemory, QUICK_SCENARIOS, SCENARIOS, type Scenario } from "./scenarios.js";
 import { SiteProcess } from "./site-process.js";
+import { measureStartup, type StartupResult } from "./startup.js";
 import { markdownReport } from "./table.js";
+import { WITH_REFERENCE } from "./targets.js";
 
 const { values } = parseArgs({
   options: {
@@ -138,7 +142,8 @@ function crawlersOf(scenario: Scenario): BenchSubject[] {
   const allowed = only === null ? stages : stages.filter(function allowedHere(stage) {
     return isStageName(stage) && only.includes(stage);
   });
-  return scenario.againstReference && !allowed.includes("reference") ? [...allowed, "reference"] : allowed;
+  const withReference = scenario.againstReference || WITH_REFERENCE.has(scenario.id);
+  return withReference && allowed.length > 0 && !allowed.includes("reference") ? [...allowed, "reference"] : allowed;
 }
 
 /** Crawls one scenario's site with every stage, `runs` times, the stages taking turns. */
@@ -204,6 +209,12 @@ if (wanted.has(REDIS_SCENARIO_ID)) {
   if (stages.includes("asyncawait")) redis = await benchRedisScenario(quick, runs, log);
   else log(`${REDIS_SCENARIO_ID}: skipped, crawled only by asyncawait, which --stages leaves out`);
 }
+// crawl --help against node -e 0 (issue 29), with S1, the scenario of start-up's share.
+let startup: StartupResult | null = null;
+if (wanted.has("S1")) {
+  startup = measureStartup(quick ? 3 : 5 * runs);
+  log(`start-up: crawl --help ${startup.helpCpuMs.median.toFixed(0)} ms CPU, node -e 0 ${startup.nodeCpuMs.median.toFixed(0)} ms (medians of ${startup.rounds})`);
+}
 const memory: MemoryReport[] = [];
 if (!values["no-memory"]) {
   for (const stage of stages.filter(isStageName)) {
@@ -222,6 +233,7 @@ const results: BenchResults = {
   scenarios: scenarioResults,
   memory,
   redis,
+  startup,
 };
 const markdown = markdownReport(results);
 mkdirSync(out, { recursive: true });

@@ -14,7 +14,7 @@ import { redisSection } from "./redis-table.js";
 import type { BenchResults, ScenarioResult, StageOnScenario } from "./results.js";
 import { idealInFlight, measuresMemory, type Scenario } from "./scenarios.js";
 import { spread, type Spread } from "./stats.js";
-import { CHAPTER_FIGURES, TARGETS } from "./targets.js";
+import { AGAINST_REFERENCE, CHAPTER_FIGURES, TARGETS } from "./targets.js";
 
 const WAITING_UNITS: Readonly<Record<StageName, string>> = {
   callbacks: "a Fetcher with its callback registered",
@@ -59,6 +59,7 @@ export function markdownReport(results: BenchResults): string {
     if (scenario.scenario.maxPerHost !== null) lines.push(...politenessSection(scenario, results.quick));
     if (measuresMemory(scenario.scenario)) lines.push(...memoryPerPageSection(scenario, results.quick));
   }
+  lines.push(...againstReferenceSection(results));
   if (results.memory.length > 0) lines.push(...memorySection(results));
   if (results.redis !== null) lines.push(...redisSection(results.redis, results.quick));
   const traced = traceRows(results.scenarios);
@@ -68,6 +69,63 @@ export function markdownReport(results: BenchResults): string {
     lines.push(...traced);
   }
   return `${lines.join("\n")}\n`;
+}
+
+/**
+ * Issue 29's targets, each against a figure of the same run: a stage's
+ * ratio to the reference crawler's, round by round, or `crawl --help`'s to
+ * `node -e 0`'s; a row per target and stage, with pass or fail.
+ */
+function againstReferenceSection(results: BenchResults): string[] {
+  const rows: string[] = [];
+  const byId = new Map(results.scenarios.map((scenario) => [scenario.scenario.id, scenario]));
+  const stagesOf = (id: string): StageOnScenario[] =>
+    (byId.get(id)?.stages ?? []).filter((entry) => !entry.traced && entry.stage !== "reference");
+  const judge = (met: boolean, target: string): string => (results.quick ? `— (quick) ${target}` : verdict(met, target));
+  for (const entry of stagesOf("S1")) {
+    const ratio = entry.processCpuOverReference;
+    const target = AGAINST_REFERENCE.s1ProcessCpu;
+    rows.push(row("S1: whole-process CPU ÷ reference", entry.stage, show(entry.processCpuMs, 0), show(ratio, 2),
+      ratio === null ? "— (no reference run)" : judge(entry.failures === 0 && ratio.median <= target, `≤ ${target}`)));
+  }
+  for (const entry of stagesOf("S4")) {
+    const ratio = entry.cpuPerPageOverReference;
+    const perPage = scale(spreadOf(entry.runs.filter((run) => run.failure === null), (run) => run.cpuMs / run.pages), 1000);
+    const target = AGAINST_REFERENCE.s4CpuPerPage;
+    rows.push(row("S4: crawl CPU per page ÷ reference", entry.stage, `${show(perPage, 0)} µs/page`, show(ratio, 2),
+      ratio === null ? "— (no reference run)" : judge(entry.failures === 0 && ratio.median <= target, `≤ ${target}`)));
+  }
+  for (const entry of stagesOf("S3")) {
+    const ratio = entry.rssOverReference;
+    const target = AGAINST_REFERENCE.s3PeakRss;
+    const fetched = entry.failures === 0 ? "every page" : `${entry.failures} run(s) missed pages`;
+    rows.push(row("S3: peak RSS ÷ reference, every page fetched", entry.stage, `${show(scale(entry.peakRssBytes, 1e-6), 0)} MB, ${fetched}`, show(ratio, 2),
+      ratio === null ? "— (no reference run)" : judge(entry.failures === 0 && ratio.median <= target, `≤ ${target}, no missed page`)));
+  }
+  const startup = results.startup;
+  if (startup !== null) {
+    const target = AGAINST_REFERENCE.helpOverNode;
+    rows.push(row("`crawl --help` CPU ÷ `node -e 0`", "the command", `${show(startup.helpCpuMs, 0)} ms (node -e 0: ${show(startup.nodeCpuMs, 0)} ms)`,
+      show(startup.helpOverNode, 2), judge(startup.helpOverNode.median <= target, `≤ ${target}`)));
+  }
+  if (rows.length === 0) return [];
+  return [
+    "",
+    "## Against the reference (issue 29)",
+    "",
+    "Each ratio is taken round by round against the reference crawler's run of the same round (the crawlers take " +
+      "turns), or against `node -e 0` run in turn with `crawl --help` (each in a fresh process, CPU from bash's " +
+      "`times`): median [min–max] of the ratios. Whole-process CPU counts the crawler process from its start " +
+      "(Node, imports) to the crawl's end.",
+    "",
+    "| target | stage | figure | ratio | pass |",
+    "|---|---|---|---|---|",
+    ...rows,
+  ];
+}
+
+function row(...cells: string[]): string {
+  return `| ${cells.join(" | ")} |`;
 }
 
 function memorySection(results: BenchResults): string[] {

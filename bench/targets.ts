@@ -57,3 +57,22 @@ export const CHAPTER_FIGURES = { bytesPerThread: 50 * 1024, bytesPerCoroutine: 3
  * (medians), at most this: 4 processes at least as fast as one.
  */
 export const R1_MANY_OVER_ONE_WALL = 1;
+
+/**
+ * Issue 29's targets, each a ratio to a figure measured in the same run: the
+ * reference crawler's (bench/reference-crawler.ts), crawling the same site in
+ * the same rounds, or `node -e 0`'s.
+ */
+export const AGAINST_REFERENCE = {
+  /** S1: the whole crawler process's CPU (start-up, imports and crawl) over the reference's, at most (median of the rounds' ratios). */
+  s1ProcessCpu: 1.0,
+  /** S4 (300,000 pages): the crawl's CPU per page over the reference's, at most. */
+  s4CpuPerPage: 0.9,
+  /** S3 (C10K): peak RSS over the reference's, at most, with every page fetched in every run. */
+  s3PeakRss: 1.0,
+  /** `crawl --help`: CPU over `node -e 0`'s, at most. */
+  helpOverNode: 2,
+} as const;
+
+/** The scenarios crawled by the reference too, whatever `--stages` says: their targets are ratios to it. */
+export const WITH_REFERENCE: ReadonlySet<string> = new Set(["S1", "S3", "S4"]);

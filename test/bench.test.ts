@@ -81,8 +81,9 @@ describe("npm run bench --quick", () => {
     expect(results.quick).toBe(true);
     expect(results.machine.cores).toBeGreaterThan(0);
     expect(results.scenarios.map((s) => s.scenario.id)).toEqual(["S1", "S2", "S3", "P1", "S4", "S5"]);
-    // S4's target is a ratio to the reference crawler's peak RSS, so the reference crawls it too; S5 is stage 3's.
-    const crawlersOf: Record<string, string[]> = { S4: ["callbacks", "generators", "asyncawait", "reference"], S5: ["asyncawait"] };
+    // S1's, S3's and S4's targets are ratios to the reference crawler's figures, so the reference crawls them too; S5 is stage 3's.
+    const withReference = ["callbacks", "generators", "asyncawait", "reference"];
+    const crawlersOf: Record<string, string[]> = { S1: withReference, S3: withReference, S4: withReference, S5: ["asyncawait"] };
     for (const scenario of results.scenarios) {
       const crawlers = crawlersOf[scenario.scenario.id] ?? ["callbacks", "generators", "asyncawait"];
       expect(scenario.stages.map((s) => s.stage)).toEqual(crawlers);
@@ -98,7 +99,7 @@ describe("npm run bench --quick", () => {
 
     const markdown = readFileSync(join(out, "latest.md"), "utf8");
     expect(stdout).toBe(markdown);
-    expect(markdown.match(/^\| (S[1-5]|P1) /gm)).toHaveLength(17);
+    expect(markdown.match(/^\| (S[1-5]|P1) /gm)).toHaveLength(19);
     expect(markdown).toContain(`Node ${process.version}`);
     expect(markdown).toContain("## Requests in flight: P1, 5 hosts, maxPerHost 2, maxTasks 10");
     expect(markdown).toContain("## Memory per page: S4, 300 pages, 0 ms, maxTasks 20");
@@ -111,6 +112,22 @@ describe("npm run bench --quick", () => {
       else expect(entry.rssOverReference?.median).toBeGreaterThan(0);
       expect(entry.runs[0]?.startRssBytes).toBeGreaterThan(0);
     }
+
+    // Issue 29: each stage against the reference round by round (S1 whole-process CPU, S4 CPU per page, S3 peak RSS), and crawl --help against node -e 0.
+    expect(markdown).toContain("## Against the reference (issue 29)");
+    expect(markdown.match(/^\| S1: whole-process CPU ÷ reference \| /gm)).toHaveLength(3);
+    expect(markdown.match(/^\| S4: crawl CPU per page ÷ reference \| /gm)).toHaveLength(3);
+    expect(markdown.match(/^\| S3: peak RSS ÷ reference, every page fetched \| /gm)).toHaveLength(3);
+    expect(markdown.match(/^\| `crawl --help` CPU ÷ `node -e 0` \| /gm)).toHaveLength(1);
+    const [s1] = results.scenarios.filter((s) => s.scenario.id === "S1");
+    for (const entry of s1?.stages ?? []) {
+      expect(entry.runs[0]?.processCpuMs).toBeGreaterThan(entry.runs[0]?.cpuMs ?? Infinity);
+      if (entry.stage === "reference") expect(entry.processCpuOverReference).toBeNull();
+      else expect(entry.processCpuOverReference?.median).toBeGreaterThan(0);
+    }
+    expect(results.startup?.rounds).toBe(3);
+    expect(results.startup?.helpCpuMs.median).toBeGreaterThan(0);
+    expect(results.startup?.nodeCpuMs.median).toBeGreaterThan(0);
 
     // P1's servers count the requests in flight; the synthetic site of S1–S3 does not.
     const [p1] = results.scenarios.filter((s) => s.scenario.id === "P1");

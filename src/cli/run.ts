@@ -9,19 +9,13 @@
  * @module
  */
 import { writeFile } from "node:fs/promises";
-import { crawl as crawlWithAsyncAwait } from "../asyncawait/index.js";
-import { crawl as crawlWithCallbacks } from "../callbacks/index.js";
-import { crawl as crawlWithGenerators } from "../generators/index.js";
 import type { CrawlResult, FetchStatistic } from "../crawl/records.js";
 import { resolveOptions } from "../crawl/options.js";
 import type { CrawlOptions } from "../crawl/options.js";
 import { report, Stats, urlLine } from "../crawl/report.js";
 import type { RedisFrontier } from "../distributed/redis-frontier.js";
 import type { FetchEndEvent, StageName, TraceEvent } from "../observe/events.js";
-import { startDemoSite } from "../site/index.js";
 import type { SyntheticSite } from "../site/index.js";
-import { timelinePage } from "../observe/timeline/index.js";
-import { timelineWritten } from "../observe/timeline/timeline-page.js";
 import type { TimelinePanel } from "../observe/timeline/index.js";
 import { TraceLines } from "../observe/trace-lines.js";
 import { UrlTrace } from "../observe/trace-url.js";
@@ -58,11 +52,25 @@ export const EXIT = {
   hangUp: 129,
 } as const;
 
-/** The three stages' `crawl` functions, by name, for `--stage` and `--compare`. */
-const STAGES: Readonly<Record<StageName, (roots: string[], options: CrawlOptions) => Promise<CrawlResult>>> = {
-  callbacks: crawlWithCallbacks,
-  generators: crawlWithGenerators,
-  asyncawait: crawlWithAsyncAwait,
+/** A stage's `crawl`, given a frontier by stage 3 alone. */
+type StageCrawl = (roots: string[], options: CrawlOptions, frontier?: RedisFrontier) => Promise<CrawlResult>;
+
+/**
+ * The three stages' `crawl` functions, by name, for `--stage` and `--compare`,
+ * each imported when it is first run: a command loads only the stage it runs
+ * (stage 1 or 2 never loads undici), and `--help` none (docs/benchmarks.md,
+ * start-up).
+ */
+const STAGES: Readonly<Record<StageName, () => Promise<StageCrawl>>> = {
+  async callbacks() {
+    return (await import("../callbacks/index.js")).crawl;
+  },
+  async generators() {
+    return (await import("../generators/index.js")).crawl;
+  },
+  async asyncawait() {
+    return (await import("../asyncawait/index.js")).crawl;
+  },
 };
 
 /**
@@ -213,7 +221,7 @@ async function crawlCommand(commandLine: CommandLine, outputs: OpenedOutputs, fr
     csvLines,
   };
   try {
-    if (commandLine.demo) demo = await startDemoSite();
+    if (commandLine.demo) demo = await (await import("../site/index.js")).startDemoSite();
     const roots = demo === null ? commandLine.roots : [demo.url];
     const stages = commandLine.compare ? STAGE_NAMES : [commandLine.stage];
     const runs: StageRun[] = [];
@@ -297,7 +305,8 @@ async function runStage(
   stats.start();
   try {
     // --frontier comes with stage 3 only (a usage error otherwise).
-    const result = frontier === null ? await STAGES[stage](roots, options) : await crawlWithAsyncAwait(roots, options, frontier);
+    const crawl = await STAGES[stage]();
+    const result = await crawl(roots, options, frontier ?? undefined);
     follow?.end();
     return { stage, result, stats: counters.stats, peakInFlight: counters.peakInFlight };
   } finally {
@@ -415,6 +424,8 @@ function refusedByRobots(stats: Stats): number {
 /** Writes the `--timeline` page; false, after a message, when the file cannot be written. */
 async function writeTimeline(destination: string, panels: readonly TimelinePanel[], printer: Printer): Promise<boolean> {
   const title = `Crawl timeline: ${panels.map(stageOf).join(", ")}`;
+  const { timelinePage } = await import("../observe/timeline/index.js");
+  const { timelineWritten } = await import("../observe/timeline/timeline-page.js");
   try {
     await writeFile(destination, timelinePage(panels, title));
     printer.print(timelineWritten(destination, panels));

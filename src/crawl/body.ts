@@ -1,14 +1,25 @@
 /**
  * From body bytes to text: undo the `Content-Encoding`, find the media type
- * and the charset (encoding-sniffer), decode (iconv-lite).
+ * and the charset (the header's label, else encoding-sniffer's prescan),
+ * decode (the platform's `TextDecoder` for UTF-8, else iconv-lite).
+ *
+ * encoding-sniffer and iconv-lite (about 30 and 16 ms of CPU to import) are loaded
+ * the first time a page needs them: a crawl whose pages name a known charset
+ * in `Content-Type` and are UTF-8 never loads either (docs/benchmarks.md, charset).
  *
  * @module
  */
 import { constants as bufferConstants } from "node:buffer";
+import { createRequire } from "node:module";
 import { gunzipSync, inflateRawSync, inflateSync } from "node:zlib";
-import { getEncoding } from "encoding-sniffer";
-import iconv from "iconv-lite";
+import type { getEncoding } from "encoding-sniffer/sniffer";
+import type iconvLite from "iconv-lite";
 import { FetchFailure } from "../kernel/errors.js";
+
+/** Loads a package synchronously when first needed (encoding-sniffer is ESM: Node ≥ 20.19 requires it). */
+const requireWhenNeeded = createRequire(import.meta.url);
+let sniffer: typeof getEncoding | null = null;
+let iconv: typeof iconvLite | null = null;
 
 /**
  * Undoes the response's `Content-Encoding`: gzip (also `x-gzip`), deflate or
@@ -107,9 +118,10 @@ export interface Charset {
 
 /**
  * The charset a response names and the encoding to decode its text with,
- * found by the HTML standard's encoding sniffing algorithm (encoding-sniffer):
+ * found by the HTML standard's encoding sniffing algorithm:
  * a byte order mark wins; then the `charset` parameter of `Content-Type`
- * when it is a label the Encoding Standard knows; then a `<meta charset>`,
+ * when it is a label the Encoding Standard knows; then (encoding-sniffer's
+ * prescan, run only when neither decided) a `<meta charset>`,
  * `<meta http-equiv="Content-Type" content="…; charset=…">` or XML
  * declaration in the first 1024 bytes; else UTF-8.
  *
@@ -126,8 +138,55 @@ export interface Charset {
  */
 export function sniffCharset(headers: Readonly<Record<string, string>>, bytes: Uint8Array): Charset {
   const named = headerCharset(headers["content-type"]);
-  const encoding = getEncoding(bytes, { transportLayerEncodingLabel: named, defaultEncoding: "utf-8" });
+  const known = named === undefined ? null : encodingNamed(named);
+  const encoding = known === null ? prescan(bytes, named) : (byteOrderMark(bytes) ?? known);
   return { label: interned(named ?? encoding.toLowerCase()), encoding };
+}
+
+/** The whole sniffing algorithm, by encoding-sniffer: for a response whose header names no label it knows. */
+function prescan(bytes: Uint8Array, named: string | undefined): string {
+  sniffer ??= (requireWhenNeeded("encoding-sniffer/sniffer") as typeof import("encoding-sniffer/sniffer")).getEncoding;
+  return sniffer(bytes, { transportLayerEncodingLabel: named, defaultEncoding: "utf-8" });
+}
+
+/** The encoding a byte order mark at the start of `bytes` names, or null: the one thing that overrides the header. */
+function byteOrderMark(bytes: Uint8Array): string | null {
+  if (bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) return "UTF-8";
+  if (bytes[0] === 0xfe && bytes[1] === 0xff) return "UTF-16BE";
+  if (bytes[0] === 0xff && bytes[1] === 0xfe) return "UTF-16LE";
+  return null;
+}
+
+/** Header labels already resolved: the WHATWG name, or null for a label left to encoding-sniffer. */
+const namedEncodings = new Map<string, string | null>();
+
+/**
+ * The WHATWG name of the encoding `label` (trimmed, lowercased) stands for,
+ * as the platform's `TextDecoder` resolves it, in the Encoding Standard's
+ * case (`UTF-8`, `Shift_JIS`, `windows-1252`), as encoding-sniffer names it;
+ * null when `TextDecoder` does not take it. Node knows 220 of the standard's
+ * 228 labels: the other eight (`iso-8859-16`, `x-user-defined` and the six
+ * `replacement` ones) and unknown labels go to encoding-sniffer.
+ */
+function encodingNamed(label: string): string | null {
+  const known = namedEncodings.get(label);
+  if (known !== undefined) return known;
+  let name: string | null;
+  try {
+    name = whatwgCase(new TextDecoder(label).encoding);
+  } catch {
+    name = null; // RangeError: a label it does not know; or an encoding this build of Node cannot decode
+  }
+  if (namedEncodings.size < MAX_INTERNED) namedEncodings.set(label, name);
+  return name;
+}
+
+/** `utf-8` → `UTF-8`, `shift_jis` → `Shift_JIS`, `big5` → `Big5`: the case the Encoding Standard's names table uses. */
+function whatwgCase(name: string): string {
+  if (/^(?:utf|iso|koi|euc|ibm|gbk)/.test(name)) return name.toUpperCase();
+  if (name === "big5") return "Big5";
+  if (name === "shift_jis") return "Shift_JIS";
+  return name;
 }
 
 /** The `charset` parameter of a Content-Type, unquoted, trimmed and lowercased; undefined when absent or empty. */
@@ -142,10 +201,14 @@ function headerCharset(contentType: string | undefined): string | undefined {
   return undefined;
 }
 
+/** UTF-8 with the platform's decoder: replaces malformed bytes with U+FFFD and removes a leading byte order mark. */
+const utf8 = new TextDecoder();
+
 /**
- * Decodes text with iconv-lite in `encoding`, a name {@link sniffCharset}
- * resolved. Malformed bytes become U+FFFD. A leading byte order mark is
- * removed (the sniffer has already chosen its encoding).
+ * Decodes text in `encoding`, a name {@link sniffCharset} resolved: UTF-8
+ * with the platform's `TextDecoder`, any other with iconv-lite. Malformed
+ * bytes become U+FFFD. A leading byte order mark is removed (the sniffer has
+ * already chosen its encoding).
  *
  * @remarks Four WHATWG encodings are not in iconv-lite and decode as UTF-8:
  * ISO-2022-JP, x-mac-cyrillic, x-user-defined and `replacement`. iconv-lite's
@@ -158,7 +221,9 @@ function headerCharset(contentType: string | undefined): string | undefined {
  */
 export function decodeText(bytes: Uint8Array, encoding: string): string {
   try {
-    return iconv.decode(bytes, iconv.encodingExists(encoding) ? encoding : "utf-8");
+    if (encoding === "UTF-8" || encoding === "utf-8") return utf8.decode(bytes);
+    iconv ??= requireWhenNeeded("iconv-lite") as typeof iconvLite;
+    return iconv.encodingExists(encoding) ? iconv.decode(bytes, encoding) : utf8.decode(bytes);
   } catch (error) {
     if (!isStringTooLong(error)) throw error;
     const limit = bufferConstants.MAX_STRING_LENGTH;
@@ -170,8 +235,8 @@ export function decodeText(bytes: Uint8Array, encoding: string): string {
 
 /**
  * Whether an error says a string would be too long: Node's
- * `ERR_STRING_TOO_LONG` (from `Buffer#toString` and `StringDecoder`, which
- * iconv-lite calls), or V8's `RangeError: Invalid string length` (from
+ * `ERR_STRING_TOO_LONG` (from `TextDecoder`, `Buffer#toString` and
+ * `StringDecoder`, which iconv-lite calls), or V8's `RangeError: Invalid string length` (from
  * joining strings, as iconv-lite does with its decoder's last characters).
  * No other RangeError: any other fault stays what it is.
  */

@@ -1,5 +1,10 @@
 import { Buffer, constants as bufferConstants } from "node:buffer";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { deflateRawSync, deflateSync, gzipSync } from "node:zlib";
+import { getEncoding } from "encoding-sniffer";
+import fc from "fast-check";
 import iconv from "iconv-lite";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { decodeContent, decodeText, mediaType, sniffCharset } from "../../src/crawl/body.js";
@@ -180,6 +185,57 @@ describe("sniffCharset", () => {
     expect(sniffCharset({}, Buffer.from([0xff, 0xfe, 0x68, 0x00]))).toEqual({ label: "utf-16le", encoding: "UTF-16LE" });
   });
 
+  it("lets a byte order mark override every header label, UTF-16 ones too", () => {
+    const utf16be = Buffer.from([0xfe, 0xff, 0x00, 0x68]);
+    expect(sniffCharset({ "content-type": "text/html; charset=utf-8" }, utf16be)).toEqual({ label: "utf-8", encoding: "UTF-16BE" });
+    const utf16le = Buffer.from([0xff, 0xfe, 0x68, 0x00]);
+    expect(sniffCharset({ "content-type": "text/html; charset=shift_jis" }, utf16le)).toEqual({
+      label: "shift_jis",
+      encoding: "UTF-16LE",
+    });
+    // Two bytes of the three of a UTF-8 mark are no mark: the header decides.
+    expect(sniffCharset({ "content-type": "text/html; charset=koi8-r" }, Buffer.from([0xef, 0xbb, 0x41]))).toEqual({
+      label: "koi8-r",
+      encoding: "KOI8-R",
+    });
+  });
+
+  it("prescans the body when the header's label is one the platform's decoder does not take", () => {
+    const meta = Buffer.from('<meta charset="koi8-r">');
+    expect(sniffCharset({ "content-type": "text/html; charset=x-user-defined" }, meta)).toEqual({
+      label: "x-user-defined",
+      encoding: "x-user-defined",
+    });
+    expect(sniffCharset({ "content-type": "text/html; charset=iso-2022-kr" }, meta)).toEqual({
+      label: "iso-2022-kr",
+      encoding: "replacement",
+    });
+    expect(sniffCharset({ "content-type": "text/html; charset=win-1252" }, meta)).toEqual({
+      label: "win-1252",
+      encoding: "KOI8-R",
+    });
+  });
+
+  it("resolves every label of the Encoding Standard as encoding-sniffer does, with and without a byte order mark", async () => {
+    // The standard's labels, from the table encoding-sniffer resolves them with (@exodus/bytes, a file it does not export).
+    const sniffer = createRequire(import.meta.url).resolve("encoding-sniffer");
+    const labelsFile = join(dirname(createRequire(sniffer).resolve("@exodus/bytes/encoding.js")), "fallback/encoding.labels.js");
+    const table = (await import(pathToFileURL(labelsFile).href)) as { default: Record<string, string[]> };
+    const labels = Object.entries(table.default).flatMap(([name, aliases]) => [name, ...aliases]);
+    expect(labels.length).toBeGreaterThan(220);
+    const bodies = [Buffer.from('<meta charset="koi8-r">'), Buffer.from("\ufeff<p>"), Buffer.from([0xfe, 0xff, 0, 0x3c])];
+    let compared = 0;
+    for (const label of [...labels, "latin-1", "utf-32", "ucs2", "binary", "utf16", "win-1252", "x-no-such-charset"]) {
+      for (const body of bodies) {
+        const headers = { "content-type": `text/html; charset=${label.toUpperCase()}` };
+        const expected = getEncoding(body, { transportLayerEncodingLabel: label, defaultEncoding: "utf-8" });
+        expect(sniffCharset(headers, body), label).toEqual({ label, encoding: expected });
+        compared += 1;
+      }
+    }
+    expect(compared).toBe((labels.length + 7) * bodies.length);
+  });
+
   it("reports utf-8 when nothing names a charset", () => {
     expect(sniffCharset({ "content-type": "text/html" }, Buffer.from("<p>plain</p>"))).toEqual({
       label: "utf-8",
@@ -228,6 +284,20 @@ describe("decodeText", () => {
     expect(decodeText(utf16be, sniffCharset({ "content-type": "text/html; charset=utf-8" }, utf16be).encoding)).toBe("h");
   });
 
+  it("decodes UTF-8 exactly as iconv-lite does, malformed bytes and byte order marks included", () => {
+    const bytes = fc.oneof(
+      fc.uint8Array({ maxLength: 64 }),
+      fc.string({ unit: "binary", maxLength: 32 }).map((text) => new Uint8Array(Buffer.from(`\ufeff${text}`))),
+    );
+    fc.assert(
+      fc.property(bytes, (body) => {
+        expect(decodeText(body, "UTF-8")).toBe(iconv.decode(Buffer.from(body), "utf-8"));
+        expect(decodeText(body, "utf-8")).toBe(iconv.decode(Buffer.from(body), "utf-8"));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
   it("keeps a second U+FEFF after the byte order mark", () => {
     expect(decodeText(Buffer.from("\ufeff\ufeffx"), "UTF-8")).toBe("\ufeffx");
   });
@@ -247,7 +317,7 @@ describe("decodeText", () => {
       vi.spyOn(iconv, "decode").mockImplementation(function joinPastTheLongestString() {
         return "x".repeat(2 ** 30); // the RangeError V8 throws for a string too long, without making one
       });
-      expect(failureOf(() => decodeText(Buffer.from("x"), "UTF-8"))).toBe("BodyTooLarge");
+      expect(failureOf(() => decodeText(Buffer.from("x"), "windows-1252"))).toBe("BodyTooLarge");
     });
 
     it("lets any other error of the decoder through, RangeErrors included", () => {
@@ -255,7 +325,7 @@ describe("decodeText", () => {
       vi.spyOn(iconv, "decode").mockImplementation(function failOtherwise(): string {
         throw other;
       });
-      expect(() => decodeText(Buffer.from("x"), "UTF-8")).toThrow(other);
+      expect(() => decodeText(Buffer.from("x"), "windows-1252")).toThrow(other);
     });
   });
 });

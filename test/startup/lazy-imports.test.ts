@@ -1,0 +1,124 @@
+/**
+ * The built `crawl` command loads only what the command it runs needs
+ * (docs/benchmarks.md, start-up): each run is a child process preloaded
+ * with module-log.mjs, which lists every module it loaded, ES and CommonJS.
+ */
+import { execFile } from "node:child_process";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { FixtureSite } from "../../src/site/index.js";
+import { CLI_PATH, requireBuiltCli } from "../cli/cli-process.js";
+
+const PRELOAD = fileURLToPath(new URL("module-log.mjs", import.meta.url));
+
+/** What a module's path shows it to be part of. */
+const PARTS = {
+  undici: /\/node_modules\/undici\//,
+  redis: /\/node_modules\/(?:redis|@redis\/[^/]+)\//,
+  "encoding-sniffer": /\/node_modules\/encoding-sniffer\//,
+  "iconv-lite": /\/node_modules\/iconv-lite\//,
+  htmlparser2: /\/node_modules\/htmlparser2\//,
+  callbacks: /\/dist\/callbacks\//,
+  generators: /\/dist\/generators\//,
+  asyncawait: /\/dist\/asyncawait\//,
+  timeline: /\/dist\/observe\/timeline\//,
+  site: /\/dist\/site\//,
+  distributed: /\/dist\/distributed\//,
+} as const;
+type Part = keyof typeof PARTS;
+
+let site: FixtureSite;
+let folder: string;
+
+beforeAll(async () => {
+  requireBuiltCli();
+  folder = await mkdtemp(join(tmpdir(), "lazy-imports-"));
+  site = await FixtureSite.start();
+  site.addPage("/", ["/a", "/b"]).addPage("/a", ["/"]).addPage("/b", []);
+  site.addPage("/unnamed", "<p>No charset in the header: the body is prescanned</p>", "text/html");
+  site.addPage("/latin-1", Buffer.from("<p>caf\xe9</p>", "latin1"), "text/html; charset=windows-1252");
+});
+
+afterAll(async () => {
+  await site?.close();
+  if (folder !== undefined) await rm(folder, { recursive: true, force: true });
+});
+
+let runs = 0;
+
+/** Runs `node dist/cli.js ...args` with the module log, and resolves with the parts of the project and of node_modules it loaded. */
+async function partsLoaded(args: readonly string[]): Promise<{ code: number; parts: Set<Part>; modules: number }> {
+  runs += 1;
+  const log = join(folder, `modules-${runs}.log`);
+  const code = await new Promise<number>(function run(resolve, reject) {
+    const env = { ...process.env, MODULE_LOG: log };
+    execFile(process.execPath, ["--import", PRELOAD, CLI_PATH, ...args], { env, timeout: 30_000 }, function exited(error) {
+      if (error !== null && typeof error.code !== "number") reject(error);
+      else resolve(error === null ? 0 : Number(error.code));
+    });
+  });
+  const modules = new Set((await readFile(log, "utf8")).split("\n").filter(Boolean).map(pathOf));
+  const parts = new Set<Part>();
+  for (const module of modules) {
+    for (const [part, marker] of Object.entries(PARTS) as [Part, RegExp][]) if (marker.test(module)) parts.add(part);
+  }
+  return { code, parts, modules: modules.size };
+}
+
+/** A module's path, from a file: URL (an ES module) or a path (the CommonJS cache). */
+function pathOf(entry: string): string {
+  return entry.startsWith("file:") ? fileURLToPath(entry) : entry;
+}
+
+describe("crawl --help and --version", () => {
+  it("load no stage, no package of node_modules, no site and no timeline", async () => {
+    for (const flag of ["--help", "--version"]) {
+      const { code, parts, modules } = await partsLoaded([flag]);
+      expect(code).toBe(0);
+      expect([...parts]).toEqual([]);
+      expect(modules).toBeGreaterThan(5); // the log works: the command's own modules are in it
+    }
+  });
+});
+
+describe("a crawl of UTF-8 pages that name their charset", () => {
+  it.each(["callbacks", "generators"] as const)("in stage %s loads its stage and htmlparser2, and no undici, Redis client, timeline, site, encoding-sniffer or iconv-lite", async (stage) => {
+    const { code, parts } = await partsLoaded(["--stage", stage, "-q", site.urlFor("/")]);
+    expect(code).toBe(0);
+    expect([...parts].sort()).toEqual([stage, "htmlparser2"].sort());
+  });
+
+  it("in stage 3 loads undici as well, and no Redis client, timeline, site, encoding-sniffer or iconv-lite", async () => {
+    const { code, parts } = await partsLoaded(["--stage", "asyncawait", "-q", site.urlFor("/")]);
+    expect(code).toBe(0);
+    expect([...parts].sort()).toEqual(["asyncawait", "htmlparser2", "undici"]);
+  });
+});
+
+describe("what a crawl loads only when it needs it", () => {
+  it("loads encoding-sniffer for a page whose header names no charset, and not iconv-lite", async () => {
+    const { code, parts } = await partsLoaded(["--stage", "callbacks", "-q", site.urlFor("/unnamed")]);
+    expect(code).toBe(0);
+    expect(parts.has("encoding-sniffer")).toBe(true);
+    expect(parts.has("iconv-lite")).toBe(false);
+  });
+
+  it("loads iconv-lite for a windows-1252 page, and not encoding-sniffer", async () => {
+    const { code, parts } = await partsLoaded(["--stage", "generators", "-q", site.urlFor("/latin-1")]);
+    expect(code).toBe(0);
+    expect(parts.has("iconv-lite")).toBe(true);
+    expect(parts.has("encoding-sniffer")).toBe(false);
+  });
+
+  it("loads the timeline with --timeline, and every stage with --compare", async () => {
+    const timeline = join(folder, "timeline.html");
+    const { code, parts } = await partsLoaded(["--compare", "-q", "--timeline", timeline, site.urlFor("/")]);
+    expect(code).toBe(0);
+    for (const part of ["callbacks", "generators", "asyncawait", "undici", "timeline"] as const) expect(parts.has(part)).toBe(true);
+    expect(parts.has("redis")).toBe(false);
+    expect(parts.has("site")).toBe(false);
+  });
+});
