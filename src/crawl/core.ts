@@ -11,6 +11,7 @@ import { HostLines, type Cancellable } from "./politeness.js";
 import { appendRecord, errorRecord, type CrawlResult, type FetchStatistic } from "./records.js";
 import { RobotsReading } from "./robots.js";
 import { CrawlRun } from "./run.js";
+import { StateStore } from "./state.js";
 import { MemoryStore, type CrawlStore, type StoreSummary } from "./store.js";
 import { UrlPolicy } from "./urls.js";
 import { visit, type QueueItem, type Visit, type VisitContext } from "./visit.js";
@@ -105,6 +106,8 @@ export class CrawlCore implements VisitContext {
   readonly options: ResolvedCrawlOptions;
   /** The URL policy: the roots, the hosts they allow, `exclude`, `maxDepth`. */
   readonly policy: UrlPolicy;
+  /** Where the URLs live: the seen set, the queue, what becomes of each. */
+  readonly store: CrawlStore;
   /** One record per URL fetched, in completion order (unless `keepRecords` is false). */
   readonly records: FetchStatistic[] = [];
   /** Records made, kept or not, and records a shared store is storing. */
@@ -126,18 +129,20 @@ export class CrawlCore implements VisitContext {
 
   /**
    * @param stage - The stage that crawls, for the trace.
-   * @param store - Where the URLs live: a {@link MemoryStore} unless given.
-   * @throws TypeError for an unusable root or a bad option, naming it.
+   * @param store - Where the URLs live: unless given, a {@link StateStore} in the `state` directory, or a {@link MemoryStore}.
+   * @throws TypeError for an unusable root or a bad option, naming it (`state`: another crawl's state).
    */
   constructor(
     private readonly stage: StageName,
     roots: string | string[],
     options: CrawlOptions = {},
-    readonly store: CrawlStore = new MemoryStore(),
+    store?: CrawlStore,
   ) {
     this.options = resolveOptions(options);
     this.policy = new UrlPolicy(typeof roots === "string" ? [roots] : roots, this.options);
-    store.open?.(this.options, this.aborted);
+    this.store = store ?? (this.options.state === null ? new MemoryStore() : new StateStore(this.options.state));
+    this.store.open?.(this.options, this.aborted, this.policy.roots);
+    this.recorded = this.store.resumed ?? 0; // A resumed crawl's maxPages counts its earlier records.
     const core = this;
     this.hosts = new HostLines(this.options, {
       requeue(item) { core.store.putBack(item); }, // Its host's turn came: back in the queue.
