@@ -59,9 +59,10 @@ import { closeSync, constants, fdatasyncSync, fsyncSync, ftruncateSync, mkdirSyn
 import { join } from "node:path";
 import { crc32 } from "node:zlib";
 import { BlockFifo } from "./block-fifo.js";
-import type { ResolvedCrawlOptions } from "./options.js";
+import { resolveOptions, type CrawlOptions, type ResolvedCrawlOptions } from "./options.js";
 import type { FetchStatistic } from "./records.js";
 import type { CrawlStore, StoreSummary } from "./store.js";
+import { UrlPolicy } from "./urls.js";
 import type { QueueItem, Visit } from "./visit.js";
 
 /** The format's version, in the first entry. */
@@ -141,14 +142,17 @@ export function shapeDifference(kept: Record<string, unknown>, now: Record<strin
 }
 
 /**
- * Checks that the state in `dir`, if any, was written by this crawl.
+ * Checks that the state in `dir`, if any, was written by the crawl of
+ * `roots` with `options`, as a crawler made with them would, and says what
+ * it holds: the CLI's check before anything is fetched.
  *
- * @throws TypeError naming the `state` option and the difference when it was written by another crawl.
+ * @throws TypeError naming the `state` option and the difference when it was written by another crawl, or for a bad root or option.
  */
-export function checkState(dir: string, roots: readonly string[], options: ResolvedCrawlOptions): StateContents | null {
+export function checkState(dir: string, roots: readonly string[], options: CrawlOptions): StateContents | null {
   const contents = readState(dir);
   if (contents === null) return null;
-  const difference = shapeDifference(contents.shape, crawlShape(roots, options));
+  const resolved = resolveOptions(options);
+  const difference = shapeDifference(contents.shape, crawlShape(new UrlPolicy(roots, resolved).roots, resolved));
   if (difference !== null) {
     throw new TypeError(`state: ${dir} holds another crawl (${difference}); give another state directory, or delete ${dir} to crawl afresh`);
   }
