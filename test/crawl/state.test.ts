@@ -214,11 +214,14 @@ describe.each(Object.entries(STAGES))("the state option, stage %s", (_name, craw
   });
   afterAll(() => site.close());
 
-  it("resumes a crawl stopped by maxPages: no page fetched twice, and the result covers the whole crawl", async () => {
+  it("resumes a crawl stopped by maxPages, counting its records against a larger maxPages: no page fetched twice, the result covers the whole crawl", async () => {
     site.site.resetCounters();
     const state = tempDir();
     const first = await crawl(site.url, { maxTasks: 4, maxPages: 20, state });
     expect(first.records).toHaveLength(20);
+    const more = await crawl(site.url, { maxTasks: 4, maxPages: 30, state }); // maxPages counts the whole crawl.
+    expect([more.records.length, more.recorded]).toEqual([30, 30]);
+    expect(site.site.requests().filter((r) => r.path !== "/robots.txt")).toHaveLength(30);
     const rest = await crawl(site.url, { maxTasks: 4, state });
     expect(rest.records).toHaveLength(site.expected.records.length);
     expect(rest.todo).toBe(0);
