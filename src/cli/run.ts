@@ -16,7 +16,7 @@ import type { CrawlResult, FetchStatistic } from "../crawl/records.js";
 import { resolveOptions } from "../crawl/options.js";
 import type { CrawlOptions } from "../crawl/options.js";
 import { report, Stats, urlLine } from "../crawl/report.js";
-import { checkState, type StateContents } from "../crawl/state.js";
+import { checkState, StateError, type StateContents } from "../crawl/state.js";
 import type { RedisFrontier } from "../distributed/redis-frontier.js";
 import type { FetchEndEvent, StageName, TraceEvent } from "../observe/events.js";
 import { startDemoSite } from "../site/index.js";
@@ -105,7 +105,15 @@ interface Watchers {
  */
 async function runCommand(commandLine: CommandLine): Promise<number> {
   const flags = commandLine.frontier;
-  if (flags === null) return await crawlCommand(commandLine, null);
+  if (flags === null) {
+    try {
+      return await crawlCommand(commandLine, null);
+    } catch (error) {
+      if (!(error instanceof StateError)) throw error;
+      process.stderr.write(`crawl: ${error.message}\n`); // --state: the log could not be written; the crawl stopped.
+      return EXIT.failed;
+    }
+  }
   const { FrontierError, RedisFrontier } = await import("../distributed/redis-frontier.js");
   try {
     const frontier = await RedisFrontier.open(flags);

@@ -198,7 +198,7 @@ function replay(dir: string): Replayed | null {
     bytes = readFileSync(join(dir, LOG));
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return null;
-    throw error;
+    throw new TypeError(`state: cannot read ${join(dir, LOG)}: ${(error as Error).message}`);
   }
   const state: Replayed = { shape: {}, seen: new Set(), open: new Map(), records: [], validBytes: 0, fileBytes: bytes.length, entries: 0 };
   let at = 0;
@@ -242,6 +242,15 @@ function apply(state: Replayed, entry: Entry): void {
       state.open.set(item.url, item);
     }
   }
+}
+
+/**
+ * The state could not be written during the crawl (a full disk, a file too
+ * large): the crawl stopped, and what was written is kept, so the same crawl
+ * run again resumes from it.
+ */
+export class StateError extends Error {
+  override readonly name = "StateError";
 }
 
 /** Lock files this process holds, by path: a second crawl here on the same state is refused too. */
@@ -396,10 +405,14 @@ export class StateStore implements CrawlStore {
    * The whole crawl, earlier runs' records too; closes the log (fsynced) and
    * the lock.
    *
-   * @throws the error that stopped the crawl when the log could not be written.
+   * @throws StateError when the log could not be written, which stopped the crawl; TypeError when the state turned out to be in use.
    */
   summary(_recorded: number): StoreSummary {
-    this.close();
+    try {
+      this.close();
+    } catch (error) {
+      this.fail(error, false); // The crawl is over: nothing to stop.
+    }
     if (this.failure !== null) throw this.failure;
     const recorded = this.records.length;
     return { seen: [...this.seenUrls], todo: this.seenUrls.size - recorded, records: this.keepRecords ? [...this.records] : null, recorded };
@@ -437,7 +450,7 @@ export class StateStore implements CrawlStore {
     const tmp = join(this.dir, `${LOG}.tmp`);
     const fd = openSync(tmp, "w");
     try {
-      writeSync(fd, whole);
+      writeWhole(fd, whole);
       fdatasyncSync(fd);
     } finally {
       closeSync(fd);
@@ -465,7 +478,7 @@ export class StateStore implements CrawlStore {
     try {
       if (this.fd === null) this.openLog();
       const framed = frameEntry(entry);
-      writeSync(this.fd as number, framed);
+      writeWhole(this.fd as number, framed);
       this.logBytes += framed.length;
       const now = performance.now();
       if (now - this.lastSync >= SYNC_EVERY_MS) {
@@ -474,9 +487,7 @@ export class StateStore implements CrawlStore {
       }
       return true;
     } catch (error) {
-      this.failure = error;
-      this.stopped = true;
-      this.stopCrawl();
+      this.fail(error);
       return false;
     }
   }
@@ -489,7 +500,7 @@ export class StateStore implements CrawlStore {
     if (this.kept === null) {
       this.fd = openSync(path, "w");
       const first = frameEntry({ t: "crawl", v: VERSION, crawl: this.shape });
-      writeSync(this.fd, first);
+      writeWhole(this.fd, first);
       fdatasyncSync(this.fd);
       syncDirectory(this.dir);
       closeSync(this.fd);
@@ -519,10 +530,17 @@ export class StateStore implements CrawlStore {
     try {
       this.compact();
     } catch (error) {
-      this.failure = error;
-      this.stopped = true;
-      this.stopCrawl();
+      this.fail(error);
     }
+  }
+
+  /** The log could not be written: the crawl stops (its requests in flight abandoned), and `summary()` throws a {@link StateError}. */
+  private fail(error: unknown, stopCrawl = true): void {
+    if (this.failure !== null) return;
+    const reason = error instanceof Error ? error.message : String(error);
+    this.failure = error instanceof TypeError ? error : new StateError(`state: cannot write ${join(this.dir, LOG)}: ${reason}; what was written is kept, and the same crawl run again resumes from it`);
+    this.stopped = true;
+    if (stopCrawl) this.stopCrawl();
   }
 
   private lock(): void {
@@ -546,6 +564,14 @@ export class StateStore implements CrawlStore {
     heldLocks.delete(path);
     rmSync(path, { force: true });
   }
+}
+
+/**
+ * Writes all of `bytes`: one `write(2)`, and more only after a short one (a
+ * file at its size limit, a disk filling up), whose next call then fails.
+ */
+function writeWhole(fd: number, bytes: Buffer): void {
+  for (let at = 0; at < bytes.length; ) at += writeSync(fd, bytes, at, bytes.length - at);
 }
 
 /** Fsyncs a directory, so a file made or renamed in it is kept. */

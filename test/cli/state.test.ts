@@ -10,7 +10,8 @@ import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { readState } from "../../src/crawl/state.js";
 import { SyntheticSite } from "../../src/site/synthetic-site.js";
-import { CliProcess, requireBuiltCli, runCli } from "./cli-process.js";
+import { execFile } from "node:child_process";
+import { CLI_PATH, CliProcess, requireBuiltCli, runCli } from "./cli-process.js";
 
 const MAX_TASKS = 10;
 const PAGES = 3000;
@@ -131,4 +132,23 @@ describe("crawl --state", () => {
     expect(root.stderr).toContain(`(roots: ["${site.url}"] in the state, ["${site.url}p/1"] now)`);
     expect(site.site.totalRequests).toBe(requests);
   }, 60_000);
+
+  it("stops with status 1 when the state cannot be written (a file size limit), keeping what was written, which the same command resumes", async () => {
+    site.site.resetCounters();
+    const dir = tempDir();
+    const args = ["--state", dir, "--max-tasks", String(MAX_TASKS), "-q", site.url];
+    // ulimit -f 200: the log may not grow past 200 blocks of 512 bytes; the write past it fails with EFBIG.
+    const limited = await new Promise<{ code: number; stderr: string }>((resolve) => {
+      const command = `ulimit -f 200; exec "${process.execPath}" "${CLI_PATH}" ${args.map((arg) => `'${arg}'`).join(" ")}`;
+      execFile("bash", ["-c", command], { encoding: "utf8" }, (error, _stdout, stderr) => resolve({ code: error === null ? 0 : Number(error.code), stderr }));
+    });
+    expect(limited.code).toBe(1);
+    expect(limited.stderr).toContain(`crawl: state: cannot write ${dir}/crawl.log: EFBIG: file too large, write; what was written is kept, and the same crawl run again resumes from it\n`);
+    const kept = readState(dir);
+    expect(kept?.recorded).toBeGreaterThan(0);
+    const resumed = await runCli(args, 120_000);
+    expect(resumed.code).toBe(0);
+    expect(resumed.stdout).toContain(`state ${dir}: ${site.expected.records.length} records, ${kept?.recorded} of them from before: the crawl is finished\n`);
+    expect(fetchedTwice().length).toBeLessThanOrEqual(MAX_TASKS);
+  }, 120_000);
 });
