@@ -133,10 +133,10 @@ describe("crawl --state", () => {
     expect(site.site.totalRequests).toBe(requests);
   }, 60_000);
 
-  it("stops with status 1 when the state cannot be written (a file size limit), keeping what was written, which the same command resumes", async () => {
+  it.each(["callbacks", "generators", "asyncawait"])("stops with status 1 when the state cannot be written (a file size limit), keeping what was written, which the same command resumes: stage %s", async (stage) => {
     site.site.resetCounters();
     const dir = tempDir();
-    const args = ["--state", dir, "--max-tasks", String(MAX_TASKS), "-q", site.url];
+    const args = ["--state", dir, "--stage", stage, "--max-tasks", String(MAX_TASKS), "-q", site.url];
     // ulimit -f 200: the log may not grow past 200 blocks of 512 bytes; the write past it fails with EFBIG.
     const limited = await new Promise<{ code: number; stderr: string }>((resolve) => {
       const command = `ulimit -f 200; exec "${process.execPath}" "${CLI_PATH}" ${args.map((arg) => `'${arg}'`).join(" ")}`;
