@@ -146,9 +146,10 @@ export function shapeDifference(kept: Record<string, unknown>, now: Record<strin
  * `roots` with `options`, as a crawler made with them would, and says what
  * it holds: the CLI's check before anything is fetched.
  *
- * @throws TypeError naming the `state` option and the difference when it was written by another crawl, or for a bad root or option.
+ * @throws TypeError naming the `state` option and the difference when it was written by another crawl, when another process is using it, or for a bad root or option.
  */
 export function checkState(dir: string, roots: readonly string[], options: CrawlOptions): StateContents | null {
+  refuseIfLocked(dir);
   const contents = readState(dir);
   if (contents === null) return null;
   const resolved = resolveOptions(options);
@@ -256,6 +257,12 @@ export class StateError extends Error {
 /** Lock files this process holds, by path: a second crawl here on the same state is refused too. */
 const heldLocks = new Set<string>();
 
+/** Throws when another live process (or another crawl in this one) holds the state in `dir`. */
+function refuseIfLocked(dir: string): void {
+  const holder = lockHolder(join(dir, LOCK));
+  if (holder !== null) throw new TypeError(`state: ${dir} is in use by process ${holder} (if that is no crawl, delete ${join(dir, LOCK)})`);
+}
+
 /** The pid in a lock file, if the process is alive; else null. */
 function lockHolder(path: string): number | null {
   let pid: number;
@@ -336,8 +343,7 @@ export class StateStore implements CrawlStore {
     this.stopCrawl = stopCrawl;
     this.keepRecords = options.keepRecords;
     this.shape = crawlShape(roots, options);
-    const holder = lockHolder(join(this.dir, LOCK));
-    if (holder !== null) throw new TypeError(`state: ${this.dir} is in use by process ${holder}`);
+    refuseIfLocked(this.dir);
     const replayed = replay(this.dir);
     if (replayed === null) return;
     const difference = shapeDifference(replayed.shape, this.shape);
@@ -405,7 +411,7 @@ export class StateStore implements CrawlStore {
    * The whole crawl, earlier runs' records too; closes the log (fsynced) and
    * the lock.
    *
-   * @throws StateError when the log could not be written, which stopped the crawl; TypeError when the state turned out to be in use.
+   * @throws StateError when the log could not be written (or another process took the state first), which stopped the crawl.
    */
   summary(_recorded: number): StoreSummary {
     try {
@@ -538,7 +544,7 @@ export class StateStore implements CrawlStore {
   private fail(error: unknown, stopCrawl = true): void {
     if (this.failure !== null) return;
     const reason = error instanceof Error ? error.message : String(error);
-    this.failure = error instanceof TypeError ? error : new StateError(`state: cannot write ${join(this.dir, LOG)}: ${reason}; what was written is kept, and the same crawl run again resumes from it`);
+    this.failure = error instanceof TypeError ? new StateError(error.message) : new StateError(`state: cannot write ${join(this.dir, LOG)}: ${reason}; what was written is kept, and the same crawl run again resumes from it`);
     this.stopped = true;
     if (stopCrawl) this.stopCrawl();
   }
@@ -552,8 +558,7 @@ export class StateStore implements CrawlStore {
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== "EEXIST" || tries > 0) throw error;
       }
-      const holder = lockHolder(path);
-      if (holder !== null) throw new TypeError(`state: ${this.dir} is in use by process ${holder}`);
+      refuseIfLocked(this.dir);
       rmSync(path, { force: true }); // Left by a process that is gone.
     }
     heldLocks.add(path);

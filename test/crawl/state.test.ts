@@ -12,7 +12,7 @@ import { crawl as crawlWithCallbacks } from "../../src/callbacks/index.js";
 import { crawl as crawlWithGenerators } from "../../src/generators/index.js";
 import { pageRecord } from "../../src/crawl/records.js";
 import { resolveOptions, type CrawlOptions } from "../../src/crawl/options.js";
-import { StateStore, checkState, frameEntry, readState } from "../../src/crawl/state.js";
+import { StateError, StateStore, checkState, frameEntry, readState } from "../../src/crawl/state.js";
 import type { QueueItem } from "../../src/crawl/visit.js";
 import { SyntheticSite } from "../../src/site/synthetic-site.js";
 
@@ -177,7 +177,8 @@ describe("StateStore", () => {
     const dir = tempDir();
     written(dir);
     writeFileSync(join(dir, "lock"), `${process.ppid}\n`);
-    expect(() => opened(dir)).toThrow(new TypeError(`state: ${dir} is in use by process ${process.ppid}`));
+    expect(() => opened(dir)).toThrow(new TypeError(`state: ${dir} is in use by process ${process.ppid} (if that is no crawl, delete ${dir}/lock)`));
+    expect(() => checkState(dir, [ROOT], {})).toThrow(/is in use by process/);
     writeFileSync(join(dir, "lock"), "2147483646\n"); // No such process.
     const store = opened(dir);
     finishNext(store, []);
@@ -185,6 +186,22 @@ describe("StateStore", () => {
     expect(() => opened(dir)).toThrow(/is in use by process/); // This process holds it now.
     store.summary(0);
     expect(existsSync(join(dir, "lock"))).toBe(false);
+  });
+
+  it("stops the second of two crawls that opened one state before either wrote, and keeps the first's", () => {
+    const dir = tempDir();
+    const first = opened(dir);
+    const second = new StateStore(dir);
+    let stops = 0;
+    second.open(resolveOptions({}), () => { stops += 1; }, [ROOT]);
+    first.add([item("/")]); // Takes the lock.
+    second.add([item("/")]);
+    expect(stops).toBe(1);
+    expect(second.take()).toBeUndefined();
+    expect(() => second.summary(0)).toThrow(new StateError(`state: ${dir} is in use by process ${process.pid} (if that is no crawl, delete ${dir}/lock)`));
+    finishNext(first, ["/a"]);
+    first.summary(0);
+    expect(readState(dir)).toMatchObject({ seen: 2, recorded: 1 });
   });
 
   it("refuses a log that is not a crawl state", () => {
