@@ -217,7 +217,7 @@ function keptState(commandLine: CommandLine): StateContents | null {
 function stateLine(options: CrawlOptions, before: StateContents | null, result: CrawlResult): string {
   const dir = options.state as string;
   const maxPages = options.maxPages ?? Infinity;
-  if (before !== null && (before.todo === 0 || before.recorded >= maxPages)) {
+  if (before !== null && before.seen > 0 && (before.todo === 0 || before.recorded >= maxPages)) {
     return `state ${dir}: this crawl had already finished (${before.recorded} records), nothing fetched; to crawl afresh, delete ${dir} or give another --state\n`;
   }
   const resumed = before === null ? "" : `, ${before.recorded} of them from before`;

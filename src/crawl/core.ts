@@ -140,6 +140,7 @@ export class CrawlCore implements VisitContext {
   ) {
     this.options = resolveOptions(options);
     this.policy = new UrlPolicy(typeof roots === "string" ? [roots] : roots, this.options);
+    if (store !== undefined && this.options.state !== null) throw new TypeError("Expected `state` to be left out with a store of its own (a frontier): that store keeps the crawl");
     this.store = store ?? (this.options.state === null ? new MemoryStore() : new StateStore(this.options.state));
     this.store.open?.(this.options, this.aborted, this.policy.roots);
     this.recorded = this.store.resumed ?? 0; // A resumed crawl's maxPages counts its earlier records.

@@ -7,7 +7,8 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, w
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { crawl as crawlWithAsyncAwait } from "../../src/asyncawait/index.js";
+import { Crawler as AsyncAwaitCrawler, crawl as crawlWithAsyncAwait } from "../../src/asyncawait/index.js";
+import { MemoryFrontier } from "../../src/asyncawait/frontier.js";
 import { crawl as crawlWithCallbacks } from "../../src/callbacks/index.js";
 import { crawl as crawlWithGenerators } from "../../src/generators/index.js";
 import { pageRecord } from "../../src/crawl/records.js";
@@ -202,6 +203,12 @@ describe("StateStore", () => {
     finishNext(first, ["/a"]);
     first.summary(0);
     expect(readState(dir)).toMatchObject({ seen: 2, recorded: 1 });
+  });
+
+  it("is refused alongside a store of the crawl's own (a frontier)", () => {
+    expect(() => new AsyncAwaitCrawler(ROOT, { state: tempDir() }, new MemoryFrontier())).toThrow(
+      new TypeError("Expected `state` to be left out with a store of its own (a frontier): that store keeps the crawl"),
+    );
   });
 
   it("refuses a log that is not a crawl state", () => {
