@@ -48,6 +48,7 @@ export class Crawler {
   private readonly pageOptions: FetcherOptions;
   private readonly robotsOptions: FetcherOptions;
   private onDone: (result: CrawlResult) => void = () => {};
+  private onFailed: (error: unknown) => void = rethrow;
 
   /** @throws TypeError for an unusable root or a bad option, naming it. */
   constructor(roots: string | string[], options: CrawlOptions = {}) {
@@ -60,15 +61,18 @@ export class Crawler {
   urlAllowed(url: string): boolean { return this.core.urlAllowed(url); }
 
   /**
-   * Crawls, and calls `onDone` with the result when the crawl has ended.
-   * Returns at once: the work happens in the loop's callbacks.
+   * Crawls, and calls `onDone` with the result when the crawl has ended, or
+   * `onFailed` with the store's error when it could not keep the crawl (a
+   * `state` that could not be written; unless given, it is thrown into the
+   * loop). Returns at once: the work happens in the loop's callbacks.
    *
    * @throws InvalidStateError when called a second time: a Crawler crawls once.
    */
-  crawl(onDone: (result: CrawlResult) => void): void {
+  crawl(onDone: (result: CrawlResult) => void, onFailed: (error: unknown) => void = rethrow): void {
     const loop = this.loop;
     this.core.begin(loop.id, function aborted() { loop.stop(); }); // The loop's end closes the Fetchers in flight.
     this.onDone = onDone;
+    this.onFailed = onFailed;
     this.loop.setExceptionHandler(this.loopException);
     this.loop.runForever(this.loopStopped);
     this.startFetchers();
@@ -133,6 +137,16 @@ export class Crawler {
     }
     this.connections.close();
     this.loop.selector.close();
-    this.onDone(this.core.end());
+    let result: CrawlResult;
+    try {
+      result = this.core.end();
+    } catch (error) {
+      return this.onFailed(error);
+    }
+    this.onDone(result);
   };
+}
+
+function rethrow(error: unknown): never {
+  throw error;
 }

@@ -44,7 +44,7 @@ export { TimerHandle, TimerHeap } from "../kernel/timers.js";
  * ```
  */
 export function crawl(roots: string | string[], options?: CrawlOptions): Promise<CrawlResult> {
-  return new Promise<CrawlResult>(function startCrawl(resolve) {
-    new Crawler(roots, options).crawl(resolve);
+  return new Promise<CrawlResult>(function startCrawl(resolve, reject) {
+    new Crawler(roots, options).crawl(resolve, reject);
   });
 }

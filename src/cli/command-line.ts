@@ -148,6 +148,7 @@ export function parseCommandLine(argv: readonly string[]): Invocation {
   if (values.timeline === "-") throw new UsageError("--timeline writes an HTML file; give its name");
   const demo = values.demo === true;
   const frontier = frontierFlags(values, tokens, { stage, compare, demo });
+  if (values.state !== undefined) crawlOptions.state = stateFlag(values.state, frontier !== null ? "--frontier" : compare ? "--compare" : demo ? "--demo" : null);
   const status = values.status === true;
   if (status && roots.length > 0) throw new UsageError("--status prints the crawl's state; give no ROOT with it");
   if (demo && roots.length > 0) throw new UsageError("--demo crawls the demo site; give no ROOT with it");
@@ -202,6 +203,19 @@ export async function readCommandLine(argv: readonly string[]): Promise<Invocati
     throw new UsageError(flag === null ? error.message : `${flag}: ${error.message.slice(`${option}: `.length)}`);
   }
   return invocation;
+}
+
+/** Why `--state` cannot go with each flag. */
+const STATE_CONFLICTS = {
+  "--frontier": "--frontier keeps the crawl in Redis",
+  "--compare": "--compare runs every stage, and each would resume the one before",
+  "--demo": "the demo site gets another port each run, which makes it another crawl",
+} as const;
+
+/** `--state DIR`, refused with a flag it cannot go with. */
+function stateFlag(dir: string, conflict: keyof typeof STATE_CONFLICTS | null): string {
+  if (conflict !== null) throw new UsageError(`--state and ${conflict} cannot be used together: ${STATE_CONFLICTS[conflict]}`);
+  return dir;
 }
 
 /** The shortest and longest leases: the frontier renews a lease every third of it, and Node's timers go up to 2^31 - 1 ms. */
@@ -456,6 +470,7 @@ const FLAG_FOR: Partial<Record<keyof CrawlOptions, string>> = {
   idleTimeoutMs: "--idle-timeout",
   retryDelayMs: "--retry-delay",
   maxPages: "--max-pages",
+  state: "--state",
   ca: "--ca",
   maxPerHost: "--max-per-host",
   delayMs: "--delay",

@@ -197,6 +197,14 @@ before another process may take it`,
     help: `print the crawl's state (queued, leased, records, each
 process) and exit; give no ROOT`,
   },
+  state: {
+    type: "string", value: "DIR", group: "more",
+    help: `keep the queue, the URLs seen and the records in DIR (made
+if missing): after Ctrl-C, a kill or a crash, the same
+command again resumes, fetching no recorded page again;
+a DIR written by another crawl (other roots or options
+that shape it) is refused`,
+  },
   stage: { type: "string", value: "NAME", default: "asyncawait", group: "more", help: "callbacks, generators or asyncawait" },
   demo: { type: "boolean", group: "more", help: "start the built-in demo site and crawl it: no network needed" },
   compare: {

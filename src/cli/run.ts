@@ -13,6 +13,7 @@ import type { CrawlResult, FetchStatistic } from "../crawl/records.js";
 import { resolveOptions } from "../crawl/options.js";
 import type { CrawlOptions } from "../crawl/options.js";
 import { report, Stats, urlLine } from "../crawl/report.js";
+import { checkState, StateError, type StateContents } from "../crawl/state.js";
 import type { RedisFrontier } from "../distributed/redis-frontier.js";
 import type { FetchEndEvent, StageName, TraceEvent } from "../observe/events.js";
 import type { SyntheticSite } from "../site/index.js";
@@ -171,7 +172,15 @@ async function runCommand(commandLine: CommandLine): Promise<number> {
   const flags = commandLine.frontier;
   const outputs: OpenedOutputs = commandLine.status ? { recordLines: null, csvLines: null } : openOutputs(commandLine);
   try {
-    if (flags === null) return await crawlCommand(commandLine, outputs, null);
+    if (flags === null) {
+      try {
+        return await crawlCommand(commandLine, outputs, null);
+      } catch (error) {
+        if (!(error instanceof StateError)) throw error;
+        process.stderr.write(`crawl: ${error.message}\n`); // --state: the log could not be written; the crawl stopped.
+        return EXIT.failed;
+      }
+    }
     const { FrontierError, RedisFrontier } = await import("../distributed/redis-frontier.js");
     try {
       const frontier = await RedisFrontier.open(flags);
@@ -199,6 +208,7 @@ async function printStatus(flags: FrontierFlags, frontier: RedisFrontier): Promi
 
 /** Starts the demo site if asked, runs the stage or stages (with `frontier`, stage 3 on it), prints, and cleans up. */
 async function crawlCommand(commandLine: CommandLine, outputs: OpenedOutputs, frontier: RedisFrontier | null): Promise<number> {
+  const kept = keptState(commandLine);
   const dataToStdout = commandLine.json === "-" || commandLine.jsonl === "-";
   const printer = new Printer(dataToStdout ? process.stderr : process.stdout, process.stderr);
   const { recordLines, csvLines } = outputs;
@@ -235,6 +245,7 @@ async function crawlCommand(commandLine: CommandLine, outputs: OpenedOutputs, fr
       runs.push({ ...run, serverPeak: demo === null ? null : demo.site.peakRequestsInFlight });
     }
     let status = await finish(commandLine, roots, runs, printer, interrupt.received, watchers, frontier);
+    if (commandLine.crawlOptions.state !== undefined && runs[0] !== undefined) printer.print(stateLine(commandLine.crawlOptions, kept, runs[0].result));
     if (commandLine.timeline !== null && watchers.panels !== null) {
       const written = await writeTimeline(commandLine.timeline, watchers.panels, printer);
       if (!written && status === EXIT.ok) status = EXIT.failed;
@@ -246,6 +257,34 @@ async function crawlCommand(commandLine: CommandLine, outputs: OpenedOutputs, fr
     interrupt.dispose();
     await demo?.close();
   }
+}
+
+/**
+ * `--state DIR`: what DIR holds, before anything is opened or fetched.
+ *
+ * @throws UsageError when DIR holds another crawl (the difference named) or is in use.
+ */
+function keptState(commandLine: CommandLine): StateContents | null {
+  const dir = commandLine.crawlOptions.state;
+  if (dir === undefined) return null;
+  try {
+    return checkState(dir, commandLine.roots, commandLine.crawlOptions);
+  } catch (error) {
+    if (error instanceof TypeError) throw new UsageError(`--${error.message}`);
+    throw error;
+  }
+}
+
+/** The line after the report that says what `--state DIR` holds now, and how to resume or start afresh. */
+function stateLine(options: CrawlOptions, before: StateContents | null, result: CrawlResult): string {
+  const dir = options.state as string;
+  const maxPages = options.maxPages ?? Infinity;
+  if (before !== null && before.seen > 0 && (before.todo === 0 || before.recorded >= maxPages)) {
+    return `state ${dir}: this crawl had already finished (${before.recorded} records), nothing fetched; to crawl afresh, delete ${dir} or give another --state\n`;
+  }
+  const resumed = before === null ? "" : `, ${before.recorded} of them from before`;
+  const again = result.todo > 0 && result.recorded < maxPages ? `, ${result.todo} URLs to do: run the same command again to resume` : ": the crawl is finished";
+  return `state ${dir}: ${result.recorded} records${resumed}${again}\n`;
 }
 
 /** One stage's crawl, with the counters, the progress line and the `-v` lines wired in; with a frontier, stage 3 on it. */

@@ -12,6 +12,7 @@ import { appendRecord, errorRecord, type CrawlResult, type FetchStatistic } from
 import { RobotsReading } from "./robots.js";
 import { CrawlRun } from "./run.js";
 import { SITEMAP_MAX_FILES, sitemapSeeds, visitSitemap, type SitemapContext } from "./sitemaps.js";
+import { StateStore } from "./state.js";
 import { MemoryStore, type CrawlStore, type StoreSummary } from "./store.js";
 import { UrlPolicy } from "./urls.js";
 import { visit, type QueueItem, type Visit } from "./visit.js";
@@ -107,6 +108,8 @@ export class CrawlCore implements SitemapContext {
   readonly options: ResolvedCrawlOptions;
   /** The URL policy: the roots, the hosts they allow, `exclude`, `maxDepth`. */
   readonly policy: UrlPolicy;
+  /** Where the URLs live: the seen set, the queue, what becomes of each. */
+  readonly store: CrawlStore;
   /** One record per URL fetched, in completion order (unless `keepRecords` is false). */
   readonly records: FetchStatistic[] = [];
   /** Records made, kept or not, and records a shared store is storing. */
@@ -130,18 +133,21 @@ export class CrawlCore implements SitemapContext {
 
   /**
    * @param stage - The stage that crawls, for the trace.
-   * @param store - Where the URLs live: a {@link MemoryStore} unless given.
-   * @throws TypeError for an unusable root or a bad option, naming it.
+   * @param store - Where the URLs live: unless given, a {@link StateStore} in the `state` directory, or a {@link MemoryStore}.
+   * @throws TypeError for an unusable root or a bad option, naming it (`state`: another crawl's state).
    */
   constructor(
     private readonly stage: StageName,
     roots: string | string[],
     options: CrawlOptions = {},
-    readonly store: CrawlStore = new MemoryStore(),
+    store?: CrawlStore,
   ) {
     this.options = resolveOptions(options);
     this.policy = new UrlPolicy(typeof roots === "string" ? [roots] : roots, this.options);
-    store.open?.(this.options, this.aborted);
+    if (store !== undefined && this.options.state !== null) throw new TypeError("Expected `state` to be left out with a store of its own (a frontier): that store keeps the crawl");
+    this.store = store ?? (this.options.state === null ? new MemoryStore() : new StateStore(this.options.state));
+    this.store.open?.(this.options, this.aborted, this.policy.roots);
+    this.recorded = this.store.resumed ?? 0; // A resumed crawl's maxPages counts its earlier records.
     const core = this;
     this.hosts = new HostLines(this.options, {
       requeue(item) { core.store.putBack(item); }, // Its host's turn came: back in the queue.

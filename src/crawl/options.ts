@@ -130,6 +130,12 @@ export interface CrawlOptions {
   keepRecords?: boolean;
   /** Aborting it stops the crawl: no new URLs, fetches in flight cancelled, partial result. */
   signal?: AbortSignal;
+  /**
+   * A directory that keeps the crawl's queue, seen set and records in a
+   * crash-safe log (src/crawl/state.ts), so the same crawl run again with it
+   * resumes; the CLI's `--state DIR`. Absent: in memory.
+   */
+  state?: string;
   /** Called with every {@link TraceEvent} the stage emits; off (and free) when absent. */
   trace?: (event: TraceEvent) => void;
 }
@@ -192,6 +198,8 @@ export interface ResolvedCrawlOptions {
   keepRecords: boolean;
   /** Aborting it stops the crawl early; null: the crawl runs to its end. */
   signal: AbortSignal | null;
+  /** The state directory that keeps the crawl (a `StateStore`); null: in memory. */
+  state: string | null;
   /** Called with each trace event; null: no tracing. */
   trace: ((event: TraceEvent) => void) | null;
 }
@@ -234,6 +242,7 @@ export const DEFAULT_OPTIONS: Readonly<ResolvedCrawlOptions> = Object.freeze({
   keepRecords: true,
   signal: null,
   trace: null,
+  state: null,
 });
 
 const KNOWN = new Set<string>(Object.keys(DEFAULT_OPTIONS));
@@ -282,7 +291,14 @@ export function resolveOptions(options: CrawlOptions = {}): ResolvedCrawlOptions
     keepRecords: boolean("keepRecords", options.keepRecords, DEFAULT_OPTIONS.keepRecords),
     trace: callback("trace", options.trace),
     signal: abortSignal(options.signal),
+    state: stateDirectory(options.state),
   };
+}
+
+function stateDirectory(value: unknown): string | null {
+  if (value === undefined) return null;
+  if (typeof value !== "string" || value.length === 0) throw new TypeError(`Expected \`state\` to be a directory path, got ${show(value)}`);
+  return value;
 }
 
 function show(value: unknown): string {

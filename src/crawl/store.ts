@@ -33,9 +33,12 @@ export interface CrawlStore {
    * Called once by the core, before anything else, with the options in force
    * and `stopCrawl`, which stops the crawl as the caller's signal does: for a
    * store that can fail (a server that stops answering), which then throws
-   * its error from `summary()`.
+   * its error from `summary()`. `roots` are the crawl's roots, normalized: a
+   * store kept across runs checks it is the same crawl.
    */
-  open?(options: ResolvedCrawlOptions, stopCrawl: () => void): void;
+  open?(options: ResolvedCrawlOptions, stopCrawl: () => void, roots: readonly string[]): void;
+  /** Records an earlier run of this crawl kept here (a local state resumed), which `maxPages` counts; absent: none. */
+  readonly resumed?: number;
   /** URLs queued here, for the trace's counters. */
   readonly size: number;
   /** Marks each item whose URL was never seen as seen, and queues it. */

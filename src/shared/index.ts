@@ -42,6 +42,7 @@ export * from "../crawl/sitemaps.js";
 export * from "../crawl/politeness.js";
 export * from "../crawl/core.js";
 export * from "../crawl/store.js";
+export * from "../crawl/state.js";
 export * from "../crawl/frontier.js";
 export * from "../crawl/slots.js";
 export * from "../http/request.js";

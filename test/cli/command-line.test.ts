@@ -330,6 +330,20 @@ describe("parseCommandLine with --frontier", () => {
     expect(usageError(args)).toBe(message);
   });
 
+  it("takes --state DIR as the state option, with any stage", () => {
+    expect(commandLine(["--state", "st", "--stage", "generators", "a.com"]).crawlOptions.state).toBe("st");
+    expect(commandLine(["a.com"]).crawlOptions.state).toBeUndefined();
+  });
+
+  it.each([
+    [["--state", "st", "--frontier", REDIS, "--crawl-name", "n", "a.com"], "--state and --frontier cannot be used together: --frontier keeps the crawl in Redis"],
+    [["--state", "st", "--compare", "a.com"], "--state and --compare cannot be used together: --compare runs every stage, and each would resume the one before"],
+    [["--state", "st", "--demo"], "--state and --demo cannot be used together: the demo site gets another port each run, which makes it another crawl"],
+    [["--state=", "a.com"], 'bad --state: expected `state` to be a directory path, got ""'],
+  ])("refuses --state where it cannot work: %j", (args, message) => {
+    expect(usageError(args)).toBe(message);
+  });
+
   it.each([
     [["--frontier", "127.0.0.1:6379", "--crawl-name", "n", "a.com"], '--frontier: "127.0.0.1:6379" is not a URL; expected redis://HOST:PORT/DB'],
     // A host name and a port without a scheme read as a URL of the scheme "localhost:".

@@ -44,6 +44,7 @@ describe("resolveOptions", () => {
       keepRecords: true,
       signal: null,
       trace: null,
+      state: null,
     });
   });
 
@@ -125,6 +126,8 @@ describe("resolveOptions", () => {
     ["robots", "yes", 'Expected `robots` to be a boolean, got "yes"'],
     ["sitemaps", 1, "Expected `sitemaps` to be a boolean, got 1"],
     ["keepRecords", 0, "Expected `keepRecords` to be a boolean, got 0"],
+    ["state", "", 'Expected `state` to be a directory path, got ""'],
+    ["state", 1, "Expected `state` to be a directory path, got 1"],
     ["maxPerHost", 0, "Expected `maxPerHost` to be an integer from 1 and up, got 0"],
     ["maxPerHost", 1.5, "Expected `maxPerHost` to be an integer from 1 and up, got 1.5"],
     ["delayMs", -1, "Expected `delayMs` to be a number from 0 to 2147483647, got -1"],

@@ -1,0 +1,590 @@
+/**
+ * A crawl's state in a local directory (`--state DIR`, the `state` option):
+ * the {@link StateStore}, a {@link CrawlStore} that keeps the queue, the seen
+ * set and the records in an append-only log, so that a crawl stopped in any
+ * way (Ctrl-C, SIGTERM, `kill -9`) goes on where it was when run again.
+ *
+ * ## The format
+ *
+ * `DIR/crawl.log` is a sequence of entries. Each is an 8-byte header, the
+ * payload's length and its CRC-32 (both unsigned 32-bit little-endian), then
+ * the payload: one JSON object, UTF-8.
+ *
+ * - `{"t":"crawl","v":1,"crawl":{…}}`, first: what shapes the crawl (the
+ *   roots and the options that decide which URLs are found and what a record
+ *   holds, {@link crawlShape}). A state is refused for another crawl.
+ * - `{"t":"add","items":[…]}`: URLs seen and queued (each a `QueueItem`).
+ * - `{"t":"done","urls":[…],"records":[…],"items":[…]}`: these URLs' records,
+ *   and the URLs their visits found new, seen and queued in the same step.
+ * - `{"t":"seen","urls":[…]}`: URLs seen and done with (compaction only).
+ *
+ * Replay reads the entries in order; the queue is then every URL added and
+ * not done, in the order first added. A URL taken and not done when the
+ * process died (being fetched, or waiting for its host) is queued again: at
+ * most `maxTasks` pages are fetched again, and no page with a record.
+ *
+ * ## Why it is crash-safe
+ *
+ * - One entry is one `write(2)` of the whole entry (`fs.writeSync` of one
+ *   buffer, to a file opened for appending), made before the core is told
+ *   the record is stored. A step (a record and the URLs it found) is one
+ *   entry, so no state between "recorded" and "its links queued" is ever
+ *   on disk.
+ * - Once `write(2)` returns, the bytes are the kernel's: a process killed
+ *   (`kill -9`, a crash, the OOM killer) loses nothing written. The log is
+ *   fsynced (`fdatasync`) at most once a second after a write, at compaction
+ *   and at the end: a power cut or a kernel crash loses at most about the
+ *   last second's entries, whose pages are fetched again (as Redis's
+ *   `appendfsync everysec`).
+ * - What a crash can leave is a log whose last entry is cut short, or (after
+ *   a power cut) whose tail holds bytes never written in full. On open, the
+ *   entries are read while each is whole and its checksum matches; the first
+ *   that is not, and everything after it, is cut off (`ftruncate`) before
+ *   anything is appended. Every prefix of the log is a state the crawl went
+ *   through, since each entry only adds to the ones before it.
+ * - Compaction writes the state anew to `crawl.log.tmp`, fsyncs it, renames
+ *   it over `crawl.log` (atomic in POSIX) and fsyncs the directory: a crash
+ *   at any point leaves either the old log or the new one whole.
+ * - `DIR/lock` holds the pid of the process using the state; another live
+ *   process is refused, and a lock left by a dead one is taken over.
+ *
+ * @remarks Why not an embedded database: SQLite through better-sqlite3 needs
+ * a native build at install; the pure-JS key-value stores would keep the
+ * same three things with more code than replaying a log. The crawl's state
+ * only grows (URLs seen, records made), which is what a log is good at.
+ *
+ * @module
+ */
+import { closeSync, constants, fdatasyncSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from "node:fs";
+import { join } from "node:path";
+import { crc32 } from "node:zlib";
+import { BlockFifo } from "./block-fifo.js";
+import { resolveOptions, type CrawlOptions, type ResolvedCrawlOptions } from "./options.js";
+import type { FetchStatistic } from "./records.js";
+import type { CrawlStore, StoreSummary } from "./store.js";
+import { UrlPolicy } from "./urls.js";
+import type { QueueItem, Visit } from "./visit.js";
+
+/** The format's version, in the first entry. */
+const VERSION = 1;
+/** The log's file name in the state directory. */
+const LOG = "crawl.log";
+/** The lock's file name in the state directory. */
+const LOCK = "lock";
+/** Bytes before each payload: its length and its CRC-32. */
+const HEADER_BYTES = 8;
+/** No entry is larger: a length beyond it is corruption. */
+const MAX_ENTRY_BYTES = 256 * 1024 * 1024;
+/** At most this long between a write and its `fdatasync`. */
+const SYNC_EVERY_MS = 1000;
+/** Items, URLs or records per entry in a compacted log. */
+const CHUNK = 1000;
+
+/**
+ * What shapes a crawl, and so must be the same when a state is used again:
+ * the roots and the options that decide which URLs are found and what a
+ * record holds. The others (`maxTasks`, delays, timeouts, `maxPages`, …) may
+ * change between runs: `maxPages` counts the whole crawl, so a crawl stopped
+ * by it goes on when run again with a larger one.
+ */
+export function crawlShape(roots: readonly string[], options: ResolvedCrawlOptions): Record<string, unknown> {
+  return {
+    roots: [...roots],
+    strict: options.strict,
+    include: options.include === null ? null : String(options.include),
+    exclude: options.exclude === null ? null : String(options.exclude),
+    noParent: options.noParent,
+    maxDepth: Number.isFinite(options.maxDepth) ? options.maxDepth : "Infinity",
+    maxRedirect: options.maxRedirect,
+    robots: options.robots,
+    skipNonHtml: options.skipNonHtml,
+    maxBodyBytes: options.maxBodyBytes,
+    userAgent: options.userAgent,
+  };
+}
+
+/** What a state directory holds, as {@link readState} finds it. */
+export interface StateContents {
+  /** The crawl's shape, as {@link crawlShape} made it. */
+  shape: Record<string, unknown>;
+  /** URLs seen. */
+  seen: number;
+  /** Records kept. */
+  recorded: number;
+  /** URLs seen that have no record yet: 0 when the crawl is finished. */
+  todo: number;
+}
+
+/**
+ * Reads the state in `dir` without changing it: null when there is none
+ * (no log, or not even its first entry whole).
+ *
+ * @throws TypeError naming the `state` option when the log is not one this version reads.
+ */
+export function readState(dir: string): StateContents | null {
+  const replayed = replay(dir);
+  if (replayed === null) return null;
+  const { shape, seen, records } = replayed;
+  return { shape, seen: seen.size, recorded: records.length, todo: seen.size - records.length };
+}
+
+/**
+ * The first difference between the crawl a state was written by and this
+ * one, in words (`maxDepth: 2 in the state, 3 now`); null when they are the
+ * same crawl.
+ */
+export function shapeDifference(kept: Record<string, unknown>, now: Record<string, unknown>): string | null {
+  for (const key of new Set([...Object.keys(kept), ...Object.keys(now)])) {
+    const [a, b] = [JSON.stringify(kept[key]), JSON.stringify(now[key])];
+    if (a !== b) return `${key}: ${a ?? "absent"} in the state, ${b ?? "absent"} now`;
+  }
+  return null;
+}
+
+/**
+ * Checks that the state in `dir`, if any, was written by the crawl of
+ * `roots` with `options`, as a crawler made with them would, and says what
+ * it holds: the CLI's check before anything is fetched.
+ *
+ * @throws TypeError naming the `state` option and the difference when it was written by another crawl, when another process is using it, or for a bad root or option.
+ */
+export function checkState(dir: string, roots: readonly string[], options: CrawlOptions): StateContents | null {
+  refuseIfLocked(dir);
+  const contents = readState(dir);
+  if (contents === null) return null;
+  const resolved = resolveOptions(options);
+  const difference = shapeDifference(contents.shape, crawlShape(new UrlPolicy(roots, resolved).roots, resolved));
+  if (difference !== null) {
+    throw new TypeError(`state: ${dir} holds another crawl (${difference}); give another state directory, or delete ${dir} to crawl afresh`);
+  }
+  return contents;
+}
+
+/** What replaying a log gives. */
+interface Replayed {
+  shape: Record<string, unknown>;
+  /** Every URL seen, in the order first seen. */
+  seen: Set<string>;
+  /** URLs seen and not done, with their items, in the order first added. */
+  open: Map<string, QueueItem>;
+  records: FetchStatistic[];
+  /** Bytes of whole, checked entries: where the log is cut. */
+  validBytes: number;
+  /** Bytes of the file. */
+  fileBytes: number;
+  entries: number;
+}
+
+/** One entry, as written. */
+type Entry =
+  | { t: "crawl"; v: number; crawl: Record<string, unknown> }
+  | { t: "add"; items: QueueItem[] }
+  | { t: "done"; urls: string[]; records: FetchStatistic[]; items: QueueItem[] }
+  | { t: "seen"; urls: string[] };
+
+/** Frames one entry: length, CRC-32, payload. */
+export function frameEntry(entry: object): Buffer {
+  const payload = Buffer.from(JSON.stringify(entry), "utf8");
+  const framed = Buffer.allocUnsafe(HEADER_BYTES + payload.length);
+  framed.writeUInt32LE(payload.length, 0);
+  framed.writeUInt32LE(crc32(payload), 4);
+  payload.copy(framed, HEADER_BYTES);
+  return framed;
+}
+
+/** Reads the log in `dir` up to its first entry that is cut short or corrupt; null when it has no whole first entry. */
+function replay(dir: string): Replayed | null {
+  let bytes: Buffer;
+  try {
+    bytes = readFileSync(join(dir, LOG));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return null;
+    throw new TypeError(`state: cannot read ${join(dir, LOG)}: ${(error as Error).message}`);
+  }
+  const state: Replayed = { shape: {}, seen: new Set(), open: new Map(), records: [], validBytes: 0, fileBytes: bytes.length, entries: 0 };
+  let at = 0;
+  while (at + HEADER_BYTES <= bytes.length) {
+    const length = bytes.readUInt32LE(at);
+    if (length > MAX_ENTRY_BYTES || at + HEADER_BYTES + length > bytes.length) break;
+    const payload = bytes.subarray(at + HEADER_BYTES, at + HEADER_BYTES + length);
+    if (crc32(payload) !== bytes.readUInt32LE(at + 4)) break;
+    let entry: Entry;
+    try {
+      entry = JSON.parse(payload.toString("utf8")) as Entry;
+    } catch {
+      break; // A checksum that matches bytes that are not JSON: not ours to read on.
+    }
+    if (state.entries === 0) {
+      if (entry.t !== "crawl" || entry.v !== VERSION) throw new TypeError(`state: ${join(dir, LOG)} is not a crawl state this version reads (format ${VERSION})`);
+      state.shape = entry.crawl;
+    } else {
+      apply(state, entry);
+    }
+    state.entries += 1;
+    at += HEADER_BYTES + length;
+    state.validBytes = at;
+  }
+  return state.entries === 0 ? null : state;
+}
+
+/** Replays one entry after the first. */
+function apply(state: Replayed, entry: Entry): void {
+  if (entry.t === "seen") {
+    for (const url of entry.urls) state.seen.add(url);
+    return;
+  }
+  if (entry.t === "done") {
+    for (const url of entry.urls) state.open.delete(url);
+    for (const record of entry.records) state.records.push(record);
+  }
+  if (entry.t === "add" || entry.t === "done") {
+    for (const item of entry.items) {
+      state.seen.add(item.url);
+      state.open.set(item.url, item);
+    }
+  }
+}
+
+/**
+ * The state could not be written during the crawl (a full disk, a file too
+ * large): the crawl stopped, and what was written is kept, so the same crawl
+ * run again resumes from it.
+ */
+export class StateError extends Error {
+  override readonly name = "StateError";
+}
+
+/** Lock files this process holds, by path: a second crawl here on the same state is refused too. */
+const heldLocks = new Set<string>();
+
+/** Throws when another live process (or another crawl in this one) holds the state in `dir`. */
+function refuseIfLocked(dir: string): void {
+  const holder = lockHolder(join(dir, LOCK));
+  if (holder !== null) throw new TypeError(`state: ${dir} is in use by process ${holder} (if that is no crawl, delete ${join(dir, LOCK)})`);
+}
+
+/** The pid in a lock file, if the process is alive; else null. */
+function lockHolder(path: string): number | null {
+  let pid: number;
+  try {
+    pid = Number.parseInt(readFileSync(path, "utf8"), 10);
+  } catch {
+    return null;
+  }
+  if (!Number.isInteger(pid) || pid <= 0) return null;
+  if (pid === process.pid) return heldLocks.has(path) ? pid : null;
+  try {
+    process.kill(pid, 0);
+    return pid;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM" ? pid : null;
+  }
+}
+
+/** Options of a {@link StateStore}. */
+export interface StateStoreOptions {
+  /**
+   * The log is compacted (rewritten whole, then renamed over the old one)
+   * when it has grown by this many bytes since it was last written whole,
+   * and by as many as it then had. Default 4 MiB.
+   */
+  compactBytes?: number;
+}
+
+/**
+ * A {@link CrawlStore} kept in a local directory, which a crawl run again
+ * with the same directory resumes: its queue, seen set and records replayed
+ * from an append-only log (the format and why it is crash-safe: this
+ * module's comment, and docs/crawl-core.md). Synchronous, as the core is:
+ * every step is written before the call returns, so a stage awaits nothing
+ * (`whenDone()` is null). Made by the core for the `state` option.
+ *
+ * @remarks It keeps every record in memory, as the default store's crawl
+ * result does, and writes each once; `summary()` reports the whole crawl,
+ * records of earlier runs first.
+ */
+export class StateStore implements CrawlStore {
+  readonly seenUrls = new Set<string>();
+  /** Records kept by earlier runs of this crawl: `maxPages` counts them. */
+  resumed = 0;
+  private readonly queue = new BlockFifo<QueueItem>();
+  /** URLs seen and not done, with their items: queued, taken, or waiting for their host. */
+  private readonly undone = new Map<string, QueueItem>();
+  private readonly records: FetchStatistic[] = [];
+  private shape: Record<string, unknown> = {};
+  private keepRecords = true;
+  private stopped = false;
+  private fd: number | null = null;
+  private closed = false;
+  /** From replay: the bytes to keep of the log, and its size; null for a new state. */
+  private kept: { validBytes: number; fileBytes: number; entries: number } | null = null;
+  private logBytes = 0;
+  /** The log's size when last written whole. */
+  private compactedBytes = 0;
+  private lastSync = 0;
+  private failure: unknown = null;
+  private stopCrawl: () => void = () => {};
+  private readonly compactBytes: number;
+
+  /** @param dir - The state directory: made if missing; its `crawl.log` replayed if there. */
+  constructor(
+    readonly dir: string,
+    options: StateStoreOptions = {},
+  ) {
+    this.compactBytes = options.compactBytes ?? 4 * 1024 * 1024;
+  }
+
+  /**
+   * Replays the log, if any, and checks it was written by this crawl.
+   *
+   * @throws TypeError naming the `state` option: another crawl's state (the difference named), one another process is using, or not a state.
+   */
+  open(options: ResolvedCrawlOptions, stopCrawl: () => void, roots: readonly string[] = []): void {
+    this.stopCrawl = stopCrawl;
+    this.keepRecords = options.keepRecords;
+    this.shape = crawlShape(roots, options);
+    refuseIfLocked(this.dir);
+    const replayed = replay(this.dir);
+    if (replayed === null) return;
+    const difference = shapeDifference(replayed.shape, this.shape);
+    if (difference !== null) {
+      throw new TypeError(`state: ${this.dir} holds another crawl (${difference}); give another state directory, or delete ${this.dir} to crawl afresh`);
+    }
+    for (const url of replayed.seen) this.seenUrls.add(url);
+    for (const [url, item] of replayed.open) {
+      this.undone.set(url, item);
+      this.queue.push(item);
+    }
+    this.records.push(...replayed.records);
+    this.resumed = replayed.records.length;
+    this.kept = replayed;
+  }
+
+  get size(): number {
+    return this.queue.length;
+  }
+
+  add(items: readonly QueueItem[]): void {
+    const fresh = items.filter((item) => !this.seenUrls.has(item.url));
+    if (fresh.length === 0 || !this.write({ t: "add", items: fresh })) return;
+    this.queueNew(fresh);
+  }
+
+  take(): QueueItem | undefined {
+    return this.stopped || this.queue.length === 0 ? undefined : this.queue.shift();
+  }
+
+  putBack(item: QueueItem): void {
+    this.queue.push(item); // Not written: replay queues every URL not done.
+  }
+
+  finish(item: QueueItem, visit: Visit, stored: (record: FetchStatistic | null) => void): void {
+    const fresh = visit.next.filter((next) => !this.seenUrls.has(next.url));
+    if (!this.write({ t: "done", urls: [item.url], records: [visit.record], items: fresh })) {
+      stored(null);
+      return;
+    }
+    this.undone.delete(item.url);
+    this.records.push(visit.record);
+    this.queueNew(fresh);
+    stored(visit.record);
+    this.compactIfGrown();
+  }
+
+  release(_item: QueueItem): void {
+    // It stays in the log as added and not done: the next run queues it.
+  }
+
+  pending(): boolean {
+    return false;
+  }
+
+  whenDone(): null {
+    return null;
+  }
+
+  stop(): void {
+    this.stopped = true;
+  }
+
+  /**
+   * The whole crawl, earlier runs' records too; closes the log (fsynced) and
+   * the lock.
+   *
+   * @throws StateError when the log could not be written (or another process took the state first), which stopped the crawl.
+   */
+  summary(_recorded: number): StoreSummary {
+    try {
+      this.close();
+    } catch (error) {
+      this.fail(error, false); // The crawl is over: nothing to stop.
+    }
+    if (this.failure !== null) throw this.failure;
+    const recorded = this.records.length;
+    return { seen: [...this.seenUrls], todo: this.seenUrls.size - recorded, records: this.keepRecords ? [...this.records] : null, recorded };
+  }
+
+  /** Closes the log, fsynced, and removes the lock; the store writes nothing more. Called by `summary()`. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.stopped = true;
+    if (this.fd === null) return;
+    try {
+      fdatasyncSync(this.fd);
+    } finally {
+      closeSync(this.fd);
+      this.fd = null;
+      this.unlock();
+    }
+  }
+
+  /**
+   * Rewrites the log whole: the first entry, the URLs done (`seen`), the URLs
+   * still to do (`add`), the records (`done`), in chunks; to a new file,
+   * fsynced, renamed over the log, and the directory fsynced.
+   */
+  compact(): void {
+    if (this.fd === null || this.closed) return;
+    const entries: Buffer[] = [frameEntry({ t: "crawl", v: VERSION, crawl: this.shape })];
+    const doneUrls = [...this.seenUrls].filter((url) => !this.undone.has(url));
+    for (let i = 0; i < doneUrls.length; i += CHUNK) entries.push(frameEntry({ t: "seen", urls: doneUrls.slice(i, i + CHUNK) }));
+    const open = [...this.undone.values()];
+    for (let i = 0; i < open.length; i += CHUNK) entries.push(frameEntry({ t: "add", items: open.slice(i, i + CHUNK) }));
+    for (let i = 0; i < this.records.length; i += CHUNK) entries.push(frameEntry({ t: "done", urls: [], records: this.records.slice(i, i + CHUNK), items: [] }));
+    const whole = Buffer.concat(entries);
+    const tmp = join(this.dir, `${LOG}.tmp`);
+    const fd = openSync(tmp, "w");
+    try {
+      writeWhole(fd, whole);
+      fdatasyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(tmp, join(this.dir, LOG));
+    syncDirectory(this.dir);
+    closeSync(this.fd);
+    this.fd = openSync(join(this.dir, LOG), constants.O_WRONLY | constants.O_APPEND);
+    this.logBytes = whole.length;
+    this.compactedBytes = whole.length;
+  }
+
+  /** Marks new items seen and queues them. */
+  private queueNew(items: readonly QueueItem[]): void {
+    for (const item of items) {
+      this.seenUrls.add(item.url);
+      this.undone.set(item.url, item);
+      this.queue.push(item);
+    }
+  }
+
+  /** Appends one entry in one write; false (and the crawl stopped) when it could not be written. */
+  private write(entry: Entry): boolean {
+    if (this.closed || this.failure !== null) return false;
+    try {
+      if (this.fd === null) this.openLog();
+      const framed = frameEntry(entry);
+      writeWhole(this.fd as number, framed);
+      this.logBytes += framed.length;
+      const now = performance.now();
+      if (now - this.lastSync >= SYNC_EVERY_MS) {
+        fdatasyncSync(this.fd as number);
+        this.lastSync = now;
+      }
+      return true;
+    } catch (error) {
+      this.fail(error);
+      return false;
+    }
+  }
+
+  /** On the first write: takes the lock, makes the directory, cuts a torn tail off the log or starts one, compacts a long one. */
+  private openLog(): void {
+    mkdirSync(this.dir, { recursive: true });
+    this.lock();
+    const path = join(this.dir, LOG);
+    if (this.kept === null) {
+      this.fd = openSync(path, "w");
+      const first = frameEntry({ t: "crawl", v: VERSION, crawl: this.shape });
+      writeWhole(this.fd, first);
+      fdatasyncSync(this.fd);
+      syncDirectory(this.dir);
+      closeSync(this.fd);
+      this.logBytes = first.length;
+    } else {
+      if (this.kept.validBytes < this.kept.fileBytes) {
+        const fd = openSync(path, "r+");
+        try {
+          ftruncateSync(fd, this.kept.validBytes);
+          fdatasyncSync(fd);
+        } finally {
+          closeSync(fd);
+        }
+      }
+      this.logBytes = this.kept.validBytes;
+    }
+    this.fd = openSync(path, constants.O_WRONLY | constants.O_APPEND);
+    this.lastSync = performance.now();
+    if (this.kept !== null && this.kept.validBytes > this.compactBytes && this.kept.entries > 4 * Math.ceil(this.seenUrls.size / CHUNK) + 1) this.compact();
+    this.compactedBytes = this.logBytes;
+  }
+
+  /** Compacts when the log has grown by `compactBytes`, and at least doubled, since last written whole. */
+  private compactIfGrown(): void {
+    const grown = this.logBytes - this.compactedBytes;
+    if (grown < this.compactBytes || grown < this.compactedBytes) return;
+    try {
+      this.compact();
+    } catch (error) {
+      this.fail(error);
+    }
+  }
+
+  /** The log could not be written: the crawl stops (its requests in flight abandoned), and `summary()` throws a {@link StateError}. */
+  private fail(error: unknown, stopCrawl = true): void {
+    if (this.failure !== null) return;
+    const reason = error instanceof Error ? error.message : String(error);
+    this.failure = error instanceof TypeError ? new StateError(error.message) : new StateError(`state: cannot write ${join(this.dir, LOG)}: ${reason}; what was written is kept, and the same crawl run again resumes from it`);
+    this.stopped = true;
+    if (stopCrawl) this.stopCrawl();
+  }
+
+  private lock(): void {
+    const path = join(this.dir, LOCK);
+    for (let tries = 0; ; tries++) {
+      try {
+        writeFileSync(path, `${process.pid}\n`, { flag: "wx" }); // Made here or not at all: two processes cannot both.
+        break;
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== "EEXIST" || tries > 0) throw error;
+      }
+      refuseIfLocked(this.dir);
+      rmSync(path, { force: true }); // Left by a process that is gone.
+    }
+    heldLocks.add(path);
+  }
+
+  private unlock(): void {
+    const path = join(this.dir, LOCK);
+    heldLocks.delete(path);
+    rmSync(path, { force: true });
+  }
+}
+
+/**
+ * Writes all of `bytes`: one `write(2)`, and more only after a short one (a
+ * file at its size limit, a disk filling up), whose next call then fails.
+ */
+function writeWhole(fd: number, bytes: Buffer): void {
+  for (let at = 0; at < bytes.length; ) at += writeSync(fd, bytes, at, bytes.length - at);
+}
+
+/** Fsyncs a directory, so a file made or renamed in it is kept. */
+function syncDirectory(dir: string): void {
+  const fd = openSync(dir, "r");
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
