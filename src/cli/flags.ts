@@ -48,7 +48,8 @@ export const OPTIONS = {
   },
   "max-tries": {
     type: "string", value: "N", group: "chapter",
-    help: `attempts per URL on network errors (default ${DEFAULT_OPTIONS.maxTries})`,
+    help: `attempts per URL on network errors and the statuses
+of --retry-http-codes (default ${DEFAULT_OPTIONS.maxTries})`,
   },
   // The chapter's default, 100, where the library's is 10.
   "max-tasks": { type: "string", value: "N", default: "100", group: "chapter", help: "fetches in flight at once" },
@@ -75,6 +76,11 @@ of a response, before the attempt is a Timeout (default ${DEFAULT_OPTIONS.idleTi
     type: "string", value: "SECONDS", group: "more",
     help: `pause before the first retry, doubled before each next
 one, at most 30 (default ${DEFAULT_OPTIONS.retryDelayMs / 1000}; 0: retry at once)`,
+  },
+  "retry-http-codes": {
+    type: "string", value: "LIST", group: "more",
+    help: `HTTP statuses tried again after the --retry-delay pause,
+comma-separated; empty: none (default ${DEFAULT_OPTIONS.retryHttpCodes.join(",")})`,
   },
   ca: {
     type: "string", value: "FILE", group: "more",
