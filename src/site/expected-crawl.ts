@@ -28,6 +28,9 @@ export interface ExpectedCrawl {
   readonly maxDepth: number;
 }
 
+/** The `fetchedAt` of every expected record: the epoch, a time no crawl's record has. */
+export const EXPECTED_AT = "1970-01-01T00:00:00.000Z";
+
 /**
  * The records of a crawl of `definition` from its root, by a plain
  * breadth-first walk with a FIFO queue, following docs/behaviour.md:
@@ -36,7 +39,7 @@ export interface ExpectedCrawl {
  * if redirects are left; a missing path is a 404 record. Each record's
  * `referrer` is the record that queued its URL (null for the root), its
  * `depth` the links followed from the root, its `tries` 1, its `fetchedAt`
- * the time it was worked out (which a test leaves out). Every
+ * {@link EXPECTED_AT}, since no time can be known (a test leaves it out). Every
  * link of a synthetic site is on the site's own host, so the URL policy
  * allows all.
  *
@@ -58,7 +61,7 @@ export function expectedCrawl(definition: SyntheticSiteDefinition, options: Expe
   let maxDepth = 0;
   for (let head = 0; head < queue.length; head++) {
     const { path, redirectsLeft, depth, linkDepth, referrer } = queue[head] ?? { path: "/", redirectsLeft: 0, depth: 0, linkDepth: 0, referrer: null };
-    const where = { depth: linkDepth, tries: 1 };
+    const where = { depth: linkDepth, tries: 1, fetchedAt: EXPECTED_AT };
     const url = origin + path;
     depthOf.set(url, depth);
     maxDepth = Math.max(maxDepth, depth);
