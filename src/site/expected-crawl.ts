@@ -39,7 +39,7 @@ export const EXPECTED_AT = "1970-01-01T00:00:00.000Z";
  * if redirects are left; a missing path is a 404 record. Each record's
  * `referrer` is the record that queued its URL (null for the root), its
  * `depth` the links followed from the root, its `tries` 1, its `fetchedAt`
- * {@link EXPECTED_AT}, since no time can be known (a test leaves it out). Every
+ * `EXPECTED_AT` (the epoch), since no time can be known (a test leaves it out). Every
  * link of a synthetic site is on the site's own host, so the URL policy
  * allows all.
  *
