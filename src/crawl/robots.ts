@@ -8,7 +8,7 @@
  */
 import robotsParserModule from "robots-parser";
 import type { FetchError } from "../kernel/errors.js";
-import { errorDetail, isRetryable } from "../kernel/errors.js";
+import { errorDetail, errorName, isRetryable } from "../kernel/errors.js";
 import type { HttpResponse } from "../http/parser.js";
 import { decodeContent, decodeText } from "./body.js";
 import type { ResolvedCrawlOptions } from "./options.js";
@@ -135,8 +135,10 @@ export class RobotsReading {
     try {
       text = readRobotsText(outcome, this.options.maxBodyBytes);
     } catch (error) {
-      const why = errorDetail(error) ?? "its body could not be decoded";
-      return this.finish("BadResponse", status, this.unreachable("BadResponse", why), why); // A body that cannot be decoded: safer to fetch nothing.
+      // A body that cannot be decoded, or decodes past maxBodyBytes: safer to fetch nothing.
+      const name = errorName(error) === "BodyTooLarge" ? "BodyTooLarge" : "BadResponse";
+      const why = errorDetail(error) ?? (error instanceof Error && error.message !== "" ? error.message : "its body could not be decoded");
+      return this.finish(name, status, this.unreachable(name, why), why);
     }
     return this.finish(null, status, parsedRules(this.origin, text, userAgentToken(this.options.userAgent)));
   }

@@ -126,6 +126,18 @@ describe("RobotsReading", () => {
       expect(robots.next(response(200, "not gzip", { "content-encoding": "gzip" }))).toBe("done");
       expect(robots.report).toMatchObject({ status: 200, error: "BadResponse", verdict: "unreachable" });
       expect(robots.rules.allows(`${ORIGIN}/`)).toBe(false);
+      expect(robots.rules.refusal?.error).toBe("BadResponse");
+      expect(robots.rules.refusal?.detail).toMatch(new RegExp(`^robots\\.txt ${ROBOTS_URL} could not be read \\(1 attempt\\): .+`));
+      expect(robots.report.detail).toBe(robots.rules.refusal?.detail.replace(/^[^)]*\): /, ""));
+    });
+
+    it("ends as unreachable, BodyTooLarge, when the body decodes past maxBodyBytes", () => {
+      const robots = reading({ maxBodyBytes: 1000 });
+      const body = gzipSync(Buffer.alloc(10_000, "#"));
+      expect(robots.next(response(200, body, { "content-encoding": "gzip" }))).toBe("done");
+      expect(robots.report).toMatchObject({ status: 200, error: "BodyTooLarge", verdict: "unreachable" });
+      expect(robots.rules.refusal?.error).toBe("BodyTooLarge");
+      expect(robots.rules.refusal?.detail).toContain("longer than maxBodyBytes (1000)");
     });
 
     /**
