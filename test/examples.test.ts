@@ -510,7 +510,7 @@ describe.concurrent("examples", () => {
       expect(peak, stage).toBeLessThanOrEqual(10);
     }
     expect(out).toContain("maxTasks 1: same records in the same order: yes");
-    expect(out).toContain("maxTasks 10: same records as a set (numNewUrls and referrer aside): yes");
+    expect(out).toContain("maxTasks 10: same records as a set (numNewUrls, referrer and depth aside): yes");
     expect(normalize(out)).toMatchInlineSnapshot(`
       "All three stages: one crawl, waited for with callbacks, with yield* and with await, and their records compared
       stage        records  errors  ms (1 task)  ms (10)  peak in flight (10)
@@ -518,7 +518,7 @@ describe.concurrent("examples", () => {
       generators        68       0 <ms> <ms>                   10
       asyncawait        68       0 <ms> <ms>                   10
       maxTasks 1: same records in the same order: yes
-      maxTasks 10: same records as a set (numNewUrls and referrer aside): yes
+      maxTasks 10: same records as a set (numNewUrls, referrer and depth aside): yes
       "
     `);
   });

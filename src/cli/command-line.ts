@@ -119,6 +119,7 @@ export function parseCommandLine(argv: readonly string[]): Invocation {
   if (values.timeout !== undefined) crawlOptions.timeoutMs = seconds("timeout", values.timeout) * 1000;
   if (values["idle-timeout"] !== undefined) crawlOptions.idleTimeoutMs = seconds("idle-timeout", values["idle-timeout"]) * 1000;
   if (values["retry-delay"] !== undefined) crawlOptions.retryDelayMs = seconds("retry-delay", values["retry-delay"]) * 1000;
+  if (values["retry-http-codes"] !== undefined) crawlOptions.retryHttpCodes = statusCodes("retry-http-codes", values["retry-http-codes"]);
   if (values.ca !== undefined) crawlOptions.ca = certificatesIn(values.ca);
   if (values.insecure === true) crawlOptions.rejectUnauthorized = false;
   if (values.exclude !== undefined) crawlOptions.exclude = values.exclude;
@@ -398,6 +399,15 @@ function wholeNumber(name: string, value: string): number {
   return Number(value);
 }
 
+/** A comma-separated list of HTTP statuses (`500,503`); empty: none. Their range is the library's check. */
+function statusCodes(name: string, value: string): number[] {
+  if (value.trim() === "") return [];
+  const codes = value.split(",").map((code) => code.trim());
+  const bad = codes.find((code) => !/^\d+$/.test(code));
+  if (bad !== undefined) throw new UsageError(`--${name} expects HTTP statuses separated by commas, got '${value}'`);
+  return codes.map(Number);
+}
+
 /** A flag's regular expression, compiled; worded as the library words `--include`'s. */
 function regularExpression(name: string, value: string): RegExp {
   try {
@@ -469,6 +479,7 @@ const FLAG_FOR: Partial<Record<keyof CrawlOptions, string>> = {
   timeoutMs: "--timeout",
   idleTimeoutMs: "--idle-timeout",
   retryDelayMs: "--retry-delay",
+  retryHttpCodes: "--retry-http-codes",
   maxPages: "--max-pages",
   state: "--state",
   ca: "--ca",

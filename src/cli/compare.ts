@@ -35,7 +35,7 @@ const ERROR_MEANINGS: Readonly<Record<FetchError, string>> = {
   TlsError: "the TLS handshake or the certificate check failed",
   NetworkError: "another failure of the network",
   RobotsDisallowed: "robots.txt forbids them, so they were never requested",
-  RobotsUnreachable: "robots.txt could not be read, so nothing at that origin was requested",
+  RobotsUnreachable: "robots.txt answered a 5xx or a 429 on every attempt, so nothing at that origin was requested",
 };
 
 /** Below this wall time (the shortest of the stages'), the legend says the timings are noise. */

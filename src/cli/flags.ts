@@ -66,13 +66,14 @@ export const OPTIONS = {
   },
   "max-tries": {
     type: "string", value: "N", group: "chapter",
-    help: `attempts per URL on network errors (default ${DEFAULT_OPTIONS.maxTries})`,
+    help: `attempts per URL on network errors and the statuses
+of --retry-http-codes (default ${DEFAULT_OPTIONS.maxTries})`,
   },
   // The chapter's default, 100, where the library's is 10.
   "max-tasks": { type: "string", value: "N", default: "100", group: "chapter", help: "fetches in flight at once" },
   exclude: { type: "string", value: "REGEX", group: "chapter", help: "do not crawl URLs that REGEX matches" },
   strict: { type: "boolean", group: "chapter", help: `a link's host must equal a root's, "www." aside (default)` },
-  lenient: { type: "boolean", group: "chapter", help: "a link's host need only end like a root's (last two labels)" },
+  lenient: { type: "boolean", group: "chapter", help: "a link's host need only share a root's registrable domain\n(by the Public Suffix List: a.example.co.uk for example.co.uk)" },
   verbose: {
     type: "boolean", short: "v", multiple: true, group: "chapter",
     help: `also print a line per URL as it completes, with the page
@@ -93,6 +94,12 @@ of a response, before the attempt is a Timeout (default ${DEFAULT_OPTIONS.idleTi
     type: "string", value: "SECONDS", group: "more",
     help: `pause before the first retry, doubled before each next
 one, at most 30 (default ${DEFAULT_OPTIONS.retryDelayMs / 1000}; 0: retry at once)`,
+  },
+  "retry-http-codes": {
+    type: "string", value: "LIST", group: "more",
+    help: `HTTP statuses tried again after the --retry-delay
+pause (a 429 or 503 holds its host back), comma-separated;
+empty: none (default ${DEFAULT_OPTIONS.retryHttpCodes.join(",")})`,
   },
   ca: {
     type: "string", value: "FILE", group: "more",

@@ -13,12 +13,11 @@ export type RecordFormat = "jsonl" | "csv";
 
 /**
  * The CSV columns, in order: the record's fields, the ones a spreadsheet is
- * read for first (`url`, `status`, `error`) leftmost. `fetchedAt` and
- * `depth` stay empty for records that do not have them.
+ * read for first (`url`, `status`, `error`) leftmost.
  */
 export const CSV_COLUMNS = [
   "url", "status", "error", "detail", "nextUrl", "contentType", "encoding", "size",
-  "numUrls", "numNewUrls", "referrer", "depth", "fetchedAt",
+  "numUrls", "numNewUrls", "referrer", "depth", "tries", "fetchedAt",
 ] as const;
 
 /**
@@ -116,16 +115,11 @@ export function recordLine(record: FetchStatistic): RecordLine {
   return { schemaVersion: SCHEMA_VERSION, ...record };
 }
 
-/** The fields {@link FetchStatistic} will also have (`fetchedAt`, `depth`), read where a record has them. */
-type WithExtras = FetchStatistic & { fetchedAt?: unknown; depth?: unknown };
-
-/** A record's {@link CSV_COLUMNS}: null and missing fields empty, `fetchedAt` (ms since 1970) as an ISO 8601 time. */
+/** A record's {@link CSV_COLUMNS}: null fields empty. */
 export function csvFields(record: FetchStatistic): string[] {
-  const extras: WithExtras = record;
   return CSV_COLUMNS.map(function field(column): string {
-    const value = extras[column];
-    if (column === "fetchedAt" && typeof value === "number") return new Date(value).toISOString();
-    return value === null || value === undefined ? "" : String(value);
+    const value = record[column];
+    return value === null ? "" : String(value);
   });
 }
 

@@ -457,7 +457,7 @@ function robotsRefusals(runs: readonly StageRun[]): string {
 }
 
 function refusedByRobots(stats: Stats): number {
-  return stats.errorCount("RobotsDisallowed") + stats.errorCount("RobotsUnreachable");
+  return stats.robotsRefused;
 }
 
 /** Writes the `--timeline` page; false, after a message, when the file cannot be written. */

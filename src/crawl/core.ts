@@ -55,8 +55,8 @@ export class Job {
 
 /**
  * What an attempt's outcome means for its job ({@link CrawlCore.settle}):
- * `retry` after `delayMs` (a network error, a `robots.txt` 5xx or redirect),
- * or `done`.
+ * `retry` after `delayMs` (a network error, a status of `retryHttpCodes`,
+ * a `robots.txt` 5xx or redirect), or `done`.
  */
 export type Step = { readonly kind: "retry"; readonly delayMs: number } | { readonly kind: "done" };
 
@@ -212,7 +212,7 @@ export class CrawlCore implements SitemapContext {
         const reading = new RobotsReading(turn.origin, this.options, this.policy);
         return this.handOut(new Job("robots", reading.url, 0, null, reading));
       }
-      if (turn.kind === "refused") this.finishUrl(item, { record: errorRecord(item.url, turn.error, item.referrer ?? null), next: [] });
+      if (turn.kind === "refused") this.finishUrl(item, { record: errorRecord(item.url, turn.error, item.referrer ?? null, turn.detail, { depth: item.depth ?? 0, tries: item.tries ?? 0 }), next: [] });
       // "wait": it waits in its host's line, and comes back through the store when its turn comes.
     }
     return null;
@@ -234,20 +234,15 @@ export class CrawlCore implements SitemapContext {
     const error = typeof outcome === "string" ? outcome : null;
     if (crawlChannel.hasSubscribers) crawlChannel.publish({ type: "fetch-end", crawl: this.id, url: job.url, attempt: job.attempt, status: error === null ? (outcome as HttpResponse).status : null, error, detail: error === null ? null : detail, ...this.counters() });
     if (this.stopped) return DONE; // Stopping: no more attempts, and no record; finish() leaves the URL to do.
-    if (job.reading !== null) return this.robotsStep(job, outcome);
+    if (job.reading !== null) return this.robotsStep(job, outcome, detail);
     const item = job.item as QueueItem; // A page: it has its item.
-    const wait = error === null ? this.hosts.retryAfter(outcome as HttpResponse) : null;
-    if (wait !== null && job.attempt < this.options.maxTries) {
-      this.hosts.holdBack(item, wait);
-      this.store.putBack({ ...item, tries: job.attempt }); // To wait in its host's line, not in a worker.
-      return this.settled(job);
-    }
-    if (error !== null && isRetryable(error) && job.attempt < this.options.maxTries) return { kind: "retry", delayMs: retryDelay(this.options.retryDelayMs, job.attempt) };
+    const retry = this.retryStep(job, item, outcome, detail);
+    if (retry !== null) return retry;
     let v: Visit;
     try {
-      v = job.kind === "sitemap" ? visitSitemap(item, outcome, this, detail) : visit(item, outcome, this, detail);
+      v = job.kind === "sitemap" ? visitSitemap(item, outcome, this, detail, job.attempt) : visit(item, outcome, this, detail, job.attempt);
     } catch {
-      v = { record: errorRecord(item.url, "NetworkError", item.referrer ?? null), next: [] }; // A bug: the URL still gets its one record.
+      v = { record: errorRecord(item.url, "NetworkError", item.referrer ?? null, null, { depth: item.depth ?? 0, tries: job.attempt }), next: [] }; // A bug: the URL still gets its one record.
     }
     if (job.kind === "sitemap") this.sitemapFiles += v.next.filter((each) => each.sitemap !== undefined).length;
     this.finishUrl(item, v);
@@ -271,7 +266,7 @@ export class CrawlCore implements SitemapContext {
       this.pages -= 1;
       const item = job.item as QueueItem;
       if (!job.settled && this.stopped) this.store.release(item);
-      else if (!job.settled) this.finishUrl(item, { record: errorRecord(item.url, "NetworkError", item.referrer ?? null), next: [] });
+      else if (!job.settled) this.finishUrl(item, { record: errorRecord(item.url, "NetworkError", item.referrer ?? null, null, { depth: item.depth ?? 0, tries: job.attempt }), next: [] });
       this.hosts.finished(item); // Its host may let the next URL go.
       return;
     }
@@ -335,10 +330,32 @@ export class CrawlCore implements SitemapContext {
     this.cancelStage();
   };
 
+  /**
+   * Whether a page's attempt is tried again, and how, while `maxTries`
+   * allows: a network error that may not happen again (`isRetryable`) and a
+   * status of `retryHttpCodes` after the backoff (`retryDelayMs`, doubling);
+   * a `429` or `503` by holding its host back for its `Retry-After` or the
+   * backoff, whichever is longer, the URL queued again to wait in its
+   * host's line. Null: the outcome is the URL's last (a `Retry-After` over
+   * `maxRetryAfterMs` is too).
+   */
+  private retryStep(job: Job, item: QueueItem, outcome: HttpResponse | FetchError, detail: string | null): Step | null {
+    if (job.attempt >= this.options.maxTries) return null;
+    const backoff = retryDelay(this.options.retryDelayMs, job.attempt);
+    if (typeof outcome === "string") return isRetryable(outcome, detail) ? { kind: "retry", delayMs: backoff } : null;
+    if (!this.options.retryHttpCodes.includes(outcome.status)) return null;
+    const hold = this.hosts.retryAfter(outcome, backoff);
+    if (hold === null) return { kind: "retry", delayMs: backoff };
+    if (hold === "too-long") return null;
+    this.hosts.holdBack(item, hold);
+    this.store.putBack({ ...item, tries: job.attempt }); // To wait in its host's line, not in a worker.
+    return this.settled(job);
+  }
+
   /** What a `robots.txt` attempt's outcome means: again after a pause, at the redirect's target at once, or read. */
-  private robotsStep(job: Job, outcome: HttpResponse | FetchError): Step {
+  private robotsStep(job: Job, outcome: HttpResponse | FetchError, detail: string | null): Step {
     const reading = job.reading as RobotsReading;
-    const step = reading.next(outcome);
+    const step = reading.next(outcome, detail);
     if (step === "retry") return { kind: "retry", delayMs: retryDelay(this.options.retryDelayMs, reading.attempts) };
     if (step === "follow") {
       job.url = reading.url;

@@ -42,17 +42,44 @@ export interface FetchStatistic {
    */
   referrer: string | null;
   /**
-   * Why the last try failed, in Node's words, when `error` is `TlsError`:
-   * the code and message of the certificate or handshake failure, e.g.
-   * `CERT_HAS_EXPIRED: certificate has expired`; for a sitemap that could
-   * not be read (option `sitemaps`), why: `Not a sitemap: …`, or the limit a
-   * gzip bomb ran into. Null otherwise.
+   * Why the last try failed, when `error`'s name alone does not say (see
+   * `errorDetail`): for a `TlsError` Node's words, e.g.
+   * `CERT_HAS_EXPIRED: certificate has expired`; for a `HostNotFound`, the
+   * resolver's code; for a `BadResponse`, what was bad; for a URL never
+   * requested because its origin's `robots.txt` could not be read, that
+   * failure, starting `robots.txt`; for a sitemap that could not be read
+   * (option `sitemaps`), why: `Not a sitemap: …`, or the limit a gzip bomb
+   * ran into. Null otherwise.
    */
   detail: string | null;
+  /** Links followed from a root to reach the URL (a redirect's target lies as deep as the redirect): 0 for a root. */
+  depth: number;
+  /**
+   * Attempts made at the URL: 1 when the first answered, more when network
+   * errors or statuses retried it (`maxTries` at most); 0 when it was never
+   * requested (`robots.txt` refused it, or could not be read).
+   */
+  tries: number;
+  /** When the response (or the last attempt's failure) came, or the URL was refused: an ISO 8601 time in UTC. */
+  fetchedAt: string;
 }
 
-/** The record for a URL whose every attempt failed; `detail` says why, for a `TlsError`. */
-export function errorRecord(url: string, error: FetchError, referrer: string | null = null, detail: string | null = null): FetchStatistic {
+/** Where a record's URL lay and how it was fetched: the fields of a record a crawl fills in besides the outcome. */
+export interface RecordAt {
+  /** Links from a root; default 0. */
+  depth?: number;
+  /** Attempts made; default 1. */
+  tries?: number;
+  /** ISO time; default now. */
+  fetchedAt?: string;
+}
+
+function at(given: RecordAt): Pick<FetchStatistic, "depth" | "tries" | "fetchedAt"> {
+  return { depth: given.depth ?? 0, tries: given.tries ?? 1, fetchedAt: given.fetchedAt ?? new Date().toISOString() };
+}
+
+/** The record for a URL whose every attempt failed; `detail` says why, when the name does not. */
+export function errorRecord(url: string, error: FetchError, referrer: string | null = null, detail: string | null = null, where: RecordAt = {}): FetchStatistic {
   return {
     url,
     nextUrl: null,
@@ -65,11 +92,12 @@ export function errorRecord(url: string, error: FetchError, referrer: string | n
     numNewUrls: 0,
     referrer,
     detail,
+    ...at(where),
   };
 }
 
 /** The record for a redirect, like the chapter's: no size, no type, no links. */
-export function redirectRecord(url: string, status: number, nextUrl: string, referrer: string | null = null): FetchStatistic {
+export function redirectRecord(url: string, status: number, nextUrl: string, referrer: string | null = null, where: RecordAt = {}): FetchStatistic {
   return {
     url,
     nextUrl,
@@ -82,6 +110,7 @@ export function redirectRecord(url: string, status: number, nextUrl: string, ref
     numNewUrls: 0,
     referrer,
     detail: null,
+    ...at(where),
   };
 }
 
@@ -92,6 +121,7 @@ export function pageRecord(
   numUrls: number,
   numNewUrls: number,
   referrer: string | null = null,
+  where: RecordAt = {},
 ): FetchStatistic {
   return {
     url,
@@ -105,5 +135,6 @@ export function pageRecord(
     numNewUrls,
     referrer,
     detail: null,
+    ...at(where),
   };
 }

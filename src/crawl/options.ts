@@ -14,7 +14,7 @@ import type { TraceEvent } from "../observe/events.js";
 export interface CrawlOptions {
   /** Redirects followed from one URL. Default 10. */
   maxRedirect?: number;
-  /** Attempts per URL on network errors. Default 4. */
+  /** Attempts per URL, on network errors and on the statuses of `retryHttpCodes`. Default 4. */
   maxTries?: number;
   /** Concurrent fetches (workers). Default 10. */
   maxTasks?: number;
@@ -39,7 +39,9 @@ export interface CrawlOptions {
   maxDepth?: number;
   /**
    * Default true: a link's host must equal a root's host, modulo a leading
-   * "www.". False (lenient): compare the last two labels of the host.
+   * "www.". False (lenient): the hosts must share their registrable domain
+   * (the public suffix and one label more, by the Public Suffix List), so a
+   * root on `example.co.uk` allows `a.example.co.uk` but not `other.co.uk`.
    */
   strict?: boolean;
   /**
@@ -61,6 +63,15 @@ export interface CrawlOptions {
    * 0: retry at once.
    */
   retryDelayMs?: number;
+  /**
+   * HTTP statuses tried again (within `maxTries`), as Scrapy's
+   * `RETRY_HTTP_CODES`: after the pause of `retryDelayMs`, or, for a `429`
+   * or `503`, after its `Retry-After` if longer (with its host held back
+   * meanwhile). The last attempt's response is recorded as it is. Integers
+   * from 100 to 599; `[]`: no status is retried. Default
+   * `[408, 429, 500, 502, 503, 504, 522, 524]`.
+   */
+  retryHttpCodes?: readonly number[];
   /** Start no more fetches once this many URLs were taken. Default: no limit. */
   maxPages?: number;
   /** A larger body (on the wire or once decoded) is a `BodyTooLarge` record. Default 10 MiB. */
@@ -115,9 +126,11 @@ export interface CrawlOptions {
   /** A `robots.txt` `Crawl-delay` longer than `delayMs` is honoured up to this many milliseconds. Default 30,000. */
   maxCrawlDelayMs?: number;
   /**
-   * A `429` or `503` with a `Retry-After` of at most this many milliseconds
-   * is tried again after that wait (within `maxTries`), its host held back
-   * meanwhile; a longer wait is recorded as the response it is. Default 60,000.
+   * A `429` or `503` (of `retryHttpCodes`) with a `Retry-After` of at most
+   * this many milliseconds is tried again after that wait, or after the
+   * pause of `retryDelayMs` if longer (within `maxTries`), its host held back
+   * meanwhile; one with a longer wait is recorded as the response it is.
+   * Default 60,000.
    */
   maxRetryAfterMs?: number;
   /** Called with each record as soon as it is made. */
@@ -144,7 +157,7 @@ export interface CrawlOptions {
 export interface ResolvedCrawlOptions {
   /** Redirects that may still be followed from a root or a link. */
   maxRedirect: number;
-  /** Attempts per URL while the error is a network error. */
+  /** Attempts per URL while the error is a network error or a status of `retryHttpCodes`. */
   maxTries: number;
   /** Fetches in flight at once: workers, or stage 1's slots. */
   maxTasks: number;
@@ -156,7 +169,7 @@ export interface ResolvedCrawlOptions {
   noParent: boolean;
   /** The deepest link followed (a root is at 0); `Infinity`: no limit (JSON shows it as null). */
   maxDepth: number;
-  /** True: hosts must equal a root host (modulo `www.`); false: the last two labels must match. */
+  /** True: hosts must equal a root host (modulo `www.`); false: their registrable domains (Public Suffix List) must match. */
   strict: boolean;
   /** Milliseconds one attempt may take: connecting and the whole response. */
   timeoutMs: number;
@@ -164,6 +177,8 @@ export interface ResolvedCrawlOptions {
   idleTimeoutMs: number;
   /** Milliseconds before the first retry, doubling for each next one (see {@link retryDelay}); 0: at once. */
   retryDelayMs: number;
+  /** The HTTP statuses tried again, within `maxTries`; empty: none. */
+  retryHttpCodes: readonly number[];
   /** URLs taken from the queue at most; `Infinity` when there is no limit (JSON shows it as null). */
   maxPages: number;
   /** The longest body accepted, on the wire and decoded. */
@@ -224,6 +239,7 @@ export const DEFAULT_OPTIONS: Readonly<ResolvedCrawlOptions> = Object.freeze({
   timeoutMs: 120_000,
   idleTimeoutMs: 30_000,
   retryDelayMs: 500,
+  retryHttpCodes: Object.freeze([408, 429, 500, 502, 503, 504, 522, 524]),
   maxPages: Infinity,
   maxBodyBytes: 10 * 1024 * 1024,
   skipNonHtml: false,
@@ -273,6 +289,7 @@ export function resolveOptions(options: CrawlOptions = {}): ResolvedCrawlOptions
     timeoutMs: positiveNumber("timeoutMs", options.timeoutMs, DEFAULT_OPTIONS.timeoutMs),
     idleTimeoutMs: positiveNumber("idleTimeoutMs", options.idleTimeoutMs, DEFAULT_OPTIONS.idleTimeoutMs),
     retryDelayMs: delay("retryDelayMs", options.retryDelayMs, DEFAULT_OPTIONS.retryDelayMs),
+    retryHttpCodes: statusList("retryHttpCodes", options.retryHttpCodes, DEFAULT_OPTIONS.retryHttpCodes),
     maxPages: integer("maxPages", options.maxPages, 1, DEFAULT_OPTIONS.maxPages, true),
     maxBodyBytes: integer("maxBodyBytes", options.maxBodyBytes, 1, DEFAULT_OPTIONS.maxBodyBytes),
     skipNonHtml: boolean("skipNonHtml", options.skipNonHtml, DEFAULT_OPTIONS.skipNonHtml),
@@ -342,6 +359,14 @@ function delay(name: string, value: unknown, fallback: number): number {
     throw new TypeError(`Expected \`${name}\` to be a number from 0 to ${MAX_TIMER_MS}, got ${show(value)}`);
   }
   return value;
+}
+
+/** A list of HTTP statuses (integers from 100 to 599), duplicates dropped, frozen. */
+function statusList(name: string, value: unknown, fallback: readonly number[]): readonly number[] {
+  if (value === undefined) return fallback;
+  const ok = Array.isArray(value) && value.every((code) => Number.isInteger(code) && code >= 100 && code <= 599);
+  if (!ok) throw new TypeError(`Expected \`${name}\` to be an array of HTTP statuses (integers from 100 to 599), got ${show(value)}`);
+  return Object.freeze([...new Set(value as number[])]);
 }
 
 function fraction(name: string, value: unknown, fallback: number): number {

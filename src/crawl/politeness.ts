@@ -7,6 +7,7 @@
  * @module
  */
 import type { HttpResponse } from "../http/parser.js";
+import type { FetchError } from "../kernel/errors.js";
 import type { ResolvedCrawlOptions } from "./options.js";
 import type { RobotsFetch, RobotsReading, RobotsRules } from "./robots.js";
 import type { QueueItem } from "./visit.js";
@@ -16,13 +17,14 @@ import type { QueueItem } from "./visit.js";
  * - `go`: fetch it; its host counts the request until {@link HostLines.finished};
  * - `wait`: it has joined its host's line and comes back through the stage's `requeue` when its turn comes;
  * - `robots`: it waits too, and the caller reads the origin's `robots.txt` (with a {@link RobotsReading}) first;
- * - `refused`: give it a record with this error and do not fetch it.
+ * - `refused`: give it a record with this error (and `detail`) and do not fetch it: `RobotsDisallowed`, or the
+ *   failure that kept its origin's `robots.txt` from being read ({@link RobotsRules.refusal}).
  */
 export type Turn =
   | { readonly kind: "go" }
   | { readonly kind: "wait" }
   | { readonly kind: "robots"; readonly origin: string }
-  | { readonly kind: "refused"; readonly error: "RobotsDisallowed" | "RobotsUnreachable" };
+  | { readonly kind: "refused"; readonly error: FetchError; readonly detail: string | null };
 
 /** A pending call of the stage's own, that can be called off. */
 export interface Cancellable {
@@ -68,6 +70,7 @@ interface Host {
 
 const GO: Turn = { kind: "go" };
 const WAIT: Turn = { kind: "wait" };
+const DISALLOWED = { error: "RobotsDisallowed", detail: null } as const;
 
 /**
  * The hosts of one crawl and the URLs waiting for each: the decisions of
@@ -139,10 +142,10 @@ export class HostLines {
         return { kind: "robots", origin: host.origin };
       }
       if (host.robots === "reading") return this.join(host, item);
-      const error = host.robots.verdict === "unreachable" ? "RobotsUnreachable" : host.robots.allows(item.url) ? null : "RobotsDisallowed";
-      if (error !== null) {
+      const refused = host.robots.refusal ?? (host.robots.allows(item.url) ? null : DISALLOWED);
+      if (refused !== null) {
         if (handed) this.giveBack(host); // It waited for robots.txt, which refuses it: its kept slot goes to the next URL.
-        return { kind: "refused", error };
+        return { kind: "refused", ...refused };
       }
     }
     if (handed) {
@@ -180,15 +183,18 @@ export class HostLines {
   }
 
   /**
-   * The milliseconds a `429` or `503` asks to wait before the URL is tried
-   * again (`Retry-After`, in seconds or as an HTTP date), if the crawl waits
-   * that long: null for any other response, without `Retry-After`, or with a
-   * wait over `maxRetryAfterMs`.
+   * How long a `429` or `503` asks the crawl to leave its host alone
+   * before the URL is tried again: its `Retry-After` in milliseconds (in
+   * seconds or as an HTTP date; 0 for a date past), or `backoffMs` when
+   * that is longer or there is none; `"too-long"` when it asks for more
+   * than `maxRetryAfterMs` (the response is then recorded as it is); null
+   * for any other status.
    */
-  retryAfter(response: HttpResponse): number | null {
+  retryAfter(response: HttpResponse, backoffMs: number): number | "too-long" | null {
     if (response.status !== 429 && response.status !== 503) return null;
     const ms = retryAfterMs(response.headers["retry-after"], Date.now());
-    return ms !== null && ms <= this.options.maxRetryAfterMs ? ms : null;
+    if (ms !== null && ms > this.options.maxRetryAfterMs) return "too-long";
+    return Math.max(ms ?? 0, backoffMs);
   }
 
   /**

@@ -10,7 +10,7 @@ import type { FetchStatistic } from "./fetch-statistic.js";
 import type { ResolvedCrawlOptions } from "./options.js";
 import type { RobotsFetch } from "./robots.js";
 
-export { errorRecord, pageRecord, redirectRecord, type FetchStatistic } from "./fetch-statistic.js";
+export { errorRecord, pageRecord, redirectRecord, type FetchStatistic, type RecordAt } from "./fetch-statistic.js";
 export { FETCH_ERRORS, type FetchError } from "../kernel/errors.js";
 
 /** What `crawl()` resolves to, in every stage. */

@@ -3,6 +3,7 @@
  *
  * @module
  */
+import { errorHint } from "../kernel/errors.js";
 import { FETCH_ERRORS } from "./records.js";
 import type { CrawlResult, FetchError, FetchStatistic } from "./records.js";
 import type { RobotsFetch } from "./robots.js";
@@ -69,6 +70,12 @@ export class Stats {
   readonly statuses = new Map<number, number>();
   /** Records of a failed fetch, by error name. */
   readonly errors = new Map<FetchError, number>();
+  /**
+   * Records of URLs never requested because of their origin's `robots.txt`:
+   * it disallowed them (`RobotsDisallowed`), or could not be read (a
+   * `detail` that starts `robots.txt`, whatever the error's name).
+   */
+  robotsRefused = 0;
   /** The sum of the records' `size`. */
   bytes = 0;
 
@@ -86,6 +93,7 @@ export class Stats {
     if (record.error !== null) {
       this.failures += 1;
       this.errors.set(record.error, this.errorCount(record.error) + 1);
+      if (record.error === "RobotsDisallowed" || record.detail?.startsWith("robots.txt") === true) this.robotsRefused += 1;
     } else if (record.nextUrl !== null) {
       this.redirects += 1;
     } else if (record.status === 200) {
@@ -197,14 +205,16 @@ function byUrl(a: FetchStatistic, b: FetchStatistic): number {
 /**
  * The line for one record (the chapter's `url_report`):
  * `url status contentType encoding size numNewUrls/numUrls` for a page,
- * `url status -> nextUrl` for a redirect, `url error Name` for a failure;
+ * `url status -> nextUrl` for a redirect, `url error Name` for a failure
+ * (and, with a `detail`, ` (detail; hint)`, the hint of `errorHint`);
  * with `referrer`, followed by ` (from URL)` naming the page that linked to
  * it: `http://x/missing 404 text/plain utf-8 10 0/0 (from http://x/page)`.
  */
 export function urlLine(record: FetchStatistic, options: UrlLineOptions = {}): string {
   const from = options.referrer === true && record.referrer !== null ? ` (from ${record.referrer})` : "";
   if (record.error !== null) {
-    const why = record.detail ? ` (${record.detail}; to trust a private CA use --ca FILE, or --insecure)` : "";
+    const hint = errorHint(record.error, record.detail);
+    const why = record.detail ? ` (${record.detail}${hint === null ? "" : `; ${hint}`})` : "";
     return `${record.url} error ${record.error}${why}${from}`;
   }
   if (record.nextUrl !== null) return `${record.url} ${shown(record.status)} -> ${record.nextUrl}${from}`;
@@ -221,7 +231,8 @@ export function urlLine(record: FetchStatistic, options: UrlLineOptions = {}): s
 
 /**
  * The line for one origin's `robots.txt`, by what the crawl did there:
- * - unreachable: `robots.txt http://h:8080: unreachable (500 after 4 attempts); nothing fetched there`;
+ * - unreachable: `robots.txt http://h:8080: unreachable (500 after 4 attempts); nothing fetched there`,
+ *   with the failure's detail and hint when it has one: `(TlsError after 1 attempt: CERT_HAS_EXPIRED: …; …)`;
  * - everything allowed: `robots.txt http://h:8080: 404; everything allowed`;
  * - rules: `robots.txt http://h:8080: 200; rules read` and, when the group
  *   has one, `, Crawl-delay 2000 ms` (`, capped at 30000 ms` beyond `maxCrawlDelayMs`).
@@ -234,7 +245,9 @@ export function robotsLine(fetch: RobotsFetch, maxCrawlDelayMs: number): string 
   const outcome = `${fetch.error ?? shown(fetch.status)}${at}`;
   if (fetch.verdict === "unreachable") {
     const attempts = `${fetch.attempts} attempt${fetch.attempts === 1 ? "" : "s"}`;
-    return `${start}unreachable (${outcome} after ${attempts}); nothing fetched there`;
+    const hint = fetch.error === null ? null : errorHint(fetch.error, fetch.detail);
+    const why = fetch.detail === null ? "" : `: ${fetch.detail}${hint === null ? "" : `; ${hint}`}`;
+    return `${start}unreachable (${outcome} after ${attempts}${why}); nothing fetched there`;
   }
   if (fetch.verdict === "allow-all") return `${start}${outcome}; everything allowed`;
   if (fetch.crawlDelayMs === null) return `${start}${outcome}; rules read`;

@@ -8,7 +8,7 @@
  */
 import robotsParserModule from "robots-parser";
 import type { FetchError } from "../kernel/errors.js";
-import { isRetryable } from "../kernel/errors.js";
+import { errorDetail, errorName, isRetryable } from "../kernel/errors.js";
 import type { HttpResponse } from "../http/parser.js";
 import { decodeContent, decodeText } from "./body.js";
 import type { ResolvedCrawlOptions } from "./options.js";
@@ -39,6 +39,8 @@ export interface RobotsFetch {
   status: number | null;
   /** Why the last attempt failed (as in records), or null. */
   error: FetchError | null;
+  /** What `errorDetail` says of that failure (Node's words for a `TlsError`, …), or null. */
+  detail: string | null;
   /** What the crawl did at the origin because of it. */
   verdict: RobotsVerdict;
   /** The `Crawl-delay` of the crawler's group, in milliseconds, or null when none. */
@@ -55,6 +57,14 @@ export function userAgentToken(userAgent: string): string {
 /** The rules of one origin: whether a URL there may be fetched. */
 export interface RobotsRules {
   readonly verdict: RobotsVerdict;
+  /**
+   * For `unreachable`, what each page there is recorded with, since none is
+   * requested: the failure's name (`RobotsUnreachable` for a 5xx or a 429,
+   * else the network failure's own: `TlsError`, `ConnectionRefused`,
+   * `HostNotFound`, …) and a `detail` that starts `robots.txt` and says what
+   * happened. Null for the other verdicts.
+   */
+  readonly refusal: { readonly error: FetchError; readonly detail: string } | null;
   /** The `Crawl-delay` for our token, in milliseconds, or null. */
   readonly crawlDelayMs: number | null;
   /** Whether `url` (of this origin) may be fetched. */
@@ -99,18 +109,19 @@ export class RobotsReading {
    * What the outcome of the attempt at `url` means: `"retry"` (the same URL,
    * after the stage's pause before a retry), `"follow"` (`url` is now the
    * redirect's target) or `"done"` ({@link RobotsReading.rules} and
-   * {@link RobotsReading.report} are ready).
+   * {@link RobotsReading.report} are ready). A failed attempt's `detail` is
+   * `errorDetail`'s.
    */
-  next(outcome: HttpResponse | FetchError): "retry" | "follow" | "done" {
+  next(outcome: HttpResponse | FetchError, detail: string | null = null): "retry" | "follow" | "done" {
     this.attempts += 1;
     this.totalAttempts += 1;
     const triesLeft = this.attempts < this.options.maxTries;
     if (typeof outcome === "string") {
-      if (isRetryable(outcome) && triesLeft) return "retry";
-      return this.finish(outcome, null, UNREACHABLE);
+      if (isRetryable(outcome, detail) && triesLeft) return "retry";
+      return this.finish(outcome, null, this.unreachable(outcome, detail ?? outcome), detail);
     }
     const { status } = outcome;
-    if (status >= 500 || status === 429) return triesLeft ? "retry" : this.finish(null, status, UNREACHABLE);
+    if (status >= 500 || status === 429) return triesLeft ? "retry" : this.finish(null, status, this.unreachable("RobotsUnreachable", `status ${status}`));
     if (isRedirect(status)) {
       const target = redirectTarget(this.url, outcome.headers["location"]);
       if (target !== null && this.hops < ROBOTS_MAX_REDIRECTS && this.policy.urlAllowed(target)) {
@@ -125,8 +136,11 @@ export class RobotsReading {
     let text: string;
     try {
       text = readRobotsText(outcome, this.options.maxBodyBytes);
-    } catch {
-      return this.finish("BadResponse", status, UNREACHABLE); // A body that cannot be decoded: safer to fetch nothing.
+    } catch (error) {
+      // A body that cannot be decoded, or decodes past maxBodyBytes: safer to fetch nothing.
+      const name = errorName(error) === "BodyTooLarge" ? "BodyTooLarge" : "BadResponse";
+      const why = errorDetail(error) ?? (error instanceof Error && error.message !== "" ? error.message : "its body could not be decoded");
+      return this.finish(name, status, this.unreachable(name, why), why);
     }
     return this.finish(null, status, parsedRules(this.origin, text, userAgentToken(this.options.userAgent)));
   }
@@ -145,11 +159,22 @@ export class RobotsReading {
 
   /** Ends the reading with an error nobody expected (a bug, or the crawl stopping): nothing is fetched there. */
   fail(): void {
-    if (this.result === null) this.finish("NetworkError", null, UNREACHABLE);
+    if (this.result === null) this.finish("NetworkError", null, this.unreachable("NetworkError", "the reading was cut short"));
   }
 
-  private finish(error: FetchError | null, status: number | null, rules: RobotsRules): "done" {
-    const fetch = { origin: this.origin, url: this.url, status, error, verdict: rules.verdict, crawlDelayMs: rules.crawlDelayMs, attempts: this.totalAttempts };
+  /**
+   * The rules of an origin whose file could not be read: nothing there is
+   * fetched, and its pages are recorded with `error` and a detail naming the
+   * file, what went wrong (`why`) and the attempts made.
+   */
+  private unreachable(error: FetchError, why: string): RobotsRules {
+    const attempts = `${this.totalAttempts} attempt${this.totalAttempts === 1 ? "" : "s"}`;
+    const detail = `robots.txt ${this.url} could not be read (${attempts}): ${why}`;
+    return { verdict: "unreachable", crawlDelayMs: null, refusal: { error, detail }, allows: () => false, sitemaps: [] };
+  }
+
+  private finish(error: FetchError | null, status: number | null, rules: RobotsRules, detail: string | null = null): "done" {
+    const fetch = { origin: this.origin, url: this.url, status, error, detail, verdict: rules.verdict, crawlDelayMs: rules.crawlDelayMs, attempts: this.totalAttempts };
     this.result = { rules, fetch };
     return "done";
   }
@@ -163,8 +188,7 @@ export class RobotsReading {
  */
 const robotsParser = robotsParserModule as unknown as typeof robotsParserModule.default;
 
-const ALLOW_ALL: RobotsRules = { verdict: "allow-all", crawlDelayMs: null, allows: () => true, sitemaps: [] };
-const UNREACHABLE: RobotsRules = { verdict: "unreachable", crawlDelayMs: null, allows: () => false, sitemaps: [] };
+const ALLOW_ALL: RobotsRules = { verdict: "allow-all", crawlDelayMs: null, refusal: null, allows: () => true, sitemaps: [] };
 
 /**
  * The first {@link ROBOTS_MAX_BYTES} of the body, decoded (gzip, deflate) and
@@ -185,6 +209,7 @@ function parsedRules(origin: string, text: string, token: string): RobotsRules {
   const delay = robot.getCrawlDelay(token);
   return {
     verdict: "rules",
+    refusal: null,
     crawlDelayMs: typeof delay === "number" && Number.isFinite(delay) && delay > 0 ? delay * 1000 : null,
     // undefined: the URL is not of this origin, which a crawl never asks; allowed, like robots-parser's other answers.
     allows: (url) => robot.isAllowed(url, token) !== false,

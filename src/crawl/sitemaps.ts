@@ -192,23 +192,24 @@ export interface SitemapContext extends VisitContext {
  * Each URL queued names the sitemap as its referrer. Like `visit()`, it
  * changes nothing: the core's store marks the URLs seen and queues them.
  */
-export function visitSitemap(item: QueueItem, outcome: HttpResponse | FetchError, context: SitemapContext, detail: string | null = null): Visit {
+export function visitSitemap(item: QueueItem, outcome: HttpResponse | FetchError, context: SitemapContext, detail: string | null = null, tries = 1): Visit {
   const { url } = item;
+  const where = { depth: 0, tries }; // A sitemap lies at a root's depth.
   const referrer = item.referrer ?? null;
   const level = item.sitemap ?? 0;
-  if (typeof outcome === "string") return { record: errorRecord(url, outcome, referrer, detail), next: [] };
+  if (typeof outcome === "string") return { record: errorRecord(url, outcome, referrer, detail, where), next: [] };
   if (outcome.status !== 200) {
     try {
       const page = readPage(url, outcome, context.maxBodyBytes);
-      if (page.nextUrl === null) return { record: pageRecord(url, page, 0, 0, referrer), next: [] };
+      if (page.nextUrl === null) return { record: pageRecord(url, page, 0, 0, referrer, where), next: [] };
       const target = page.nextUrl;
       const follow = item.maxRedirect > 0 && !context.seenUrls.has(target) && sitemapFileAllowed(target, context.policy);
       return {
-        record: redirectRecord(url, page.status, target, referrer),
+        record: redirectRecord(url, page.status, target, referrer, where),
         next: follow ? [{ url: target, maxRedirect: item.maxRedirect - 1, referrer: url, depth: 0, sitemap: level }] : [],
       };
     } catch (error) {
-      return { record: errorRecord(url, errorName(error), referrer, messageOf(error)), next: [] };
+      return { record: errorRecord(url, errorName(error), referrer, messageOf(error), where), next: [] };
     }
   }
   let bytes: Uint8Array;
@@ -220,7 +221,7 @@ export function visitSitemap(item: QueueItem, outcome: HttpResponse | FetchError
     charset = sniffed.label;
     sitemap = parseSitemap(decodeText(bytes, sniffed.encoding));
   } catch (error) {
-    return { record: errorRecord(url, errorName(error), referrer, messageOf(error)), next: [] };
+    return { record: errorRecord(url, errorName(error), referrer, messageOf(error), where), next: [] };
   }
   const index = sitemap.kind === "sitemapindex";
   const allowed = new Set<string>(); // Distinct, in document order, as a page's links are counted.
@@ -236,7 +237,7 @@ export function visitSitemap(item: QueueItem, outcome: HttpResponse | FetchError
     next.push(index ? { url: target, maxRedirect: context.maxRedirect, referrer: url, depth: 0, sitemap: level + 1 } : { url: target, maxRedirect: context.maxRedirect, referrer: url, depth: 0 });
   }
   const page = { status: outcome.status, size: bytes.length, contentType: mediaType(outcome.headers), encoding: charset };
-  return { record: pageRecord(url, page, allowed.size, next.length, referrer), next };
+  return { record: pageRecord(url, page, allowed.size, next.length, referrer, where), next };
 }
 
 /** A `<loc>` as the crawl queues it: resolved against the sitemap (the protocol asks for absolute URLs), without fragment or credentials; null when not an http(s) URL. */

@@ -5,6 +5,8 @@
  * @module
  */
 
+import { getDomain } from "tldts";
+
 /** Matches a scheme followed by `://`, as in `https://` or `HTTP://`. */
 const SCHEME_WITH_AUTHORITY = /^[a-z][a-z\d+.-]*:\/\//i;
 
@@ -124,32 +126,53 @@ function isIpLiteral(host: string): boolean {
 
 /**
  * What two host names must share to match: the name without one leading
- * `www.` (strict), or its last two labels (lenient). One trailing dot (the DNS
- * root, `example.com.`) is dropped first.
+ * `www.` (strict), or its registrable domain (lenient): the public suffix
+ * and one label more, by the Public Suffix List (tldts), private domains
+ * included, so `a.example.co.uk` → `example.co.uk` and `me.github.io` →
+ * `me.github.io`. A name with no registrable domain (`localhost`, a bare
+ * suffix such as `co.uk`) is its own key. One trailing dot (the DNS root,
+ * `example.com.`) is dropped first.
  */
 function hostKey(host: string, strict: boolean): string {
   const name = host.endsWith(".") ? host.slice(0, -1) : host;
   if (strict) return name.startsWith("www.") ? name.slice(4) : name;
-  const lastDot = name.lastIndexOf(".");
-  const secondLastDot = lastDot === -1 ? -1 : name.lastIndexOf(".", lastDot - 1);
-  return name.slice(secondLastDot + 1);
+  let key = registrableDomains.get(name);
+  if (key === undefined) {
+    key = getDomain(name, { allowPrivateDomains: true, extractHostname: false }) ?? name;
+    if (registrableDomains.size >= MAX_KNOWN_DOMAINS) registrableDomains.clear();
+    registrableDomains.set(name, key);
+  }
+  return key;
 }
+
+/**
+ * Host names already looked up in the Public Suffix List, and their keys: a
+ * crawl asks about the same few hosts for every link, and a lookup costs
+ * some microseconds where a `Map` read costs a few dozen nanoseconds.
+ * Emptied when full, so it stays small whatever a crawl meets.
+ */
+const registrableDomains = new Map<string, string>();
+const MAX_KNOWN_DOMAINS = 10_000;
 
 /**
  * Whether a link's host may be crawled, given the hosts of the roots.
  *
  * An exact match is always good. IP literals (`127.0.0.1`, `[::1]`) match
  * only exactly. Otherwise, strict: equal once a leading `www.` is removed from
- * both (`www.example.com` ~ `example.com`); lenient: the last two labels are
- * equal (`a.example.com` ~ `b.example.com`). Ports are not compared.
+ * both (`www.example.com` ~ `example.com`); lenient: the registrable domains
+ * (by the Public Suffix List) are equal (`a.example.com` ~ `b.example.com`,
+ * `a.example.co.uk` ~ `example.co.uk`, but not `other.co.uk`, nor
+ * `you.github.io` for a root on `me.github.io`). Ports are not compared.
  *
  * `host` and `rootDomains` are WHATWG hostnames (`URL#hostname`): lowercase,
  * punycode, IPv6 in brackets.
  *
  * @remarks The chapter's `lenient_host` joins the last two labels without a
  * dot (`example.com` → `examplecom`), so `examplec.om` matched too; here the
- * labels are compared as labels. Like the chapter, lenient mode knows nothing
- * of public suffixes: a root on `example.co.uk` allows every `*.co.uk`.
+ * labels are compared as labels; and it knows nothing of public suffixes, so
+ * a root on `example.co.uk` allowed every `*.co.uk`. Here the Public Suffix
+ * List decides (the tldts package, which ships the list and reads it with no
+ * I/O).
  * @see The chapter's `crawling.py`: `host_okay`, `_host_okay_strictish`, `_host_okay_lenient`
  */
 export function hostIsAllowed(host: string, rootDomains: ReadonlySet<string>, strict: boolean): boolean {
@@ -197,7 +220,7 @@ export class UrlPolicy {
   readonly roots: readonly string[];
   /** The hostnames of the roots (the chapter's `root_domains`). */
   readonly rootDomains: ReadonlySet<string>;
-  /** True: hosts must match modulo a leading `www.`; false: by their last two labels. */
+  /** True: hosts must match modulo a leading `www.`; false: by their registrable domain (Public Suffix List). */
   readonly strict: boolean;
   /** URLs this matches (anywhere in the string) are not allowed. */
   readonly exclude: RegExp | null;

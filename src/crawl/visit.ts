@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { errorName } from "../kernel/errors.js";
+import { errorDetail, errorName } from "../kernel/errors.js";
 import type { FetchError } from "../kernel/errors.js";
 import type { HttpResponse } from "../http/parser.js";
 import { readPage, type Page } from "./page.js";
@@ -51,8 +51,9 @@ export interface VisitContext {
 
 /**
  * Turns the outcome of fetching `item` (a response, or the error name of its
- * last failed attempt, with `detail`, Node's reason for a `TlsError`) into
- * the URL's record and the URLs to queue next.
+ * last failed attempt, with `detail`: `errorDetail`'s words) after `tries`
+ * attempts into the URL's record and the URLs to queue next. The record
+ * carries the item's depth, `tries`, and the time now as `fetchedAt`.
  *
  * A redirect's target is queued with one redirect less and at the
  * redirect's depth, unless it was seen, is not allowed, or no redirect is
@@ -76,23 +77,24 @@ export interface VisitContext {
  * decide differently.
  * @see Chapter, "Coordinating Coroutines" (`Crawler.fetch`); docs/behaviour.md
  */
-export function visit(item: QueueItem, outcome: HttpResponse | FetchError, context: VisitContext, detail: string | null = null): Visit {
+export function visit(item: QueueItem, outcome: HttpResponse | FetchError, context: VisitContext, detail: string | null = null, tries = 1): Visit {
   const { url, maxRedirect } = item;
   const referrer = item.referrer ?? null;
   const depth = item.depth ?? 0;
-  if (typeof outcome === "string") return { record: errorRecord(url, outcome, referrer, detail), next: [] };
+  const where = { depth, tries };
+  if (typeof outcome === "string") return { record: errorRecord(url, outcome, referrer, detail, where), next: [] };
   let page: Page;
   try {
     page = readPage(url, outcome, context.maxBodyBytes);
   } catch (error) {
-    return { record: errorRecord(url, errorName(error), referrer), next: [] };
+    return { record: errorRecord(url, errorName(error), referrer, errorDetail(error), where), next: [] };
   }
   if (page.nextUrl !== null) {
     const target = page.nextUrl;
     // A target already seen means we have been down this path before.
     const follow = maxRedirect > 0 && !context.seenUrls.has(target) && context.policy.hrefAllowed(target);
     return {
-      record: redirectRecord(url, page.status, target, referrer),
+      record: redirectRecord(url, page.status, target, referrer, where),
       next: follow ? [{ url: target, maxRedirect: maxRedirect - 1, referrer: url, depth }] : [],
     };
   }
@@ -104,5 +106,5 @@ export function visit(item: QueueItem, outcome: HttpResponse | FetchError, conte
     numUrls += 1;
     if (queueLinks && !context.seenUrls.has(link)) next.push({ url: link, maxRedirect: context.maxRedirect, referrer: url, depth: depth + 1 });
   }
-  return { record: pageRecord(url, page, numUrls, next.length, referrer), next };
+  return { record: pageRecord(url, page, numUrls, next.length, referrer, where), next };
 }

@@ -11,14 +11,14 @@
  *
  * - `ConnectionRefused`: nothing listens on the port.
  * - `ConnectionReset`: the peer closed or reset the connection before sending any response byte.
- * - `HostNotFound`: the host name does not resolve.
+ * - `HostNotFound`: the host name does not resolve, or the resolver did not answer (the record's `detail` says which).
  * - `Timeout`: the attempt (connect and whole response) took longer than `timeoutMs`, or no byte came for `idleTimeoutMs`.
- * - `BadResponse`: the bytes are not valid HTTP/1.x, the response was cut short (closed or reset after its first byte), or the body cannot be decoded.
+ * - `BadResponse`: the bytes are not valid HTTP/1.x, the response was cut short (closed or reset after its first byte), or the body cannot be decoded (the record's `detail` says which).
  * - `BodyTooLarge`: the body is longer than `maxBodyBytes` (on the wire or once decoded).
  * - `TlsError`: the TLS handshake or certificate check failed (the record's `detail` says why: {@link errorDetail}).
  * - `NetworkError`: any other failure.
  * - `RobotsDisallowed`: the origin's `robots.txt` forbids the URL to our user agent; it was never requested (option `robots`).
- * - `RobotsUnreachable`: the origin's `robots.txt` could not be read (a 5xx, a 429 or a network failure on every attempt), so nothing there is fetched (RFC 9309 §2.3.1.4).
+ * - `RobotsUnreachable`: the origin's `robots.txt` answered a 5xx or a 429 on every attempt, so nothing there is fetched (RFC 9309 §2.3.1.4). When a failure of its own kept it from being read, the pages get that failure's name instead, and a `detail` starting `robots.txt`.
  */
 export type FetchError =
   | "ConnectionRefused"
@@ -116,21 +116,74 @@ function isCertificateCode(code: string): boolean {
 }
 
 /**
- * Why a `TlsError` happened, in Node's words: the code and message of the
- * error underneath (a {@link FetchFailure}'s `cause`, if it wraps one), such
- * as `CERT_HAS_EXPIRED: certificate has expired`,
- * `DEPTH_ZERO_SELF_SIGNED_CERT: self-signed certificate` or
- * `ERR_TLS_CERT_ALTNAME_INVALID: Hostname/IP does not match certificate's altnames: …`.
- * Null for every other error: their names say enough, and their messages
- * differ from stage to stage, where these come from Node's TLS in all three.
+ * Why the last attempt failed, when its name alone does not say, as the
+ * record's `detail` carries it:
+ * - `TlsError`: Node's words, the code and message of the error underneath
+ *   (a {@link FetchFailure}'s `cause`, if it wraps one), such as
+ *   `CERT_HAS_EXPIRED: certificate has expired`,
+ *   `DEPTH_ZERO_SELF_SIGNED_CERT: self-signed certificate` or
+ *   `ERR_TLS_CERT_ALTNAME_INVALID: Hostname/IP does not match certificate's altnames: …`;
+ * - `HostNotFound`: the resolver's code and what it means:
+ *   `ENOTFOUND: the name does not resolve`, or
+ *   `EAI_AGAIN: the DNS server did not answer in time (a temporary failure)`,
+ *   which {@link isRetryable} tells apart;
+ * - `BadResponse`: what was bad, in the words of the parser that found it
+ *   (`The response was cut short in its body`, `Bad Content-Length: "x"`, …):
+ *   stages 1 and 2 parse with this package's parser, stage 3 with undici's,
+ *   so the words may differ between stages where the name does not.
+ *
+ * Null for every other error: their names say enough.
  */
 export function errorDetail(error: unknown): string | null {
-  if (errorName(error) !== "TlsError") return null;
+  const name = errorName(error);
+  if (name === "BadResponse") return badResponseDetail(error);
+  if (name !== "TlsError" && name !== "HostNotFound") return null;
   let inner = error;
   while (inner instanceof FetchFailure && inner.cause instanceof Error) inner = inner.cause;
   if (!(inner instanceof Error)) return null;
   const code = (inner as { code?: unknown }).code;
+  if (name === "HostNotFound") return typeof code === "string" ? dnsDetail(code) : null;
   return typeof code === "string" && !inner.message.startsWith(code) ? `${code}: ${inner.message}` : inner.message;
+}
+
+/** The `detail` of a `BadResponse`: the message of the outermost error that says what was bad. */
+function badResponseDetail(error: unknown): string | null {
+  if (!(error instanceof Error)) return null;
+  return error.message === "" ? null : error.message;
+}
+
+/** What each resolver code of a `HostNotFound` means. */
+const DNS_CODES: Readonly<Record<string, string>> = {
+  ENOTFOUND: "the name does not resolve",
+  EAI_NONAME: "the name does not resolve",
+  EAI_NODATA: "the name has no address",
+  EAI_AGAIN: "the DNS server did not answer in time (a temporary failure)",
+};
+
+function dnsDetail(code: string): string {
+  return `${code}: ${DNS_CODES[code] ?? "the name could not be resolved"}`;
+}
+
+/**
+ * The hint a person reading a failure needs, or null when there is none to
+ * give: for a `TlsError` by its `detail` (`--ca FILE` for a certificate whose
+ * issuer is unknown or that signed itself; for an expired one, that only
+ * its owner can renew it; `--insecure` only as a last resort); for a failure
+ * that kept robots.txt from being read (a `detail` starting `robots.txt`),
+ * `--ignore-robots`. The names are the `crawl` command's flags.
+ */
+export function errorHint(error: FetchError, detail: string | null): string | null {
+  if (detail === null) return null;
+  if (detail.startsWith("robots.txt")) {
+    const tls = error === "TlsError" ? errorHint(error, detail.slice(detail.indexOf(": ") + 2)) : null;
+    const ignore = "--ignore-robots crawls the origin without its robots.txt";
+    return tls === null ? ignore : `${tls}; or ${ignore}`;
+  }
+  if (error !== "TlsError") return null;
+  if (/CERT_HAS_EXPIRED|CERT_NOT_YET_VALID/.test(detail)) return "the server's certificate is out of its validity dates, which only its owner can fix; --insecure skips the check, as a last resort";
+  if (/SELF_SIGNED|UNABLE_TO_VERIFY_LEAF|UNABLE_TO_GET_ISSUER|unable to get (?:local )?issuer/i.test(detail)) return "to trust a private CA or a self-signed certificate use --ca FILE, or --insecure";
+  if (/ALTNAME/.test(detail)) return "the certificate names another host; --insecure skips the check, as a last resort";
+  return "--insecure skips the certificate check, as a last resort";
 }
 
 /**
@@ -152,8 +205,11 @@ export function cutShort(error: unknown, received: number): unknown {
 /**
  * Whether another attempt may help. Network faults are retried up to
  * `maxTries`; a response that was malformed or too large would be the same
- * again, so it is recorded at once.
+ * again, so it is recorded at once, as is a certificate or handshake failure,
+ * and a name that does not resolve: only a resolver that did not answer
+ * (`EAI_AGAIN`, in `detail`: {@link errorDetail}) may answer next time.
  */
-export function isRetryable(error: FetchError): boolean {
+export function isRetryable(error: FetchError, detail: string | null = null): boolean {
+  if (error === "HostNotFound") return detail?.startsWith("EAI_AGAIN") === true;
   return error !== "BadResponse" && error !== "BodyTooLarge" && error !== "TlsError";
 }

@@ -28,13 +28,18 @@ export interface ExpectedCrawl {
   readonly maxDepth: number;
 }
 
+/** The `fetchedAt` of every expected record: the epoch, a time no crawl's record has. */
+export const EXPECTED_AT = "1970-01-01T00:00:00.000Z";
+
 /**
  * The records of a crawl of `definition` from its root, by a plain
  * breadth-first walk with a FIFO queue, following docs/behaviour.md:
  * links are queued in document order, first occurrence, fragments dropped; a
  * redirect's target is queued when the redirect is processed, if unseen and
  * if redirects are left; a missing path is a 404 record. Each record's
- * `referrer` is the record that queued its URL (null for the root). Every
+ * `referrer` is the record that queued its URL (null for the root), its
+ * `depth` the links followed from the root, its `tries` 1, its `fetchedAt`
+ * `EXPECTED_AT` (the epoch), since no time can be known (a test leaves it out). Every
  * link of a synthetic site is on the site's own host, so the URL policy
  * allows all.
  *
@@ -47,26 +52,28 @@ export function expectedCrawl(definition: SyntheticSiteDefinition, options: Expe
   const maxRedirect = options.maxRedirect ?? 10;
   const seen = new Set<string>(["/"]);
   // `referrer`: the URL of the record that queued the path, null for the root.
-  const queue: Array<{ path: string; redirectsLeft: number; depth: number; referrer: string | null }> = [
-    { path: "/", redirectsLeft: maxRedirect, depth: 0, referrer: null },
+  // `linkDepth`: the record's `depth`, links followed from the root (a redirect's target lies as deep as the redirect).
+  const queue: Array<{ path: string; redirectsLeft: number; depth: number; linkDepth: number; referrer: string | null }> = [
+    { path: "/", redirectsLeft: maxRedirect, depth: 0, linkDepth: 0, referrer: null },
   ];
   const records: FetchStatistic[] = [];
   const depthOf = new Map<string, number>();
   let maxDepth = 0;
   for (let head = 0; head < queue.length; head++) {
-    const { path, redirectsLeft, depth, referrer } = queue[head] ?? { path: "/", redirectsLeft: 0, depth: 0, referrer: null };
+    const { path, redirectsLeft, depth, linkDepth, referrer } = queue[head] ?? { path: "/", redirectsLeft: 0, depth: 0, linkDepth: 0, referrer: null };
+    const where = { depth: linkDepth, tries: 1, fetchedAt: EXPECTED_AT };
     const url = origin + path;
     depthOf.set(url, depth);
     maxDepth = Math.max(maxDepth, depth);
     const route = definition.routes.get(path);
     if (route === undefined) {
       const size = Buffer.byteLength(NOT_FOUND_BODY);
-      records.push(pageRecord(url, { status: 404, size, contentType: "text/plain", encoding: "utf-8" }, 0, 0, referrer));
+      records.push(pageRecord(url, { status: 404, size, contentType: "text/plain", encoding: "utf-8" }, 0, 0, referrer, where));
     } else if (route.kind === "redirect") {
-      records.push(redirectRecord(url, route.status, origin + route.to, referrer));
+      records.push(redirectRecord(url, route.status, origin + route.to, referrer, where));
       if (!seen.has(route.to) && redirectsLeft > 0) {
         seen.add(route.to);
-        queue.push({ path: route.to, redirectsLeft: redirectsLeft - 1, depth: depth + 1, referrer: url });
+        queue.push({ path: route.to, redirectsLeft: redirectsLeft - 1, depth: depth + 1, linkDepth, referrer: url });
       }
     } else {
       const links = [...new Set(route.links.map(withoutFragment))];
@@ -75,10 +82,10 @@ export function expectedCrawl(definition: SyntheticSiteDefinition, options: Expe
       });
       const rendered = renderPage(path, route);
       const page = { status: 200, size: rendered.size, contentType: "text/html", encoding: rendered.charset };
-      records.push(pageRecord(url, page, links.length, fresh.length, referrer));
+      records.push(pageRecord(url, page, links.length, fresh.length, referrer, where));
       for (const link of fresh) {
         seen.add(link);
-        queue.push({ path: link, redirectsLeft: maxRedirect, depth: depth + 1, referrer: url });
+        queue.push({ path: link, redirectsLeft: maxRedirect, depth: depth + 1, linkDepth: linkDepth + 1, referrer: url });
       }
     }
   }

@@ -30,7 +30,7 @@ const c = redirectRecord("http://h/c", 301, "http://h/a");
 const d = errorRecord("http://h/d", "ConnectionReset");
 
 /** Two origins' robots.txt: rules at h, a 404 at k. */
-const hRobots: RobotsFetch = { origin: "http://h", url: "http://h/robots.txt", status: 200, error: null, verdict: "rules", crawlDelayMs: null, attempts: 1 };
+const hRobots: RobotsFetch = { origin: "http://h", url: "http://h/robots.txt", status: 200, error: null, detail: null, verdict: "rules", crawlDelayMs: null, attempts: 1 };
 const kRobots: RobotsFetch = { ...hRobots, origin: "http://k", url: "http://k/robots.txt", status: 404, verdict: "allow-all" };
 
 describe("firstDifference", () => {

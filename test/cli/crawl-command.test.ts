@@ -10,7 +10,7 @@ import { closedPort as findClosedPort, fourRecordSite } from "./sites.js";
 const STAGES = ["callbacks", "generators", "asyncawait"] as const;
 
 let site: FixtureSite;
-/** A port nothing listens on: a root there gets ConnectionRefused (RobotsUnreachable while robots.txt is obeyed). */
+/** A port nothing listens on: a root there gets ConnectionRefused (with a detail saying robots.txt could not be read while it is obeyed). */
 let closedPort: number;
 /** A site whose robots.txt disallows /private. */
 let robotsSite: FixtureSite;
@@ -109,7 +109,7 @@ describe("crawl --json", () => {
     });
     // The fixture site has no robots.txt: a 404, so everything is allowed.
     expect(result.robots).toEqual([
-      { origin: site.url, url: `${site.url}/robots.txt`, status: 404, error: null, verdict: "allow-all", crawlDelayMs: null, attempts: 1 },
+      { origin: site.url, url: `${site.url}/robots.txt`, status: 404, error: null, detail: null, verdict: "allow-all", crawlDelayMs: null, attempts: 1 },
     ]);
     expect(stderr).toContain("*** Report ***");
     expect(stderr).toContain("Done: 3");
@@ -174,7 +174,7 @@ describe("crawl --json with robots.txt", () => {
     expect(code).toBe(0);
     const result = JSON.parse(stdout) as CrawlResultJson;
     expect(result.robots).toEqual([
-      { origin: robotsSite.url, url: `${robotsSite.url}/robots.txt`, status: 200, error: null, verdict: "rules", crawlDelayMs: null, attempts: 1 },
+      { origin: robotsSite.url, url: `${robotsSite.url}/robots.txt`, status: 200, error: null, detail: null, verdict: "rules", crawlDelayMs: null, attempts: 1 },
     ]);
     expect(result.records.find((record) => record.url === `${robotsSite.url}/private/secret`)).toMatchObject({
       status: null,
@@ -198,8 +198,8 @@ describe("crawl --compare of a root that refuses connections", () => {
   it("does not call the three empty crawls identical, and exits with 3", async () => {
     const { code, stdout } = await runCli(["--compare", "--max-tries", "1", `http://127.0.0.1:${closedPort}/`]);
     expect(code).toBe(3);
-    // Its robots.txt cannot be read either, so the root is never requested.
-    expect(stdout).toMatch(/^ {2}RobotsUnreachable +1 +1 +1$/m);
+    // Its robots.txt cannot be read either, so the root is never requested: its record has the failure's name.
+    expect(stdout).toMatch(/^ {2}ConnectionRefused +1 +1 +1$/m);
     expect(stdout).toMatch(/^robots\.txt read +1 +1 +1$/m);
     expect(stdout).toContain("nothing fetched: no root got a response in any of the 3 stages\n");
     expect(stdout).not.toContain("identical");
@@ -302,7 +302,8 @@ describe.each(STAGES)("crawl --stage %s", (stage) => {
     const { code, stdout } = await runCli(["-q", "--max-tries", "1", "--stage", stage, `${site.url}/with-error`]);
     expect(code).toBe(0);
     // The refused port's robots.txt cannot be read either, so /gone is never requested.
-    expect(reportUrlLines(stdout)).toEqual([`http://127.0.0.1:${closedPort}/gone error RobotsUnreachable`]);
+    const why = `robots.txt http://127.0.0.1:${closedPort}/robots.txt could not be read (1 attempt): ConnectionRefused; --ignore-robots crawls the origin without its robots.txt`;
+    expect(reportUrlLines(stdout)).toEqual([`http://127.0.0.1:${closedPort}/gone error ConnectionRefused (${why})`]);
     expect(stdout.split("\n").filter((line) => line.startsWith("robots.txt "))).toEqual([
       `robots.txt http://127.0.0.1:${closedPort}: unreachable (ConnectionRefused after 1 attempt); nothing fetched there`,
     ]);
@@ -321,7 +322,9 @@ describe.each(STAGES)("crawl --stage %s", (stage) => {
   it("does not request a root whose robots.txt cannot be read, and says so when it exits with 3", async () => {
     const { code, stdout, stderr } = await runCli(["--max-tries", "2", "--stage", stage, `http://127.0.0.1:${closedPort}/`]);
     expect(code).toBe(3);
-    expect(reportUrlLines(stdout)).toEqual([`http://127.0.0.1:${closedPort}/ error RobotsUnreachable`]);
+    // The page gets the failure's name, and says robots.txt is why it was never requested.
+    const why = `robots.txt http://127.0.0.1:${closedPort}/robots.txt could not be read (2 attempts): ConnectionRefused; --ignore-robots crawls the origin without its robots.txt`;
+    expect(reportUrlLines(stdout)).toEqual([`http://127.0.0.1:${closedPort}/ error ConnectionRefused (${why})`]);
     expect(stdout).toContain(`\nrobots.txt http://127.0.0.1:${closedPort}: unreachable (ConnectionRefused after 2 attempts); nothing fetched there\n`);
     expect(stderr).toBe("crawl: nothing fetched: no root got a response (1 root not fetched because of robots.txt; see the report)\n");
   });

@@ -89,9 +89,9 @@ describe("CSV rows", () => {
     expect(csvRow(["plain", "a,b", 'say "hi"', "two\nlines", "cr\r", ""])).toBe('plain,"a,b","say ""hi""","two\nlines","cr\r",\r\n');
   });
 
-  it("leave null fields empty, and write fetchedAt, when a record has it, as an ISO time", () => {
-    const record = { ...pageRecord("http://h/", { status: 200, size: 5, contentType: "text/html", encoding: "utf-8" }, 2, 1), fetchedAt: 0, depth: 3 };
-    expect(csvFields(record)).toEqual(["http://h/", "200", "", "", "", "text/html", "utf-8", "5", "2", "1", "", "3", "1970-01-01T00:00:00.000Z"]);
+  it("leave null fields empty, and carry depth, tries and the ISO time a record was fetched", () => {
+    const record = pageRecord("http://h/", { status: 200, size: 5, contentType: "text/html", encoding: "utf-8" }, 2, 1, null, { depth: 3, tries: 2, fetchedAt: "1970-01-01T00:00:00.000Z" });
+    expect(csvFields(record)).toEqual(["http://h/", "200", "", "", "", "text/html", "utf-8", "5", "2", "1", "", "3", "2", "1970-01-01T00:00:00.000Z"]);
   });
 });
 

@@ -25,9 +25,19 @@ function byUrl(records: readonly FetchStatistic[]): FetchStatistic[] {
   return [...records].sort((a, b) => (a.url < b.url ? -1 : a.url > b.url ? 1 : 0));
 }
 
-/** A record without the two fields that say which page first found its URL, which depends on timing. */
-function withoutNewUrls(record: FetchStatistic): Omit<FetchStatistic, "numNewUrls" | "referrer"> {
-  const { numNewUrls: _timingDependent, referrer: _alsoTimingDependent, ...rest } = record;
+/**
+ * A record without the fields that depend on timing: the three that say
+ * which page first found its URL (`numNewUrls`, `referrer`, and `depth`,
+ * its referrer's plus one) and when it was fetched.
+ */
+function withoutNewUrls(record: FetchStatistic): Omit<FetchStatistic, "numNewUrls" | "referrer" | "depth" | "fetchedAt"> {
+  const { numNewUrls: _timingDependent, referrer: _alsoTimingDependent, depth: _referrersDepth, fetchedAt: _when, ...rest } = record;
+  return rest;
+}
+
+/** A record without `fetchedAt`, which says when, the one field a crawl with one worker leaves to timing. */
+function withoutTime(record: FetchStatistic): Omit<FetchStatistic, "fetchedAt"> {
+  const { fetchedAt: _when, ...rest } = record;
   return rest;
 }
 
@@ -46,6 +56,8 @@ function expectPossibleReferrers(result: CrawlResult, root: string): void {
     const referrer = record.referrer === null ? undefined : byUrlMap.get(record.referrer);
     const couldQueue = referrer !== undefined && (referrer.nextUrl === record.url || referrer.numNewUrls > 0);
     expect({ url: record.url, referrer: record.referrer, couldQueue }).toEqual({ url: record.url, referrer: record.referrer, couldQueue: true });
+    const depth = referrer === undefined ? null : referrer.nextUrl === record.url ? referrer.depth : referrer.depth + 1;
+    expect({ url: record.url, depth: record.depth }).toEqual({ url: record.url, depth }); // A link one deeper than its page, a redirect's target as deep.
   }
 }
 
@@ -55,7 +67,7 @@ function sumOfNewUrls(records: readonly FetchStatistic[]): number {
 
 /** With one worker the crawl is the breadth-first walk: the same records in the same order. */
 function expectBreadthFirst(result: CrawlResult, expected: ExpectedCrawl): void {
-  expect(result.records).toEqual(expected.records);
+  expect(result.records.map(withoutTime)).toEqual(expected.records.map(withoutTime));
   expect(result.seen).toEqual(expected.seen);
   expect(result.todo).toBe(0);
 }
@@ -136,7 +148,7 @@ describe("identical crawls", () => {
           const expected = synthetic.expectedFor({ maxRedirect });
           for (const stage of stages) {
             const result = await stage.crawl(synthetic.url, { maxTasks: 1, maxRedirect });
-            expect({ stage: stage.name, records: result.records }).toEqual({ stage: stage.name, records: expected.records });
+            expect({ stage: stage.name, records: result.records.map(withoutTime) }).toEqual({ stage: stage.name, records: expected.records.map(withoutTime) });
             expect(result.seen).toEqual(expected.seen);
             const concurrent = await stage.crawl(synthetic.url, { maxTasks: 4, maxRedirect: 10 });
             expectSameSet(concurrent, synthetic.expectedFor({ maxRedirect: 10 }));
@@ -169,11 +181,11 @@ describe("identical crawls", () => {
       // end of the queue, in the same place in every stage.
       const group = await startHostGroup(POLITE_GROUP);
       try {
-        const results: Array<{ stage: string; records: FetchStatistic[]; robots: CrawlResult["robots"] }> = [];
+        const results: Array<{ stage: string; records: Array<Omit<FetchStatistic, "fetchedAt">>; robots: CrawlResult["robots"] }> = [];
         for (const stage of stages) {
           const result = await stage.crawl(group.url, { robots: true, maxPerHost: 2, maxTasks: 1 });
           expectPoliteSet(result, group);
-          results.push({ stage: stage.name, records: result.records, robots: result.robots });
+          results.push({ stage: stage.name, records: result.records.map(withoutTime), robots: result.robots });
         }
         const [first, ...others] = results;
         for (const other of others) {
@@ -307,17 +319,17 @@ function politeDisallows(group: HostGroup, url: string): boolean {
  * record; and one robots.txt reading per host.
  */
 function expectPoliteSet(result: CrawlResult, group: HostGroup): void {
-  const expected = group.reachable((url) => !politeDisallows(group, url)).map(function expectedRecord(url): Omit<FetchStatistic, "numNewUrls" | "referrer"> {
+  const expected = group.reachable((url) => !politeDisallows(group, url)).map(function expectedRecord(url): Omit<FetchStatistic, "numNewUrls" | "referrer" | "depth" | "fetchedAt"> {
     if (politeDisallows(group, url)) {
-      return { url, nextUrl: null, status: null, error: "RobotsDisallowed", size: 0, contentType: null, encoding: null, numUrls: 0, detail: null };
+      return { url, nextUrl: null, status: null, error: "RobotsDisallowed", size: 0, contentType: null, encoding: null, numUrls: 0, detail: null, tries: 0 };
     }
     const links = group.links.get(url) ?? [];
     const origin = new URL(url).origin;
     const hrefs = links.map((link) => (new URL(link).origin === origin ? new URL(link).pathname : link));
     const size = Buffer.byteLength(linksHtml(hrefs));
-    return { url, nextUrl: null, status: 200, error: null, size, contentType: "text/html", encoding: "utf-8", numUrls: new Set(links).size, detail: null };
+    return { url, nextUrl: null, status: 200, error: null, size, contentType: "text/html", encoding: "utf-8", numUrls: new Set(links).size, detail: null, tries: 1 };
   });
-  expect(byUrl(result.records).map(withoutNewUrls)).toEqual(byUrl(expected.map((record) => ({ ...record, numNewUrls: 0, referrer: null }))).map(withoutNewUrls));
+  expect(byUrl(result.records).map(withoutNewUrls)).toEqual(byUrl(expected.map((record) => ({ ...record, numNewUrls: 0, referrer: null, depth: 0, fetchedAt: "" }))).map(withoutNewUrls));
   expect(result.todo).toBe(0);
   expect(sumOfNewUrls(result.records)).toBe(result.seen.length - 1); // No redirects: every URL but the root was new to one page.
   const verdicts = result.robots.map(({ origin, verdict, status }) => ({ host: group.origins.indexOf(origin), verdict, status }));

@@ -98,7 +98,7 @@ describe.each(stages)("$name crawler, politely", ({ crawl, Crawler }) => {
       );
       expect(result.todo).toBe(0);
       expect(result.robots).toEqual([
-        { origin: site.url, url: u("/robots.txt"), status: 200, error: null, verdict: "rules", crawlDelayMs: null, attempts: 1 },
+        { origin: site.url, url: u("/robots.txt"), status: 200, error: null, detail: null, verdict: "rules", crawlDelayMs: null, attempts: 1 },
       ]);
       expect(site.requestsFor("/robots.txt")).toBe(1);
     });
@@ -175,7 +175,7 @@ describe.each(stages)("$name crawler, politely", ({ crawl, Crawler }) => {
       const result = await crawl(site.url, { robots: true });
       expect(result.records).toEqual([linksPageRecord(site.urlFor("/"), ["/a"], 1, 1), linksPageRecord(site.urlFor("/a"), [], 0, 0)]);
       expect(result.robots).toEqual([
-        { origin: site.url, url: site.urlFor("/robots.txt"), status: 404, error: null, verdict: "allow-all", crawlDelayMs: null, attempts: 1 },
+        { origin: site.url, url: site.urlFor("/robots.txt"), status: 404, error: null, detail: null, verdict: "allow-all", crawlDelayMs: null, attempts: 1 },
       ]);
       expect(pathsOf(site.requests())).toEqual(["/robots.txt", "/", "/a"]);
     });
@@ -193,8 +193,8 @@ describe.each(stages)("$name crawler, politely", ({ crawl, Crawler }) => {
         byUrl([
           linksPageRecord(home.urlFor("/"), links, 3, 3),
           linksPageRecord(home.urlFor("/a"), [], 0, 0),
-          errorRecordOf(down.urlFor("/"), "RobotsUnreachable"),
-          errorRecordOf(down.urlFor("/x"), "RobotsUnreachable"),
+          { ...errorRecordOf(down.urlFor("/"), "RobotsUnreachable", home.urlFor("/"), `robots.txt ${down.urlFor("/robots.txt")} could not be read (2 attempts): status 500`), depth: 1, tries: 0 },
+          { ...errorRecordOf(down.urlFor("/x"), "RobotsUnreachable", home.urlFor("/"), `robots.txt ${down.urlFor("/robots.txt")} could not be read (2 attempts): status 500`), depth: 1, tries: 0 },
         ]),
       );
       expect(result.robots.find((fetch) => fetch.origin === down.url)).toEqual({
@@ -202,6 +202,7 @@ describe.each(stages)("$name crawler, politely", ({ crawl, Crawler }) => {
         url: down.urlFor("/robots.txt"),
         status: 500,
         error: null,
+        detail: null,
         verdict: "unreachable",
         crawlDelayMs: null,
         attempts: 2,
@@ -222,8 +223,9 @@ describe.each(stages)("$name crawler, politely", ({ crawl, Crawler }) => {
         byUrl([
           linksPageRecord(home.urlFor("/"), links, 3, 3),
           linksPageRecord(home.urlFor("/a"), [], 0, 0),
-          errorRecordOf(`${nowhere}/`, "RobotsUnreachable"),
-          errorRecordOf(`${nowhere}/x`, "RobotsUnreachable"),
+          // The pages get the failure's own name, and a detail that says robots.txt could not be read.
+          { ...errorRecordOf(`${nowhere}/`, "ConnectionRefused", home.urlFor("/"), `robots.txt ${nowhere}/robots.txt could not be read (2 attempts): ConnectionRefused`), depth: 1, tries: 0 },
+          { ...errorRecordOf(`${nowhere}/x`, "ConnectionRefused", home.urlFor("/"), `robots.txt ${nowhere}/robots.txt could not be read (2 attempts): ConnectionRefused`), depth: 1, tries: 0 },
         ]),
       );
       expect(result.robots.find((fetch) => fetch.origin === nowhere)).toEqual({
@@ -231,6 +233,7 @@ describe.each(stages)("$name crawler, politely", ({ crawl, Crawler }) => {
         url: `${nowhere}/robots.txt`,
         status: null,
         error: "ConnectionRefused",
+        detail: null,
         verdict: "unreachable",
         crawlDelayMs: null,
         attempts: 2,
@@ -253,7 +256,7 @@ describe.each(stages)("$name crawler, politely", ({ crawl, Crawler }) => {
         ]),
       );
       expect(result.robots).toEqual([
-        { origin: site.url, url: site.urlFor("/real-robots.txt"), status: 200, error: null, verdict: "rules", crawlDelayMs: null, attempts: 2 },
+        { origin: site.url, url: site.urlFor("/real-robots.txt"), status: 200, error: null, detail: null, verdict: "rules", crawlDelayMs: null, attempts: 2 },
       ]);
     });
 
@@ -411,13 +414,24 @@ describe.each(stages)("$name crawler, politely", ({ crawl, Crawler }) => {
       expect(site.requestsFor("/busy")).toBe(1);
     });
 
-    it("records a 503 without Retry-After as an ordinary response, after one request", async () => {
+    it("retries a 503 without Retry-After after the backoff, and records the last response after maxTries", async () => {
       const site = await startSite();
       site.addPage("/", ["/down"]).addPage("/down", "down\n", "text/plain; charset=utf-8", { status: 503 });
-      const result = await crawl(site.url);
+      const result = await crawl(site.url, { retryDelayMs: 1 });
       expect(result.records).toEqual([
         linksPageRecord(site.urlFor("/"), ["/down"], 1, 1),
-        pageRecordOf(site.urlFor("/down"), { status: 503, size: 5, contentType: "text/plain" }),
+        pageRecordOf(site.urlFor("/down"), { status: 503, size: 5, contentType: "text/plain", tries: 4 }),
+      ]);
+      expect(site.requestsFor("/down")).toBe(4);
+    });
+
+    it("records a 503 as an ordinary response, after one request, when retryHttpCodes leaves it out", async () => {
+      const site = await startSite();
+      site.addPage("/", ["/down"]).addPage("/down", "down\n", "text/plain; charset=utf-8", { status: 503 });
+      const result = await crawl(site.url, { retryHttpCodes: [500] });
+      expect(result.records).toEqual([
+        linksPageRecord(site.urlFor("/"), ["/down"], 1, 1),
+        pageRecordOf(site.urlFor("/down"), { status: 503, size: 5, contentType: "text/plain", tries: 1 }),
       ]);
       expect(site.requestsFor("/down")).toBe(1);
     });

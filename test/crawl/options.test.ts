@@ -26,6 +26,7 @@ describe("resolveOptions", () => {
       timeoutMs: 120_000,
       idleTimeoutMs: 30_000,
       retryDelayMs: 500,
+      retryHttpCodes: [408, 429, 500, 502, 503, 504, 522, 524],
       maxPages: Infinity,
       maxBodyBytes: 10 * 1024 * 1024,
       skipNonHtml: false,
@@ -155,6 +156,10 @@ describe("resolveOptions", () => {
     ["headers", { "X-A": 1 }, "Expected `headers` to have values of printable ASCII on one line, got 1 for X-A"],
     ["headers", { "X-A": "1", "x-a": "2" }, 'Expected `headers` to name each header once, got "X-A" and "x-a"'],
     ["headers", { "User-Agent": " " }, 'Expected `headers` to be a non-empty line of printable ASCII, got ""'],
+    ["retryHttpCodes", 503, "Expected `retryHttpCodes` to be an array of HTTP statuses (integers from 100 to 599), got 503"],
+    ["retryHttpCodes", [500, 600], "Expected `retryHttpCodes` to be an array of HTTP statuses (integers from 100 to 599), got 500,600"],
+    ["retryHttpCodes", ["500"], "Expected `retryHttpCodes` to be an array of HTTP statuses (integers from 100 to 599), got 500"],
+    ["retryHttpCodes", [500.5], "Expected `retryHttpCodes` to be an array of HTTP statuses (integers from 100 to 599), got 500.5"],
   ])("throws a TypeError naming %s for the bad value %o", (name, value, message) => {
     expect(() => resolveUnchecked({ [name]: value })).toThrow(new TypeError(message));
   });

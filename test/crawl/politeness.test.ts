@@ -272,10 +272,10 @@ describe("HostLines", () => {
       bench.lines.turn(open);
       bench.lines.robotsRead(robotsOf(A, {}, response(200, "User-agent: *\nDisallow: /private\n")));
       expect(bench.takeRequeued()).toEqual([secret]); // One slot: one URL handed its turn.
-      expect(bench.lines.turn(secret)).toEqual({ kind: "refused", error: "RobotsDisallowed" });
+      expect(bench.lines.turn(secret)).toEqual({ kind: "refused", error: "RobotsDisallowed", detail: null });
       expect(bench.takeRequeued()).toEqual([open]);
       expect(bench.lines.turn(open)).toEqual({ kind: "go" });
-      expect(bench.lines.turn(item(`${A}/private/y`))).toEqual({ kind: "refused", error: "RobotsDisallowed" });
+      expect(bench.lines.turn(item(`${A}/private/y`))).toEqual({ kind: "refused", error: "RobotsDisallowed", detail: null });
     });
 
     it("refuses every URL of an origin whose robots.txt answers 500 on every attempt", () => {
@@ -288,9 +288,10 @@ describe("HostLines", () => {
       expect(reading.report).toMatchObject({ verdict: "unreachable", attempts: 3 });
       bench.lines.robotsRead(reading);
       expect(bench.takeRequeued()).toEqual([first, second]);
-      expect(bench.lines.turn(first)).toEqual({ kind: "refused", error: "RobotsUnreachable" });
-      expect(bench.lines.turn(second)).toEqual({ kind: "refused", error: "RobotsUnreachable" });
-      expect(bench.lines.turn(item(`${A}/3`))).toEqual({ kind: "refused", error: "RobotsUnreachable" });
+      const refused = { kind: "refused", error: "RobotsUnreachable", detail: `robots.txt ${A}/robots.txt could not be read (3 attempts): status 500` };
+      expect(bench.lines.turn(first)).toEqual(refused);
+      expect(bench.lines.turn(second)).toEqual(refused);
+      expect(bench.lines.turn(item(`${A}/3`))).toEqual(refused);
       expect(bench.lines.robotsFetches).toEqual([reading.report]);
     });
 
@@ -344,28 +345,30 @@ describe("HostLines", () => {
       vi.useRealTimers();
     });
 
-    it("gives the wait of a 429 or a 503 whose Retry-After is in seconds", () => {
+    it("gives the wait of a 429 or a 503 whose Retry-After is in seconds, or the backoff if longer", () => {
       const bench = new Bench();
-      expect(bench.lines.retryAfter(response(429, "", { "retry-after": "3" }))).toBe(3000);
-      expect(bench.lines.retryAfter(response(503, "", { "retry-after": " 0 " }))).toBe(0);
+      expect(bench.lines.retryAfter(response(429, "", { "retry-after": "3" }), 500)).toBe(3000);
+      expect(bench.lines.retryAfter(response(503, "", { "retry-after": " 0 " }), 0)).toBe(0);
+      expect(bench.lines.retryAfter(response(503, "", { "retry-after": " 0 " }), 500)).toBe(500);
+      expect(bench.lines.retryAfter(response(429, "", { "retry-after": "1" }), 4000)).toBe(4000);
     });
 
-    it("gives the wait of a Retry-After that is an HTTP date", () => {
+    it("gives the wait of a Retry-After that is an HTTP date, and at least the backoff for a date past", () => {
       vi.useFakeTimers({ toFake: ["Date"] });
       vi.setSystemTime(Date.parse("2026-10-21T07:28:00Z"));
       const bench = new Bench();
-      expect(bench.lines.retryAfter(response(503, "", { "retry-after": "Wed, 21 Oct 2026 07:28:30 GMT" }))).toBe(30_000);
-      expect(bench.lines.retryAfter(response(503, "", { "retry-after": "Wed, 21 Oct 2026 07:00:00 GMT" }))).toBe(0);
+      expect(bench.lines.retryAfter(response(503, "", { "retry-after": "Wed, 21 Oct 2026 07:28:30 GMT" }), 500)).toBe(30_000);
+      expect(bench.lines.retryAfter(response(503, "", { "retry-after": "Wed, 21 Oct 2026 07:00:00 GMT" }), 500)).toBe(500);
     });
 
-    it("gives null for other statuses, without Retry-After, or for a wait over maxRetryAfterMs", () => {
+    it("gives the backoff without a readable Retry-After, null for other statuses, too-long for a wait over maxRetryAfterMs", () => {
       const bench = new Bench({ maxRetryAfterMs: 5000 });
-      expect(bench.lines.retryAfter(response(500, "", { "retry-after": "1" }))).toBeNull();
-      expect(bench.lines.retryAfter(response(200, "", { "retry-after": "1" }))).toBeNull();
-      expect(bench.lines.retryAfter(response(429))).toBeNull();
-      expect(bench.lines.retryAfter(response(429, "", { "retry-after": "soon" }))).toBeNull();
-      expect(bench.lines.retryAfter(response(429, "", { "retry-after": "5" }))).toBe(5000);
-      expect(bench.lines.retryAfter(response(429, "", { "retry-after": "6" }))).toBeNull();
+      expect(bench.lines.retryAfter(response(500, "", { "retry-after": "1" }), 500)).toBeNull();
+      expect(bench.lines.retryAfter(response(200, "", { "retry-after": "1" }), 500)).toBeNull();
+      expect(bench.lines.retryAfter(response(429), 500)).toBe(500);
+      expect(bench.lines.retryAfter(response(429, "", { "retry-after": "soon" }), 1000)).toBe(1000);
+      expect(bench.lines.retryAfter(response(429, "", { "retry-after": "5" }), 500)).toBe(5000);
+      expect(bench.lines.retryAfter(response(429, "", { "retry-after": "6" }), 500)).toBe("too-long");
     });
   });
 

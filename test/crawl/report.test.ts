@@ -169,8 +169,23 @@ describe("report", () => {
   it("says why a TLS failure happened, and how to trust a private CA, in a URL line", () => {
     const record = errorRecord("https://x.test/", "TlsError", null, "SELF_SIGNED_CERT_IN_CHAIN: self-signed certificate in certificate chain");
     expect(urlLine(record)).toBe(
-      "https://x.test/ error TlsError (SELF_SIGNED_CERT_IN_CHAIN: self-signed certificate in certificate chain; to trust a private CA use --ca FILE, or --insecure)",
+      "https://x.test/ error TlsError (SELF_SIGNED_CERT_IN_CHAIN: self-signed certificate in certificate chain; to trust a private CA or a self-signed certificate use --ca FILE, or --insecure)",
     );
+  });
+
+  it("says an expired certificate is the server's, without --ca, in a URL line", () => {
+    const record = errorRecord("https://x.test/", "TlsError", null, "CERT_HAS_EXPIRED: certificate has expired");
+    expect(urlLine(record)).toBe(
+      "https://x.test/ error TlsError (CERT_HAS_EXPIRED: certificate has expired; the server's certificate is out of its validity dates, which only its owner can fix; --insecure skips the check, as a last resort)",
+    );
+  });
+
+  it("says what kept robots.txt from being read in the line of a page never requested", () => {
+    const record = errorRecord("http://x.test/a", "ConnectionRefused", null, "robots.txt http://x.test/robots.txt could not be read (4 attempts): ConnectionRefused", { tries: 0 });
+    expect(urlLine(record)).toBe(
+      "http://x.test/a error ConnectionRefused (robots.txt http://x.test/robots.txt could not be read (4 attempts): ConnectionRefused; --ignore-robots crawls the origin without its robots.txt)",
+    );
+    expect(Stats.of([record, errorRecord("http://x.test/b", "RobotsDisallowed"), errorRecord("http://x.test/c", "ConnectionRefused")]).robotsRefused).toBe(2);
   });
 });
 
@@ -239,6 +254,7 @@ function robotsFetch(overrides: Partial<RobotsFetch> = {}): RobotsFetch {
     url: "http://x.test/robots.txt",
     status: 200,
     error: null,
+    detail: null,
     verdict: "rules",
     crawlDelayMs: null,
     attempts: 1,
@@ -315,6 +331,13 @@ describe("robotsLine", () => {
   it("names the network error and the attempts of an unreachable robots.txt", () => {
     const fetch = robotsFetch({ status: null, error: "ConnectionRefused", verdict: "unreachable", attempts: 1 });
     expect(robotsLine(fetch, 30_000)).toBe("robots.txt http://x.test: unreachable (ConnectionRefused after 1 attempt); nothing fetched there");
+  });
+
+  it("says why a TLS failure kept robots.txt from being read, with the hint that fits", () => {
+    const fetch = robotsFetch({ status: null, error: "TlsError", detail: "CERT_HAS_EXPIRED: certificate has expired", verdict: "unreachable", attempts: 1 });
+    expect(robotsLine(fetch, 30_000)).toBe(
+      "robots.txt http://x.test: unreachable (TlsError after 1 attempt: CERT_HAS_EXPIRED: certificate has expired; the server's certificate is out of its validity dates, which only its owner can fix; --insecure skips the check, as a last resort); nothing fetched there",
+    );
   });
 
   it("shows a Crawl-delay, and the cap it was held to", () => {

@@ -106,6 +106,7 @@ describe("RobotsReading", () => {
         url: ROBOTS_URL,
         status: 200,
         error: null,
+        detail: null,
         verdict: "rules",
         crawlDelayMs: 3000,
         attempts: 1,
@@ -125,6 +126,18 @@ describe("RobotsReading", () => {
       expect(robots.next(response(200, "not gzip", { "content-encoding": "gzip" }))).toBe("done");
       expect(robots.report).toMatchObject({ status: 200, error: "BadResponse", verdict: "unreachable" });
       expect(robots.rules.allows(`${ORIGIN}/`)).toBe(false);
+      expect(robots.rules.refusal?.error).toBe("BadResponse");
+      expect(robots.rules.refusal?.detail).toMatch(new RegExp(`^robots\\.txt ${ROBOTS_URL} could not be read \\(1 attempt\\): .+`));
+      expect(robots.report.detail).toBe(robots.rules.refusal?.detail.replace(/^[^)]*\): /, ""));
+    });
+
+    it("ends as unreachable, BodyTooLarge, when the body decodes past maxBodyBytes", () => {
+      const robots = reading({ maxBodyBytes: 1000 });
+      const body = gzipSync(Buffer.alloc(10_000, "#"));
+      expect(robots.next(response(200, body, { "content-encoding": "gzip" }))).toBe("done");
+      expect(robots.report).toMatchObject({ status: 200, error: "BodyTooLarge", verdict: "unreachable" });
+      expect(robots.rules.refusal?.error).toBe("BodyTooLarge");
+      expect(robots.rules.refusal?.detail).toContain("longer than maxBodyBytes (1000)");
     });
 
     /**
@@ -163,7 +176,7 @@ describe("RobotsReading", () => {
       expect(robots.next(response(status))).toBe("done");
       expect(robots.rules.verdict).toBe("allow-all");
       expect(robots.rules.allows(`${ORIGIN}/anything`)).toBe(true);
-      expect(robots.report).toEqual({ origin: ORIGIN, url: ROBOTS_URL, status, error: null, verdict: "allow-all", crawlDelayMs: null, attempts: 1 });
+      expect(robots.report).toEqual({ origin: ORIGIN, url: ROBOTS_URL, status, error: null, detail: null, verdict: "allow-all", crawlDelayMs: null, attempts: 1 });
     });
   });
 
@@ -174,7 +187,7 @@ describe("RobotsReading", () => {
       expect(robots.attempts).toBe(3);
       expect(robots.rules.verdict).toBe("unreachable");
       expect(robots.rules.allows(`${ORIGIN}/`)).toBe(false);
-      expect(robots.report).toEqual({ origin: ORIGIN, url: ROBOTS_URL, status, error: null, verdict: "unreachable", crawlDelayMs: null, attempts: 3 });
+      expect(robots.report).toEqual({ origin: ORIGIN, url: ROBOTS_URL, status, error: null, detail: null, verdict: "unreachable", crawlDelayMs: null, attempts: 3 });
     });
 
     it("reads the rules when a retry succeeds", () => {
@@ -192,6 +205,12 @@ describe("RobotsReading", () => {
   });
 
   describe("a network error", () => {
+    it("gives the pages of a 5xx origin RobotsUnreachable, with the status and attempts in the detail", () => {
+      const robots = reading({ maxTries: 2 });
+      expect(feed(robots, response(503), response(503))).toEqual(["retry", "done"]);
+      expect(robots.rules.refusal).toEqual({ error: "RobotsUnreachable", detail: `robots.txt ${ROBOTS_URL} could not be read (2 attempts): status 503` });
+    });
+
     it("retries a retryable error until maxTries, then finds the origin unreachable", () => {
       const robots = reading({ maxTries: 2 });
       expect(feed(robots, "ConnectionRefused", "ConnectionRefused")).toEqual(["retry", "done"]);
@@ -200,10 +219,29 @@ describe("RobotsReading", () => {
         url: ROBOTS_URL,
         status: null,
         error: "ConnectionRefused",
+        detail: null,
         verdict: "unreachable",
         crawlDelayMs: null,
         attempts: 2,
       });
+      expect(robots.rules.refusal).toEqual({ error: "ConnectionRefused", detail: `robots.txt ${ROBOTS_URL} could not be read (2 attempts): ConnectionRefused` });
+    });
+
+    it("gives its pages the failure's name and detail: a TlsError's, tried once", () => {
+      const robots = reading({ maxTries: 4 });
+      expect(robots.next("TlsError", "CERT_HAS_EXPIRED: certificate has expired")).toBe("done");
+      expect(robots.report).toMatchObject({ error: "TlsError", detail: "CERT_HAS_EXPIRED: certificate has expired", verdict: "unreachable", attempts: 1 });
+      expect(robots.rules.refusal).toEqual({ error: "TlsError", detail: `robots.txt ${ROBOTS_URL} could not be read (1 attempt): CERT_HAS_EXPIRED: certificate has expired` });
+    });
+
+    it("does not retry a name that does not resolve, and retries one the resolver did not answer", () => {
+      const notFound = reading({ maxTries: 4 });
+      expect(notFound.next("HostNotFound", "ENOTFOUND: the name does not resolve")).toBe("done");
+      expect(notFound.rules.refusal?.error).toBe("HostNotFound");
+      const again = reading({ maxTries: 2 });
+      const temporary = "EAI_AGAIN: the DNS server did not answer in time (a temporary failure)";
+      expect([again.next("HostNotFound", temporary), again.next("HostNotFound", temporary)]).toEqual(["retry", "done"]);
+      expect(again.report).toMatchObject({ error: "HostNotFound", detail: temporary, attempts: 2 });
     });
 
     it("finds the origin unreachable at once after a BadResponse", () => {
@@ -229,7 +267,7 @@ describe("RobotsReading", () => {
       expect(robots.attempts).toBe(0);
       expect(robots.next(response(200, "User-agent: *\nDisallow: /private\n"))).toBe("done");
       expect(robots.rules.allows(`${ORIGIN}/private`)).toBe(false);
-      expect(robots.report).toEqual({ origin: ORIGIN, url: target, status: 200, error: null, verdict: "rules", crawlDelayMs: null, attempts: 2 });
+      expect(robots.report).toEqual({ origin: ORIGIN, url: target, status: 200, error: null, detail: null, verdict: "rules", crawlDelayMs: null, attempts: 2 });
     });
 
     it("resolves a relative Location against the URL requested", () => {
@@ -248,6 +286,7 @@ describe("RobotsReading", () => {
         url: `${ORIGIN}/hop-${ROBOTS_MAX_REDIRECTS}`,
         status: 307,
         error: null,
+        detail: null,
         verdict: "allow-all",
         crawlDelayMs: null,
         attempts: ROBOTS_MAX_REDIRECTS + 1,

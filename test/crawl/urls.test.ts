@@ -103,7 +103,19 @@ describe("hostIsAllowed", () => {
     expect(hostIsAllowed("example.org", roots, true)).toBe(false);
   });
 
-  it("compares the last two labels when lenient", () => {
+  it("compares registrable domains by the Public Suffix List when lenient", () => {
+    const uk = new Set(["example.co.uk"]);
+    expect(hostIsAllowed("shop.example.co.uk", uk, false)).toBe(true);
+    expect(hostIsAllowed("www.example.co.uk", uk, false)).toBe(true);
+    expect(hostIsAllowed("other.co.uk", uk, false)).toBe(false);
+    expect(hostIsAllowed("a.other.co.uk", uk, false)).toBe(false);
+    expect(hostIsAllowed("co.uk", uk, false)).toBe(false);
+    // A private suffix (github.io) is a public one here: one user's site does not allow another's.
+    expect(hostIsAllowed("you.github.io", new Set(["me.github.io"]), false)).toBe(false);
+    expect(hostIsAllowed("docs.me.github.io", new Set(["me.github.io"]), false)).toBe(true);
+  });
+
+  it("compares the registrable domains when lenient", () => {
     expect(hostIsAllowed("blog.example.com", roots, false)).toBe(true);
     expect(hostIsAllowed("a.b.other.org", roots, false)).toBe(true);
     expect(hostIsAllowed("example.net", roots, false)).toBe(false);

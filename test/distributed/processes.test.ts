@@ -46,8 +46,8 @@ const CRAWL_LIMIT_MS = 40_000;
 type Client = ReturnType<typeof createClient>;
 
 /** A record without the two fields that say which page first found its URL, which depends on timing. */
-function withoutTiming(record: FetchStatistic): Omit<FetchStatistic, "numNewUrls" | "referrer"> {
-  const { numNewUrls: _n, referrer: _r, ...rest } = record;
+function withoutTiming(record: FetchStatistic): Omit<FetchStatistic, "numNewUrls" | "referrer" | "depth" | "fetchedAt"> {
+  const { numNewUrls: _n, referrer: _r, depth: _d, fetchedAt: _t, ...rest } = record;
   return rest;
 }
 

@@ -14,8 +14,8 @@ import { QueueShutDown } from "../../src/asyncawait/joinable-queue.js";
 import { describeWithRedis, startRedis, type RedisServer } from "../helpers/redis-server.js";
 import { within } from "../helpers/within.js";
 
-function withoutTiming(record: FetchStatistic): Omit<FetchStatistic, "numNewUrls" | "referrer"> {
-  const { numNewUrls: _n, referrer: _r, ...rest } = record;
+function withoutTiming(record: FetchStatistic): Omit<FetchStatistic, "numNewUrls" | "referrer" | "depth" | "fetchedAt"> {
+  const { numNewUrls: _n, referrer: _r, depth: _d, fetchedAt: _t, ...rest } = record;
   return rest;
 }
 function byUrl(records: readonly FetchStatistic[]): FetchStatistic[] {

@@ -1,7 +1,7 @@
 import net from "node:net";
 import tls from "node:tls";
 import { afterEach, describe, expect, it } from "vitest";
-import { CancelledError, cutShort, errorDetail, errorName, FetchFailure, InvalidStateError, isRetryable } from "../../src/kernel/errors.js";
+import { CancelledError, cutShort, errorDetail, errorHint, errorName, FetchFailure, InvalidStateError, isRetryable } from "../../src/kernel/errors.js";
 import { FETCH_ERRORS } from "../../src/crawl/records.js";
 
 /** Servers opened by a test, closed after it. */
@@ -152,16 +152,51 @@ describe("errorDetail", () => {
     expect(errorDetail(codeless)).toBe(codeless.message);
   });
 
-  it("is null for every error that is not a TlsError", () => {
+  it("is null for every error whose name says enough", () => {
     const others: unknown[] = [
       systemError("ECONNREFUSED", "connect ECONNREFUSED 127.0.0.1:1"),
       systemError("ETIMEDOUT", "no byte for 100 ms"),
-      new FetchFailure("BadResponse", "bad"),
+      new FetchFailure("BodyTooLarge", "too large"),
       new FetchFailure("TlsError", "a TlsError with nothing underneath"),
       new Error("boom"),
       "a thrown string",
     ];
     expect(others.map(errorDetail)).toEqual([null, null, null, "a TlsError with nothing underneath", null, null]);
+  });
+
+  it("says what was bad in a BadResponse", () => {
+    expect(errorDetail(new FetchFailure("BadResponse", "Bad Content-Length: \"x\""))).toBe("Bad Content-Length: \"x\"");
+  });
+
+  it("tells a name that does not resolve from a resolver that did not answer", () => {
+    expect(errorDetail(systemError("ENOTFOUND", "getaddrinfo ENOTFOUND a.invalid"))).toBe("ENOTFOUND: the name does not resolve");
+    const wrapped = new FetchFailure("HostNotFound", "getaddrinfo EAI_AGAIN a.test", { cause: systemError("EAI_AGAIN", "getaddrinfo EAI_AGAIN a.test") });
+    expect(errorDetail(wrapped)).toBe("EAI_AGAIN: the DNS server did not answer in time (a temporary failure)");
+  });
+});
+
+describe("errorHint", () => {
+  it("suggests --ca for an unknown issuer or a self-signed certificate", () => {
+    for (const detail of ["DEPTH_ZERO_SELF_SIGNED_CERT: self-signed certificate", "UNABLE_TO_VERIFY_LEAF_SIGNATURE: unable to verify the first certificate", "UNABLE_TO_GET_ISSUER_CERT_LOCALLY: unable to get local issuer certificate"]) {
+      expect(errorHint("TlsError", detail), detail).toContain("--ca FILE");
+    }
+  });
+
+  it("says an expired certificate is the server's to fix, with --insecure as a last resort, and no --ca", () => {
+    const hint = errorHint("TlsError", "CERT_HAS_EXPIRED: certificate has expired");
+    expect(hint).toContain("--insecure skips the check, as a last resort");
+    expect(hint).not.toContain("--ca");
+  });
+
+  it("gives a robots.txt failure the hint of its own, and --ignore-robots", () => {
+    const expired = errorHint("TlsError", "robots.txt https://x.test/robots.txt could not be read (1 attempt): CERT_HAS_EXPIRED: certificate has expired");
+    expect(expired).toMatch(/^the server's certificate is out of its validity dates.*; or --ignore-robots crawls the origin without its robots.txt$/);
+    expect(errorHint("ConnectionRefused", "robots.txt http://x.test/robots.txt could not be read (4 attempts): ConnectionRefused")).toBe("--ignore-robots crawls the origin without its robots.txt");
+  });
+
+  it("gives no hint without a detail, nor for a BadResponse", () => {
+    expect(errorHint("TlsError", null)).toBeNull();
+    expect(errorHint("BadResponse", "Bad Content-Length: \"x\"")).toBeNull();
   });
 });
 
@@ -188,9 +223,15 @@ describe("cutShort", () => {
 
 describe("isRetryable", () => {
   it("retries the network faults", () => {
-    for (const kind of ["ConnectionRefused", "ConnectionReset", "HostNotFound", "Timeout", "NetworkError"] as const) {
+    for (const kind of ["ConnectionRefused", "ConnectionReset", "Timeout", "NetworkError"] as const) {
       expect(isRetryable(kind), kind).toBe(true);
     }
+  });
+
+  it("retries a HostNotFound only when the resolver did not answer (EAI_AGAIN)", () => {
+    expect(isRetryable("HostNotFound", "EAI_AGAIN: the DNS server did not answer in time (a temporary failure)")).toBe(true);
+    expect(isRetryable("HostNotFound", "ENOTFOUND: the name does not resolve")).toBe(false);
+    expect(isRetryable("HostNotFound")).toBe(false);
   });
 
   it("does not retry what would fail the same way again", () => {

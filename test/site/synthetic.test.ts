@@ -3,7 +3,7 @@ import { gunzipSync } from "node:zlib";
 import type robotsParserModule from "robots-parser";
 import { describe, expect, it } from "vitest";
 import { DEMO_ROBOTS_TXT, demoSiteDefinition, startDemoSite } from "../../src/site/demo-site.js";
-import { expectedCrawl, latencyBound } from "../../src/site/expected-crawl.js";
+import { EXPECTED_AT, expectedCrawl, latencyBound } from "../../src/site/expected-crawl.js";
 import { linksHtml } from "../../src/site/html.js";
 import { mulberry32, renderPage, syntheticSite, type SyntheticRoute } from "../../src/site/synthetic.js";
 import { SyntheticSite } from "../../src/site/synthetic-site.js";
@@ -70,14 +70,15 @@ describe("expectedCrawl", () => {
 
   it("walks a tiny hand-checked site breadth first", () => {
     const expected = expectedCrawl(tiny, { origin: `${ORIGIN}/` });
-    const page = { nextUrl: null, status: 200, error: null, contentType: "text/html", encoding: "utf-8", detail: null };
+    const at = { tries: 1, fetchedAt: EXPECTED_AT };
+    const page = { nextUrl: null, status: 200, error: null, contentType: "text/html", encoding: "utf-8", detail: null, ...at };
     expect(expected.records).toEqual([
-      { ...page, url: `${ORIGIN}/`, size: sizeOf("/", ["/a", "/r", "/a#x", "/gone", "/"]), numUrls: 4, numNewUrls: 3, referrer: null },
-      { ...page, url: `${ORIGIN}/a`, size: sizeOf("/a", ["/b", "/"]), numUrls: 2, numNewUrls: 1, referrer: `${ORIGIN}/` },
-      { url: `${ORIGIN}/r`, nextUrl: `${ORIGIN}/b`, status: 301, error: null, size: 0, contentType: null, encoding: null, numUrls: 0, numNewUrls: 0, referrer: `${ORIGIN}/`, detail: null },
-      { ...page, url: `${ORIGIN}/gone`, status: 404, size: 10, contentType: "text/plain", numUrls: 0, numNewUrls: 0, referrer: `${ORIGIN}/` },
-      // /a links /b before the redirect /r to it is processed: /a queued it.
-      { ...page, url: `${ORIGIN}/b`, size: sizeOf("/b", ["/r"]), numUrls: 1, numNewUrls: 0, referrer: `${ORIGIN}/a` },
+      { ...page, url: `${ORIGIN}/`, size: sizeOf("/", ["/a", "/r", "/a#x", "/gone", "/"]), numUrls: 4, numNewUrls: 3, referrer: null, depth: 0 },
+      { ...page, url: `${ORIGIN}/a`, size: sizeOf("/a", ["/b", "/"]), numUrls: 2, numNewUrls: 1, referrer: `${ORIGIN}/`, depth: 1 },
+      { url: `${ORIGIN}/r`, nextUrl: `${ORIGIN}/b`, status: 301, error: null, size: 0, contentType: null, encoding: null, numUrls: 0, numNewUrls: 0, referrer: `${ORIGIN}/`, detail: null, depth: 1, ...at },
+      { ...page, url: `${ORIGIN}/gone`, status: 404, size: 10, contentType: "text/plain", numUrls: 0, numNewUrls: 0, referrer: `${ORIGIN}/`, depth: 1 },
+      // /a links /b before the redirect /r to it is processed: /a queued it, one link deeper.
+      { ...page, url: `${ORIGIN}/b`, size: sizeOf("/b", ["/r"]), numUrls: 1, numNewUrls: 0, referrer: `${ORIGIN}/a`, depth: 2 },
     ]);
     expect(expected.seen).toEqual([`${ORIGIN}/`, `${ORIGIN}/a`, `${ORIGIN}/r`, `${ORIGIN}/gone`, `${ORIGIN}/b`]);
     expect(Object.fromEntries(expected.depthOf)).toEqual({

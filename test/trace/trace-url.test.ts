@@ -36,7 +36,7 @@ function read(stage: StageName, url: string): TraceEvent {
 }
 
 function page(url: string, referrer: string | null): FetchStatistic {
-  const fields = { nextUrl: null, status: 200, error: null, size: 40, contentType: "text/html", encoding: "utf-8", detail: null };
+  const fields = { nextUrl: null, status: 200, error: null, size: 40, contentType: "text/html", encoding: "utf-8", detail: null, depth: 1, tries: 1, fetchedAt: "2026-11-27T21:00:00.000Z" };
   return { url, ...fields, numUrls: 3, numNewUrls: 2, referrer };
 }
 
