@@ -137,10 +137,11 @@ export class CrawlCore implements VisitContext {
   ) {
     this.options = resolveOptions(options);
     this.policy = new UrlPolicy(typeof roots === "string" ? [roots] : roots, this.options);
-    store.open?.(this.options, this.aborted);
+    store.open?.(this.options, this.aborted, this.policy.roots);
     const core = this;
     this.hosts = new HostLines(this.options, {
       requeue(item) { core.store.putBack(item); }, // Its host's turn came: back in the queue.
+      robotsKnown(origin) { return core.store.robotsRules?.(origin) ?? null; }, // Read by another process sharing the store.
       later(ms, wake) {
         const wakeup = new Wakeup(performance.now() + ms, wake);
         core.wakeups.push(wakeup);
@@ -226,7 +227,7 @@ export class CrawlCore implements VisitContext {
     const wait = error === null ? this.hosts.retryAfter(outcome as HttpResponse) : null;
     if (wait !== null && job.attempt < this.options.maxTries) {
       this.hosts.holdBack(item, wait);
-      this.store.putBack({ ...item, tries: job.attempt }); // To wait in its host's line, not in a worker.
+      this.store.putBack({ ...item, tries: job.attempt }, wait); // To wait in its host's line, not in a worker; a shared store holds the host back for every process.
       return this.settled(job);
     }
     if (error !== null && isRetryable(error) && job.attempt < this.options.maxTries) return { kind: "retry", delayMs: retryDelay(this.options.retryDelayMs, job.attempt) };
@@ -332,6 +333,7 @@ export class CrawlCore implements VisitContext {
       return { kind: "retry", delayMs: 0 };
     }
     this.hosts.robotsRead(reading); // Its URLs waiting for it go on, or are refused when taken.
+    this.store.robotsRead?.(reading.origin, reading.rules); // A shared store keeps them for every process.
     return this.settled(job);
   }
 

@@ -59,6 +59,18 @@ export interface RobotsRules {
   readonly crawlDelayMs: number | null;
   /** Whether `url` (of this origin) may be fetched. */
   allows(url: string): boolean;
+  /** The file's text the rules were read from (verdict `rules`): what a store shared by processes keeps, for {@link storedRobotsRules}. */
+  readonly text?: string;
+}
+
+/**
+ * The rules of an origin as another process read them, from the verdict and
+ * the file's text a shared store kept (see {@link RobotsRules.text}).
+ */
+export function storedRobotsRules(origin: string, verdict: RobotsVerdict, text: string, userAgent: string): RobotsRules {
+  if (verdict === "allow-all") return ALLOW_ALL;
+  if (verdict === "unreachable") return UNREACHABLE;
+  return parsedRules(origin, text, userAgentToken(userAgent));
 }
 
 /**
@@ -186,5 +198,6 @@ function parsedRules(origin: string, text: string, token: string): RobotsRules {
     crawlDelayMs: typeof delay === "number" && Number.isFinite(delay) && delay > 0 ? delay * 1000 : null,
     // undefined: the URL is not of this origin, which a crawl never asks; allowed, like robots-parser's other answers.
     allows: (url) => robot.isAllowed(url, token) !== false,
+    text,
   };
 }

@@ -24,10 +24,12 @@
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import { createClient } from "redis";
+import type { ResolvedCrawlOptions } from "../crawl/options.js";
 import type { FetchStatistic } from "../crawl/records.js";
+import { storedRobotsRules, type RobotsRules, type RobotsVerdict } from "../crawl/robots.js";
 import type { QueueItem, Visit } from "../crawl/visit.js";
 import type { Frontier, FrontierSummary } from "../crawl/frontier.js";
-import { ADD, FINISH, RELEASE, RENEW, STATUS, TAKE } from "./scripts.js";
+import { ADD, BEGIN, DONE, FINISH, HOLD, RELEASE, RENEW, ROBOTS, STATUS, TAKE } from "./scripts.js";
 import { TakePump } from "./take-pump.js";
 
 /** The frontier's Redis stopped answering, or could not be reached: the crawl stops; what was written stays. */
@@ -69,6 +71,8 @@ export interface FrontierStatus {
   seen: number;
   /** Every process that took URLs in this crawl, most recently alive first. */
   workers: FrontierWorker[];
+  /** Whether a process started this crawl (its roots and options are recorded); false for a name never crawled, or whose keys are gone. */
+  created: boolean;
 }
 
 type Client = ReturnType<typeof createClient>;
@@ -89,10 +93,14 @@ const NONE_KNOWN: ReadonlySet<string> = new Set<string>();
  * leases are put back. The pump leases through this object, which holds
  * every lease and makes every Redis call.
  *
- * @remarks `maxPages` counts the records this process makes, and its pages
- * being fetched. Politeness
- * (`maxPerHost`, `delayMs`, `robots`) is kept per process: N processes may
- * send N times `maxPerHost` requests to one host.
+ * @remarks Politeness is the crawl's, kept in Redis for every process: TAKE
+ * leases a URL only when its host has a free slot (`maxPerHost` counted over
+ * every process, a slot per lease, so a dead process's slots free when its
+ * leases expire) and its next start has come (`delayMs`, `Crawl-delay`,
+ * `Retry-After` holds); one process reads each origin's `robots.txt`, whose
+ * rules Redis keeps for the others. The crawl core's own host lines stay, on
+ * this process's share. `maxPages` counts the records this process makes,
+ * and its pages being fetched.
  */
 export class RedisFrontier implements Frontier {
   readonly seenUrls = NONE_KNOWN;
@@ -114,6 +122,14 @@ export class RedisFrontier implements Frontier {
   private failure: FrontierError | null = null;
   private joined: { promise: Promise<void>; resolve(): void; reject(reason: unknown): void } | null = null;
   private timers: NodeJS.Timeout[] = [];
+  /** The pump's wake-up when the next host's start comes (TAKE says when), and when it is due. */
+  private due: { timer: NodeJS.Timeout; at: number } | null = null;
+  /** The crawl's options in this process, once `begin()` has them; null for a frontier used without the crawl core. */
+  private crawl: ResolvedCrawlOptions | null = null;
+  /** BEGIN, in flight or done: TAKE waits for it, so a process refused takes nothing. */
+  private begun: Promise<unknown> = Promise.resolve();
+  /** The `robots.txt` rules this process knows, read here or by another process, by origin. */
+  private readonly rules = new Map<string, RobotsRules>();
 
   private constructor(
     private readonly client: Client,
@@ -148,7 +164,7 @@ export class RedisFrontier implements Frontier {
     try {
       await client.connect();
       await subscriber.connect();
-      for (const [name, script] of Object.entries({ ADD, TAKE, FINISH, RELEASE, RENEW, STATUS })) {
+      for (const [name, script] of Object.entries({ ADD, BEGIN, DONE, TAKE, FINISH, HOLD, RELEASE, RENEW, ROBOTS, STATUS })) {
         frontier.sha.set(name, String(await client.sendCommand(["SCRIPT", "LOAD", script])));
       }
       await subscriber.subscribe(frontier.keys.channel, (message) => frontier.heard(message));
@@ -161,15 +177,43 @@ export class RedisFrontier implements Frontier {
 
   async add(items: readonly QueueItem[]): Promise<number> {
     if (items.length === 0) return 0;
-    const reply = await this.run("ADD", [this.keys.seen, this.keys.queue], [this.keys.channel, ...pairs(items)]);
+    const reply = await this.run("ADD", triples(items));
     return Number(reply);
+  }
+
+  begin(options: ResolvedCrawlOptions, roots: readonly string[]): void {
+    this.crawl = options;
+    const created = JSON.stringify(crawlIdentity(options, roots));
+    const robots = options.robots ? "1" : "0";
+    const maxPerHost = options.maxPerHost === Infinity ? "0" : String(options.maxPerHost);
+    this.begun = this.run("BEGIN", [created, maxPerHost, String(options.delayMs), robots]).then(
+      (reply) => {
+        const [stored] = reply as [string, number];
+        const difference = differenceOf(JSON.parse(stored) as Record<string, unknown>, JSON.parse(created) as Record<string, unknown>);
+        if (difference !== null) {
+          this.refuse(new FrontierError(`crawl ${this.options.name} was started with ${difference}; crawl it with the same ROOTs and options, or give this crawl another --crawl-name`));
+        }
+      },
+      (error: unknown) => this.fail(error),
+    );
+  }
+
+  robotsRules(origin: string): RobotsRules | null {
+    return this.rules.get(origin) ?? null;
+  }
+
+  robotsRead(origin: string, rules: RobotsRules): void {
+    this.rules.set(origin, rules);
+    const stored: StoredRobots = { verdict: rules.verdict, text: rules.text ?? "" };
+    this.track(this.run("ROBOTS", [origin, JSON.stringify(stored), String(this.delayOf(origin))]));
   }
 
   take(): Promise<QueueItem> {
     return this.pump.take();
   }
 
-  putBack(item: QueueItem): void {
+  putBack(item: QueueItem, holdMs?: number): void {
+    if (holdMs !== undefined) this.track(this.run("HOLD", [originOf(item.url), String(holdMs), String(this.delayOf(originOf(item.url)))]));
     if (this.pump.isShutdown()) {
       this.release(item); // Stopped: not ours to fetch any more.
       return;
@@ -180,10 +224,9 @@ export class RedisFrontier implements Frontier {
 
   async finish(item: QueueItem, visit: Visit): Promise<FetchStatistic | null> {
     if (this.failure !== null) return null;
-    const keys = [this.keys.seen, this.keys.queue, this.keys.leases, this.keys.owners, this.keys.items, this.keys.records];
     let reply: unknown;
     try {
-      reply = await this.run("FINISH", keys, [this.keys.channel, this.owner, item.url, JSON.stringify(visit.record), ...pairs(visit.next)]);
+      reply = await this.run("FINISH", [this.owner, item.url, JSON.stringify(visit.record), ...triples(visit.next)]);
     } catch {
       return null; // Not stored: the lease expires, and the URL is fetched again by whoever resumes.
     } finally {
@@ -263,20 +306,19 @@ export class RedisFrontier implements Frontier {
    * @throws FrontierError (a rejection) when Redis does not answer.
    */
   async status(): Promise<FrontierStatus> {
-    const { queue, leases, owners, records, seen, workers } = this.keys;
     let reply: Array<number | string>;
     try {
-      reply = (await this.run("STATUS", [queue, leases, owners, records, seen, workers], [])) as Array<number | string>;
+      reply = (await this.run("STATUS", [])) as Array<number | string>;
     } catch (error) {
       throw this.failure ?? new FrontierError(`Redis at ${redact(this.options.url)} stopped answering: ${reason(error)}`, { cause: error });
     }
-    const [queued, leased, recordCount, seenCount, now] = reply.slice(0, 5).map(Number) as [number, number, number, number, number];
+    const [queued, leased, recordCount, seenCount, now, created] = reply.slice(0, 6).map(Number) as [number, number, number, number, number, number];
     const list: FrontierWorker[] = [];
-    for (let i = 5; i + 2 < reply.length; i += 3) {
+    for (let i = 6; i + 2 < reply.length; i += 3) {
       list.push({ owner: String(reply[i]), idleMs: Math.max(0, now - Number(reply[i + 1])), leased: Number(reply[i + 2]) });
     }
     list.sort((a, b) => a.idleMs - b.idleMs);
-    return { queued, leased, records: recordCount, seen: seenCount, workers: list };
+    return { queued, leased, records: recordCount, seen: seenCount, workers: list, created: created === 1 };
   }
 
   /**
@@ -288,6 +330,8 @@ export class RedisFrontier implements Frontier {
     this.closing = true;
     for (const timer of this.timers) clearInterval(timer);
     this.timers = [];
+    if (this.due !== null) clearTimeout(this.due.timer);
+    this.due = null;
     await Promise.allSettled([...this.pending]);
     for (const connection of [this.subscriber, this.client]) {
       if (connection.isOpen) await connection.close().catch(() => connection.destroy());
@@ -301,12 +345,62 @@ export class RedisFrontier implements Frontier {
    * leased anywhere, the crawl may be over: check.
    */
   private async lease(count: number): Promise<QueueItem[]> {
-    const { queue, leases, owners, items, records, workers } = this.keys;
-    const reply = (await this.run("TAKE", [queue, leases, owners, items, records, workers], [this.keys.channel, this.owner, String(this.leaseMs), String(count)])) as Array<number | string>;
-    const taken = reply.slice(2).map((json) => JSON.parse(String(json)) as QueueItem);
-    for (const next of taken) this.held.set(next.url, next);
+    await this.begun;
+    const jitter = this.crawl === null ? 0 : this.crawl.delayJitter * Math.random();
+    const reply = (await this.run("TAKE", [this.owner, String(this.leaseMs), String(count), String(jitter)])) as Array<number | string>;
+    const taken: QueueItem[] = [];
+    const unknown = new Set<string>();
+    for (let i = 3; i + 2 < reply.length; i += 3) {
+      const next = JSON.parse(String(reply[i])) as QueueItem;
+      const origin = String(reply[i + 1]);
+      taken.push(next);
+      this.held.set(next.url, next);
+      // Not the reader: another process read its robots.txt, whose rules this process must know before the core asks.
+      if (this.crawl?.robots === true && reply[i + 2] === 0 && !this.rules.has(origin)) unknown.add(origin);
+    }
+    if (unknown.size > 0) await this.learnRobots([...unknown]);
+    const waitMs = Number(reply[2]);
+    if (waitMs >= 0) this.wakeIn(waitMs);
     if (taken.length === 0 && reply[0] === 0 && reply[1] === 0) void this.checkDone();
     return taken;
+  }
+
+  /** Reads the rules other processes stored for these origins. */
+  private async learnRobots(origins: readonly string[]): Promise<void> {
+    const values = (await this.client.sendCommand(["HMGET", this.keys.politeness, ...origins.map((origin) => `r:${origin}`)])) as Array<string | null>;
+    origins.forEach((origin, i) => {
+      const value = values[i];
+      if (typeof value !== "string" || value.startsWith("?")) return; // Not read after all (its reader's lease ended): this process reads it.
+      const stored = JSON.parse(value) as StoredRobots;
+      this.rules.set(origin, storedRobotsRules(origin, stored.verdict, stored.text, this.crawl?.userAgent ?? ""));
+    });
+  }
+
+  /** The pause between two starts at the origin: the crawl's delay, or a longer `Crawl-delay` (capped) this process knows. */
+  private delayOf(origin: string): number {
+    if (this.crawl === null) return 0;
+    const crawlDelay = this.rules.get(origin)?.crawlDelayMs ?? null;
+    return crawlDelay === null ? this.crawl.delayMs : Math.max(this.crawl.delayMs, Math.min(crawlDelay, this.crawl.maxCrawlDelayMs));
+  }
+
+  /** Makes the pump look again in `ms`, when the next host's start comes (unless a wake-up is due sooner). */
+  private wakeIn(ms: number): void {
+    const at = performance.now() + ms;
+    if (this.due !== null && this.due.at <= at) return;
+    if (this.due !== null) clearTimeout(this.due.timer);
+    const timer = setTimeout(() => {
+      this.due = null;
+      this.pump.wake();
+    }, Math.min(ms, MAX_TIMER_MS));
+    timer.unref();
+    this.due = { timer, at };
+  }
+
+  /** Keeps a script call that `close()` waits for; its failure stops the crawl. */
+  private track(call: Promise<unknown>): void {
+    const tracked = call.catch((error: unknown) => this.fail(error));
+    this.pending.add(tracked);
+    void tracked.finally(() => this.pending.delete(tracked));
   }
 
   /** A message on the crawl's channel: URLs were queued (look again), or the crawl may be done (check). */
@@ -326,7 +420,7 @@ export class RedisFrontier implements Frontier {
       return;
     }
     try {
-      const [queued, leased] = (await this.client.sendCommand(["EVAL", "return {redis.call('LLEN', KEYS[1]), redis.call('ZCARD', KEYS[2])}", "2", this.keys.queue, this.keys.leases])) as [number, number];
+      const [queued, leased] = (await this.run("DONE", [])) as [number, number];
       if (queued === 0 && leased === 0) this.joined.resolve();
     } catch (error) {
       this.fail(error);
@@ -347,10 +441,7 @@ export class RedisFrontier implements Frontier {
   /** Hands leased URLs back to the queue, for another process or a later run. */
   private handBack(items: readonly QueueItem[]): void {
     if (items.length === 0 || this.failure !== null) return;
-    const { queue, leases, owners, items: itemsKey } = this.keys;
-    const call = this.run("RELEASE", [queue, leases, owners, itemsKey], [this.keys.channel, this.owner, ...items.map((item) => JSON.stringify(item))]).catch((error: unknown) => this.fail(error));
-    this.pending.add(call);
-    void call.finally(() => this.pending.delete(call));
+    this.track(this.run("RELEASE", [this.owner, ...items.map((item) => JSON.stringify(item))]));
   }
 
   /**
@@ -374,16 +465,26 @@ export class RedisFrontier implements Frontier {
   private async renew(): Promise<void> {
     if (this.failure !== null || this.held.size === 0) return;
     try {
-      await this.run("RENEW", [this.keys.leases, this.keys.owners, this.keys.workers], [this.owner, String(this.leaseMs), ...this.held.keys()]);
+      await this.run("RENEW", [this.owner, String(this.leaseMs), ...this.held.keys()]);
     } catch (error) {
       this.fail(error);
     }
   }
 
-  /** Runs one of the scripts by its SHA1. */
-  private run(name: string, keys: readonly string[], args: readonly string[]): Promise<unknown> {
+  /** Runs one of the scripts by its SHA1, with the crawl's keys, its queues' prefix and channel, then `args`. */
+  private run(name: string, args: readonly string[]): Promise<unknown> {
     if (this.failure !== null) return Promise.reject(this.failure);
-    return this.client.sendCommand(["EVALSHA", this.sha.get(name) ?? "", String(keys.length), ...keys, ...args]);
+    const { fixed, queuePrefix, channel } = this.keys;
+    return this.client.sendCommand(["EVALSHA", this.sha.get(name) ?? "", String(fixed.length), ...fixed, queuePrefix, channel, ...args]);
+  }
+
+  /** The crawl is another than this process's: it stops, as when Redis fails, with a message saying why. */
+  private refuse(error: FrontierError): void {
+    if (this.failure !== null || this.closing) return;
+    this.failure = error;
+    for (const timer of this.timers) clearInterval(timer);
+    this.pump.shutdown();
+    this.joined?.reject(this.failure);
   }
 
   /**
@@ -392,40 +493,85 @@ export class RedisFrontier implements Frontier {
    * stay; the URLs leased here are taken again once their leases expire.
    */
   private fail(error: unknown): void {
-    if (this.failure !== null || this.closing) return;
-    this.failure = new FrontierError(`Redis at ${redact(this.options.url)} stopped answering: ${reason(error)}; records written are kept, and running the crawl again resumes it`, { cause: error });
-    for (const timer of this.timers) clearInterval(timer);
-    this.pump.shutdown();
-    this.joined?.reject(this.failure);
+    this.refuse(new FrontierError(`Redis at ${redact(this.options.url)} stopped answering: ${reason(error)}; records written are kept, and running the crawl again resumes it`, { cause: error }));
   }
 }
 
-/** The names of a crawl's keys and channel. */
+/** The names of a crawl's keys and channel; `fixed`, the nine every script gets, in the order scripts.ts lists them. */
 function keysOf(name: string) {
   const prefix = `coroutine-crawler:{${name}}:`;
-  return {
+  const keys = {
     seen: `${prefix}seen`,
-    queue: `${prefix}queue`,
+    hosts: `${prefix}hosts`,
     leases: `${prefix}leases`,
     owners: `${prefix}owners`,
     items: `${prefix}items`,
     records: `${prefix}records`,
     workers: `${prefix}workers`,
-    channel: `${prefix}events`,
+    politeness: `${prefix}politeness`,
+    meta: `${prefix}meta`,
+  };
+  return { ...keys, fixed: Object.values(keys), queuePrefix: `${prefix}q:`, channel: `${prefix}events` };
+}
+
+/** An origin's `robots.txt` as Redis keeps it: the verdict, and the file's text the rules are read from again. */
+interface StoredRobots {
+  verdict: RobotsVerdict;
+  text: string;
+}
+
+/** The URL's origin (scheme, host, port), the host of politeness. */
+function originOf(url: string): string {
+  return new URL(url).origin;
+}
+
+/** (url, origin, item JSON) triples, as ADD and FINISH take them. */
+function triples(items: readonly QueueItem[]): string[] {
+  return items.flatMap((item) => [item.url, originOf(item.url), JSON.stringify(item)]);
+}
+
+/**
+ * What makes a crawl what it is, recorded when it starts: its roots and the
+ * options that decide which URLs it crawls and how politely. Options a
+ * process may choose for itself (`maxTasks`, timeouts, retries, `maxPages`,
+ * `keepRecords`) are not in it.
+ */
+function crawlIdentity(options: ResolvedCrawlOptions, roots: readonly string[]): Record<string, unknown> {
+  return {
+    roots: [...roots].sort(),
+    maxRedirect: options.maxRedirect,
+    exclude: options.exclude?.source ?? null,
+    include: options.include?.source ?? null,
+    noParent: options.noParent,
+    maxDepth: options.maxDepth === Infinity ? null : options.maxDepth,
+    strict: options.strict,
+    skipNonHtml: options.skipNonHtml,
+    maxBodyBytes: options.maxBodyBytes,
+    userAgent: options.userAgent,
+    robots: options.robots,
+    maxPerHost: options.maxPerHost === Infinity ? null : options.maxPerHost,
+    delayMs: options.delayMs,
+    delayJitter: options.delayJitter,
+    maxCrawlDelayMs: options.maxCrawlDelayMs,
   };
 }
 
-/** (url, item JSON) pairs, as ADD and FINISH take them. */
-function pairs(items: readonly QueueItem[]): string[] {
-  return items.flatMap((item) => [item.url, JSON.stringify(item)]);
+/** The first field in which two crawls differ, in words (`maxPerHost 2, and this process 4`), or null when they are the same. */
+function differenceOf(stored: Record<string, unknown>, mine: Record<string, unknown>): string | null {
+  for (const field of new Set([...Object.keys(stored), ...Object.keys(mine)])) {
+    const was = JSON.stringify(stored[field] ?? null);
+    const is = JSON.stringify(mine[field] ?? null);
+    if (was !== is) return `${field} ${was}, and this process has ${is}`;
+  }
+  return null;
 }
 
 /**
  * Checks a frontier's options and fills in the defaults.
  *
  * @throws TypeError naming the option: a URL that is not `redis://` or
- * `rediss://` with a host (and a database number, if any), an empty name or
- * one with a brace, a lease or timeout that is not a positive number of ms.
+ * `rediss://` with a host (and a database number, if any), an empty name,
+ * one with a brace, a space or a control character, or one over 200 characters, a lease or timeout that is not a positive number of ms.
  */
 export function resolveFrontierOptions(options: RedisFrontierOptions): Required<RedisFrontierOptions> {
   const { url, name, leaseMs = 30_000, connectTimeoutMs = 5_000 } = options;
@@ -438,12 +584,22 @@ export function resolveFrontierOptions(options: RedisFrontierOptions): Required<
   if (parsed.protocol !== "redis:" && parsed.protocol !== "rediss:") throw new TypeError(`url: ${JSON.stringify(url)} is not a redis:// or rediss:// URL`);
   if (parsed.hostname === "") throw new TypeError(`url: ${JSON.stringify(url)} has no host; expected redis://HOST:PORT/DB`);
   if (!/^(\/\d*)?$/.test(parsed.pathname)) throw new TypeError(`url: ${JSON.stringify(url)}: the path must be a database number, as in redis://HOST:PORT/0`);
-  if (typeof name !== "string" || name === "" || /[{}\s]/.test(name)) throw new TypeError(`name: ${JSON.stringify(name)} must be a non-empty name without braces or spaces`);
+  if (typeof name !== "string" || name === "" || /[{}\s]/.test(name)) throw new TypeError(`name: ${JSON.stringify(shortened(String(name)))} must be a non-empty name without braces or spaces`);
+  if ([...name].some((char) => { const code = char.codePointAt(0) ?? 0; return code < 0x20 || (code >= 0x7f && code <= 0x9f); })) throw new TypeError(`name: ${JSON.stringify(shortened(name))} has control characters; a crawl's name is printed and typed again`);
+  if (name.length > MAX_NAME_LENGTH) throw new TypeError(`name: ${JSON.stringify(shortened(name))} is ${name.length} characters long; a crawl's name has at most ${MAX_NAME_LENGTH} characters`);
   if (typeof leaseMs !== "number" || !Number.isFinite(leaseMs) || leaseMs < 100 || leaseMs > MAX_TIMER_MS) {
     throw new TypeError(`leaseMs: ${String(leaseMs)} must be a number of milliseconds from 100 to ${MAX_TIMER_MS}`);
   }
   if (typeof connectTimeoutMs !== "number" || !Number.isFinite(connectTimeoutMs) || connectTimeoutMs <= 0) throw new TypeError(`connectTimeoutMs: ${String(connectTimeoutMs)} must be a positive number of milliseconds`);
   return { url, name, leaseMs, connectTimeoutMs };
+}
+
+/** The longest crawl name: it is in every key and every message. */
+const MAX_NAME_LENGTH = 200;
+
+/** A name cut to its first 40 characters, for a message about it. */
+function shortened(name: string): string {
+  return name.length > 40 ? `${name.slice(0, 40)}…` : name;
 }
 
 /** The longest delay Node's timers take (2^31 - 1 ms); a longer one fires after 1 ms. */

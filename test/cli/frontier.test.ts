@@ -180,7 +180,7 @@ describe("crawl --frontier without Redis", () => {
     expect(stderr).toBe(`crawl: cannot use Redis at redis://:***@127.0.0.1:${port}/0: connect ECONNREFUSED 127.0.0.1:${port}\n`);
     const flags = { url, name: "n", leaseMs: 30_000 };
     expect(frontierLine(flags, "h:1:abcdef", 5, 2, false)).toBe(`frontier redis://:***@127.0.0.1:${port}/0, crawl n: 5 records in Redis; this process (h:1:abcdef) recorded 2\n`);
-    expect(statusText(flags, { queued: 0, leased: 0, records: 0, seen: 0, workers: [] })).not.toContain("s3cret");
+    expect(statusText(flags, { queued: 0, leased: 0, records: 0, seen: 0, workers: [], created: false })).not.toContain("s3cret");
     expect(withoutPassword(`redis://127.0.0.1:${port}/0`)).toBe(`redis://127.0.0.1:${port}/0`);
   });
 });

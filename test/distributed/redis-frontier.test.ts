@@ -186,6 +186,8 @@ describeWithRedis("RedisFrontier", () => {
     await expect(RedisFrontier.open({ url: "redis://127.0.0.1:6379/zero", name: "x" })).rejects.toThrow(/^url: /);
     await expect(RedisFrontier.open({ url: redis.url, name: "" })).rejects.toThrow(/^name: /);
     await expect(RedisFrontier.open({ url: redis.url, name: "a{b}" })).rejects.toThrow(/^name: /);
+    await expect(RedisFrontier.open({ url: redis.url, name: "x".repeat(201) })).rejects.toThrow(/^name: .*at most 200 characters/);
+    await expect(RedisFrontier.open({ url: redis.url, name: "a\u0007b" })).rejects.toThrow(/^name: .*control characters/);
     await expect(RedisFrontier.open({ url: redis.url, name: "x", leaseMs: 0 })).rejects.toThrow(/^leaseMs: /);
     await expect(RedisFrontier.open({ url: redis.url, name: "x", leaseMs: 0 })).rejects.toBeInstanceOf(TypeError);
   });
@@ -197,7 +199,7 @@ describeWithRedis("RedisFrontier", () => {
     await client.connect();
     try {
       const keys = await client.keys("coroutine-crawler:{alpha}:*");
-      expect(keys.sort()).toEqual(["coroutine-crawler:{alpha}:queue", "coroutine-crawler:{alpha}:seen"]);
+      expect(keys.sort()).toEqual(["coroutine-crawler:{alpha}:hosts", "coroutine-crawler:{alpha}:meta", "coroutine-crawler:{alpha}:q:http://a.test", "coroutine-crawler:{alpha}:seen"]);
     } finally {
       await client.close();
     }
