@@ -23,7 +23,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
-import { createClient } from "redis";
+import { createClient, ErrorReply } from "redis";
 import type { ResolvedCrawlOptions } from "../crawl/options.js";
 import type { FetchStatistic } from "../crawl/records.js";
 import { storedRobotsRules, type RobotsRules, type RobotsVerdict } from "../crawl/robots.js";
@@ -128,6 +128,8 @@ export class RedisFrontier implements Frontier {
   private crawl: ResolvedCrawlOptions | null = null;
   /** BEGIN, in flight or done: TAKE waits for it, so a process refused takes nothing. */
   private begun: Promise<unknown> = Promise.resolve();
+  /** Whether Redis keeps its data on disk (append-only file or snapshots); null when it would not say (CONFIG refused). */
+  private persistent: boolean | null = null;
   /** The `robots.txt` rules this process knows, read here or by another process, by origin. */
   private readonly rules = new Map<string, RobotsRules>();
 
@@ -168,9 +170,10 @@ export class RedisFrontier implements Frontier {
         frontier.sha.set(name, String(await client.sendCommand(["SCRIPT", "LOAD", script])));
       }
       await subscriber.subscribe(frontier.keys.channel, (message) => frontier.heard(message));
+      frontier.persistent = await persistence(client);
     } catch (error) {
       await frontier.close();
-      throw new FrontierError(`cannot use Redis at ${redact(resolved.url)}: ${reason(error)}`, { cause: error });
+      throw new FrontierError(`cannot use Redis at ${redact(resolved.url)}: ${explainReply(error, resolved.name) ?? reason(error)}`, { cause: error });
     }
     return frontier;
   }
@@ -471,11 +474,18 @@ export class RedisFrontier implements Frontier {
     }
   }
 
-  /** Runs one of the scripts by its SHA1, with the crawl's keys, its queues' prefix and channel, then `args`. */
+  /**
+   * Runs one of the scripts by its SHA1, with the crawl's keys, its queues'
+   * prefix and channel, then `args`. A failure stops the crawl, and rejects
+   * with the {@link FrontierError} that says what it was.
+   */
   private run(name: string, args: readonly string[]): Promise<unknown> {
     if (this.failure !== null) return Promise.reject(this.failure);
     const { fixed, queuePrefix, channel } = this.keys;
-    return this.client.sendCommand(["EVALSHA", this.sha.get(name) ?? "", String(fixed.length), ...fixed, queuePrefix, channel, ...args]);
+    return this.client.sendCommand(["EVALSHA", this.sha.get(name) ?? "", String(fixed.length), ...fixed, queuePrefix, channel, ...args]).catch((error: unknown) => {
+      this.fail(error);
+      throw this.failure ?? error;
+    });
   }
 
   /** The crawl is another than this process's: it stops, as when Redis fails, with a message saying why. */
@@ -493,7 +503,17 @@ export class RedisFrontier implements Frontier {
    * stay; the URLs leased here are taken again once their leases expire.
    */
   private fail(error: unknown): void {
-    this.refuse(new FrontierError(`Redis at ${redact(this.options.url)} stopped answering: ${reason(error)}; records written are kept, and running the crawl again resumes it`, { cause: error }));
+    if (this.failure !== null || this.closing) return;
+    const where = `Redis at ${redact(this.options.url)}`;
+    const reply = explainReply(error, this.options.name);
+    const what = reply === null ? `${where} stopped answering: ${reason(error)}` : `${where} refused the crawl's command: ${reply}`;
+    const after =
+      this.persistent === true
+        ? "records written are kept, and running the crawl again resumes it"
+        : this.persistent === false
+          ? "this Redis keeps nothing on disk (no appendonly, no save): if it restarts, the crawl is lost, and running it again starts it over"
+          : "records written are kept as long as Redis keeps them: running the crawl again resumes it, or starts it over if Redis lost them";
+    this.refuse(new FrontierError(`${what}; ${after}`, { cause: error }));
   }
 }
 
@@ -579,11 +599,11 @@ export function resolveFrontierOptions(options: RedisFrontierOptions): Required<
   try {
     parsed = new URL(url);
   } catch {
-    throw new TypeError(`url: ${JSON.stringify(url)} is not a URL; expected redis://HOST:PORT/DB`);
+    throw new TypeError(`url: ${JSON.stringify(redact(url))} is not a URL; expected redis://HOST:PORT/DB`);
   }
-  if (parsed.protocol !== "redis:" && parsed.protocol !== "rediss:") throw new TypeError(`url: ${JSON.stringify(url)} is not a redis:// or rediss:// URL`);
-  if (parsed.hostname === "") throw new TypeError(`url: ${JSON.stringify(url)} has no host; expected redis://HOST:PORT/DB`);
-  if (!/^(\/\d*)?$/.test(parsed.pathname)) throw new TypeError(`url: ${JSON.stringify(url)}: the path must be a database number, as in redis://HOST:PORT/0`);
+  if (parsed.protocol !== "redis:" && parsed.protocol !== "rediss:") throw new TypeError(`url: ${JSON.stringify(redact(url))} is not a redis:// or rediss:// URL`);
+  if (parsed.hostname === "") throw new TypeError(`url: ${JSON.stringify(redact(url))} has no host; expected redis://HOST:PORT/DB`);
+  if (!/^(\/\d*)?$/.test(parsed.pathname)) throw new TypeError(`url: ${JSON.stringify(redact(url))}: the path must be a database number, as in redis://HOST:PORT/0`);
   if (typeof name !== "string" || name === "" || /[{}\s]/.test(name)) throw new TypeError(`name: ${JSON.stringify(shortened(String(name)))} must be a non-empty name without braces or spaces`);
   if ([...name].some((char) => { const code = char.codePointAt(0) ?? 0; return code < 0x20 || (code >= 0x7f && code <= 0x9f); })) throw new TypeError(`name: ${JSON.stringify(shortened(name))} has control characters; a crawl's name is printed and typed again`);
   if (name.length > MAX_NAME_LENGTH) throw new TypeError(`name: ${JSON.stringify(shortened(name))} is ${name.length} characters long; a crawl's name has at most ${MAX_NAME_LENGTH} characters`);
@@ -592,6 +612,17 @@ export function resolveFrontierOptions(options: RedisFrontierOptions): Required<
   }
   if (typeof connectTimeoutMs !== "number" || !Number.isFinite(connectTimeoutMs) || connectTimeoutMs <= 0) throw new TypeError(`connectTimeoutMs: ${String(connectTimeoutMs)} must be a positive number of milliseconds`);
   return { url, name, leaseMs, connectTimeoutMs };
+}
+
+/** Whether Redis keeps its data on disk: an append-only file, or snapshots (`save`); null when CONFIG is refused (an ACL, a managed Redis). */
+async function persistence(client: Client): Promise<boolean | null> {
+  try {
+    const reply = (await client.sendCommand(["CONFIG", "GET", "appendonly"])) as string[];
+    const save = (await client.sendCommand(["CONFIG", "GET", "save"])) as string[];
+    return reply[1] === "yes" || (save[1] ?? "") !== "";
+  } catch {
+    return null;
+  }
 }
 
 /** The longest crawl name: it is in every key and every message. */
@@ -605,14 +636,40 @@ function shortened(name: string): string {
 /** The longest delay Node's timers take (2^31 - 1 ms); a longer one fires after 1 ms. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
-/** The URL without its password, for messages. */
-function redact(url: string): string {
+/** The URL without its password, for messages: `redis://:***@host:6379/0`; in what is not a URL, whatever stands before an `@`. */
+export function redact(url: string): string {
   try {
     const parsed = new URL(url);
     if (parsed.password !== "") parsed.password = "***";
     return parsed.href;
   } catch {
-    return url;
+    return url.replace(/^([^@]*?\/\/)?[^@/]*@/, (_match, scheme: string | undefined) => `${scheme ?? ""}***@`);
+  }
+}
+
+/**
+ * What a Redis error reply means for the crawl, and what to do, by its code;
+ * null for an error that is not a reply (a connection lost, refused).
+ */
+function explainReply(error: unknown, name: string): string | null {
+  if (!(error instanceof ErrorReply)) return null;
+  const code = /^[A-Z]+/.exec(error.message)?.[0] ?? "";
+  const keys = `coroutine-crawler:{${name}}:*`;
+  switch (code) {
+    case "OOM":
+      return `it is out of memory (OOM: maxmemory reached): raise its maxmemory, or free room (delete the keys ${keys} of crawls you no longer need)`;
+    case "NOPERM":
+      return `its ACL does not let this user do that (NOPERM): the user needs the keys ~${keys}, the channel &coroutine-crawler:{${name}}:events, and the commands EVALSHA, SCRIPT, SUBSCRIBE, SSCAN and HSCAN`;
+    case "READONLY":
+      return "it is a read-only replica (READONLY): give --frontier the URL of its primary";
+    case "WRONGTYPE":
+      return `a key of this crawl holds another kind of value (WRONGTYPE): something else uses the keys ${keys}, or an older version of this crawler made them; choose another --crawl-name or database`;
+    case "NOAUTH":
+      return "it asks for a password (NOAUTH): give it in the URL, redis://:PASSWORD@HOST:PORT/0";
+    case "WRONGPASS":
+      return "it refused the user name or password (WRONGPASS)";
+    default:
+      return `it answered ${JSON.stringify(error.message)}`;
   }
 }
 

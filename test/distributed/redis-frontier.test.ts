@@ -205,3 +205,71 @@ describeWithRedis("RedisFrontier", () => {
     }
   });
 });
+
+describeWithRedis("RedisFrontier's errors", () => {
+  let redis: RedisServer;
+  beforeAll(async () => {
+    redis = await startRedis();
+  });
+  afterAll(async () => {
+    await redis?.remove();
+  });
+
+  /** Runs `command` on the test's own connection to `server`. */
+  async function send(server: RedisServer, command: string[]): Promise<unknown> {
+    const client = createClient({ url: server.url });
+    await client.connect();
+    try {
+      return await client.sendCommand(command);
+    } finally {
+      await client.close();
+    }
+  }
+
+  /** The FrontierError a crawl of one URL on the crawl `name` rejects with. */
+  async function crawlError(url: string, name: string): Promise<Error> {
+    const frontier = await RedisFrontier.open({ url, name });
+    try {
+      const failed = await within(10_000, crawl("http://127.0.0.1:9/", { maxTasks: 2, robots: false }, frontier).then(() => null, (error: unknown) => error), "the crawl's failure");
+      expect(failed).toBeInstanceOf(FrontierError);
+      return failed as Error;
+    } finally {
+      await frontier.close();
+    }
+  }
+
+  it("names a Redis out of memory, with maxmemory, and says a Redis without persistence loses the crawl when it restarts", async () => {
+    const own = await startRedis();
+    try {
+      await send(own, ["CONFIG", "SET", "maxmemory", "1"]);
+      const error = await crawlError(own.url, "full");
+      expect(error.message).toMatch(/^Redis at redis:\/\/127\.0\.0\.1:\d+\/0 refused the crawl's command: it is out of memory \(OOM: maxmemory reached\): raise its maxmemory/);
+      expect(error.message).toMatch(/this Redis keeps nothing on disk \(no appendonly, no save\): if it restarts, the crawl is lost, and running it again starts it over$/);
+    } finally {
+      await own.remove();
+    }
+  });
+
+  it("names a read-only replica, and a key of the crawl used by something else", async () => {
+    const own = await startRedis();
+    try {
+      await send(own, ["SET", "coroutine-crawler:{taken}:seen", "not a set"]);
+      expect((await crawlError(own.url, "taken")).message).toContain("refused the crawl's command: a key of this crawl holds another kind of value (WRONGTYPE): something else uses the keys coroutine-crawler:{taken}:*");
+      await send(own, ["REPLICAOF", "127.0.0.1", "9"]);
+      expect((await crawlError(own.url, "replica")).message).toContain("refused the crawl's command: it is a read-only replica (READONLY): give --frontier the URL of its primary");
+    } finally {
+      await own.remove();
+    }
+  });
+
+  it("names an ACL that keeps the user from the crawl's keys, and never shows the password", async () => {
+    await send(redis, ["ACL", "SETUSER", "narrow", "on", ">s3cret-pw", "~other:*", "&*", "+@all"]);
+    const url = redis.url.replace("redis://", "redis://narrow:s3cret-pw@");
+    const error = await crawlError(url, "guarded");
+    expect(error.message).toContain("its ACL does not let this user do that (NOPERM): the user needs the keys ~coroutine-crawler:{guarded}:*");
+    expect(error.message).toContain("redis://narrow:***@127.0.0.1");
+    expect(error.message).not.toContain("s3cret-pw");
+    await expect(RedisFrontier.open({ url: "nonsense://:s3cret-pw@x", name: "x" })).rejects.toThrow(/^url: "nonsense:\/\/:\*\*\*@x" is not a redis:\/\/ or rediss:\/\/ URL$/);
+    await expect(RedisFrontier.open({ url: "redis//:s3cret-pw@x", name: "x" })).rejects.toThrow(/^url: "redis\/\/\*\*\*@x" is not a URL/);
+  });
+});
