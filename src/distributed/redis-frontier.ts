@@ -229,7 +229,14 @@ export class RedisFrontier implements Frontier {
     if (this.failure !== null) return null;
     let reply: unknown;
     try {
-      reply = await this.run("FINISH", [this.owner, item.url, JSON.stringify(visit.record), ...triples(visit.next)]);
+      // A page with many links: all but the last chunk are queued first, each in a step short enough not to hold Redis up.
+      // Safe: if this process dies before FINISH, the URLs queued stay queued and seen, and the page, fetched again, queues none twice.
+      let earlier = 0;
+      const last = Math.max(0, visit.next.length - FINISH_CHUNK);
+      for (let start = 0; start < last; start += FINISH_CHUNK) {
+        earlier += Number(await this.run("ADD", triples(visit.next.slice(start, Math.min(start + FINISH_CHUNK, last)))));
+      }
+      reply = await this.run("FINISH", [this.owner, item.url, JSON.stringify(visit.record), String(earlier), ...triples(visit.next.slice(last))]);
     } catch {
       return null; // Not stored: the lease expires, and the URL is fetched again by whoever resumes.
     } finally {
@@ -624,6 +631,13 @@ async function persistence(client: Client): Promise<boolean | null> {
     return null;
   }
 }
+
+/**
+ * The most links one script queues: a page's links beyond it are queued in
+ * steps of this many before its FINISH. One FINISH of 5,000 links held Redis
+ * 174 ms; 250 hold it a few ms.
+ */
+const FINISH_CHUNK = 250;
 
 /** The longest crawl name: it is in every key and every message. */
 const MAX_NAME_LENGTH = 200;

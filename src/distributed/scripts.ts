@@ -186,10 +186,11 @@ return reply
 `;
 
 /**
- * FINISH: ARGV prefix, channel, owner, url, record JSON, then (url, origin, item)
- * triples of the URLs its visit found.
+ * FINISH: ARGV prefix, channel, owner, url, record JSON, URLs queued already
+ * (by ADD, for a page with many links), then (url, origin, item) triples of the
+ * (other) URLs its visit found.
  * In one step: queues each found URL not seen; stores the record (a page's with
- * `numNewUrls` set to the URLs really queued; a redirect's stays 0) unless the URL
+ * `numNewUrls` set to the URLs really queued, with those queued already; a redirect's stays 0) unless the URL
  * has one already; drops the lease, freeing its origin's slot, if `owner` still
  * holds it. Publishes `done` when nothing is queued or leased any more, `queued`
  * when URLs were queued or an origin waiting for a slot may go.
@@ -197,7 +198,7 @@ return reply
  */
 export const FINISH = `${COMMON}
 local added = 0
-for i = 6, #ARGV, 3 do
+for i = 7, #ARGV, 3 do
   if redis.call('SADD', SEEN, ARGV[i]) == 1 then
     enqueue(ARGV[i + 1], ARGV[i + 2], false)
     added = added + 1
@@ -207,7 +208,7 @@ local url = ARGV[4]
 local stored = 0
 if redis.call('HEXISTS', RECORDS, url) == 0 then
   local record = cjson.decode(ARGV[5])
-  if record.nextUrl == cjson.null then record.numNewUrls = added end
+  if record.nextUrl == cjson.null then record.numNewUrls = added + tonumber(ARGV[6]) end
   redis.call('HSET', RECORDS, url, cjson.encode(record))
   stored = 1
 end
@@ -221,7 +222,7 @@ if queued() == 0 and redis.call('ZCARD', LEASES) == 0 then
 elseif wake then
   redis.call('PUBLISH', CHANNEL, 'queued')
 end
-return {stored, added}
+return {stored, added + tonumber(ARGV[6])}
 `;
 
 /**

@@ -89,6 +89,33 @@ describeWithRedis("RedisFrontier", () => {
     expect((await frontier.status()).records).toBe(1);
   });
 
+  it("queues a page's 5,000 links in steps of 250, none holding Redis 50 ms, and counts the links really new over all of them", async () => {
+    const own = await startRedis();
+    const client = createClient({ url: own.url });
+    await client.connect();
+    try {
+      await client.sendCommand(["CONFIG", "SET", "slowlog-log-slower-than", "50000"]);
+      const frontier = await RedisFrontier.open({ url: own.url, name: "wide" });
+      open.push(frontier);
+      await frontier.add([{ url: "http://a.test/", maxRedirect: 10 }, { url: "http://a.test/7", maxRedirect: 10 }]);
+      const item = await frontier.take();
+      const next = Array.from({ length: 5_000 }, (_, i) => ({ url: `http://a.test/${i}`, maxRedirect: 10 }));
+      const calls = async (): Promise<number> => Number(/cmdstat_evalsha:calls=(\d+)/.exec(await client.info("commandstats"))?.[1] ?? 0);
+      const before = await calls();
+      await client.sendCommand(["SLOWLOG", "RESET"]);
+      const stored = await frontier.finish(item, { record: { ...errorRecord(item.url, "NetworkError"), nextUrl: null }, next });
+      expect(await calls()).toBe(before + 20);
+      expect(stored?.numNewUrls).toBe(4_999); // /7 was queued before.
+      expect(await client.sendCommand(["SLOWLOG", "LEN"])).toBe(0);
+      expect(await frontier.status()).toMatchObject({ queued: 5_000, leased: 0, records: 1, seen: 5_001 });
+      const record = JSON.parse((await client.hGet("coroutine-crawler:{wide}:records", item.url)) ?? "{}") as FetchStatistic;
+      expect(record.numNewUrls).toBe(4_999);
+    } finally {
+      await client.close();
+      await own.remove();
+    }
+  });
+
   it("hands the URL of a process that stopped renewing its lease to another process once the lease expires", async () => {
     const name = `lease-${++names}`;
     const dying = await frontierFor({ name, leaseMs: 300 });
