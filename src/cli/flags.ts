@@ -153,7 +153,9 @@ ${DEFAULT_OPTIONS.userAgent})`,
     type: "string", value: "URL", group: "distributed",
     help: `keep the queue, the URLs seen and the records in the Redis
 at URL (redis://HOST:PORT/DB), shared by every process
-given the same URL and --crawl-name; stage 3 only`,
+given the same URL and --crawl-name, with politeness
+(--max-per-host, --delay, robots.txt) over them all;
+stage 3 only`,
   },
   "crawl-name": {
     type: "string", value: "NAME", group: "distributed",
