@@ -23,7 +23,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
-import { createClient, ErrorReply } from "redis";
+import type { createClient } from "@redis/client";
 import type { ResolvedCrawlOptions } from "../crawl/options.js";
 import type { FetchStatistic } from "../crawl/records.js";
 import { storedRobotsRules, type RobotsRules, type RobotsVerdict } from "../crawl/robots.js";
@@ -156,6 +156,7 @@ export class RedisFrontier implements Frontier {
    */
   static async open(options: RedisFrontierOptions): Promise<RedisFrontier> {
     const resolved = resolveFrontierOptions(options);
+    const { createClient } = await redisClient();
     const socket = { connectTimeout: resolved.connectTimeoutMs, reconnectStrategy: false as const };
     // No reconnecting and no offline queue: a command fails at once when Redis is gone, and the crawl stops cleanly.
     const client: Client = createClient({ url: resolved.url, socket, disableOfflineQueue: true });
@@ -661,12 +662,32 @@ export function redact(url: string): string {
   }
 }
 
+/** The Redis client's module, once loaded by {@link redisClient}. */
+let clientModule: typeof import("@redis/client") | null = null;
+
+/**
+ * Loads the Redis client, `@redis/client`, an optional peer dependency: only
+ * a crawl with a Redis frontier needs it, so a plain install goes without.
+ *
+ * @throws FrontierError (a rejection) saying what to install when it is missing.
+ */
+async function redisClient(): Promise<typeof import("@redis/client")> {
+  if (clientModule !== null) return clientModule;
+  try {
+    clientModule = await import("@redis/client");
+    return clientModule;
+  } catch (error) {
+    if ((error as { code?: unknown }).code !== "ERR_MODULE_NOT_FOUND") throw error;
+    throw new FrontierError("the Redis client is not installed; a crawl with --frontier needs it: npm install @redis/client@6", { cause: error });
+  }
+}
+
 /**
  * What a Redis error reply means for the crawl, and what to do, by its code;
  * null for an error that is not a reply (a connection lost, refused).
  */
 function explainReply(error: unknown, name: string): string | null {
-  if (!(error instanceof ErrorReply)) return null;
+  if (clientModule === null || !(error instanceof clientModule.ErrorReply)) return null;
   const code = /^[A-Z]+/.exec(error.message)?.[0] ?? "";
   const keys = `coroutine-crawler:{${name}}:*`;
   switch (code) {

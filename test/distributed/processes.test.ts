@@ -14,7 +14,7 @@
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createClient } from "redis";
+import { createClient } from "@redis/client";
 import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
 import type { FetchStatistic } from "../../src/crawl/records.js";
 import type { ExpectedCrawl } from "../../src/site/expected-crawl.js";

@@ -3,7 +3,7 @@
  * crawls as the in-memory frontier does, and its steps (add, take with a
  * lease, finish, release, renew, join) do what the guide says.
  */
-import { createClient } from "redis";
+import { createClient } from "@redis/client";
 import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
 import { crawl } from "../../src/asyncawait/index.js";
 import type { FetchStatistic } from "../../src/crawl/records.js";
