@@ -22,6 +22,7 @@
  * @module
  */
 import { randomBytes } from "node:crypto";
+import { readFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import type { createClient } from "@redis/client";
 import type { ResolvedCrawlOptions } from "../crawl/options.js";
@@ -47,6 +48,22 @@ export interface RedisFrontierOptions {
   leaseMs?: number;
   /** How long to wait for Redis to accept the connection, in ms. Default 5,000. */
   connectTimeoutMs?: number;
+  /**
+   * For a `rediss://` URL: PEM files of the certificate authority to trust
+   * (else Node's own list), and of a client certificate and its key, for a
+   * Redis that asks for one (`tls-auth-clients`). Default none.
+   */
+  tls?: FrontierTlsFiles;
+}
+
+/** The PEM files of a TLS connection to Redis (`RedisFrontierOptions.tls`). */
+export interface FrontierTlsFiles {
+  /** The certificate authority that signed Redis's certificate. */
+  caFile?: string;
+  /** This client's certificate, for a Redis that asks for one. */
+  certFile?: string;
+  /** The client certificate's private key. */
+  keyFile?: string;
 }
 
 /** One crawler process as `status()` sees it. */
@@ -157,7 +174,7 @@ export class RedisFrontier implements Frontier {
   static async open(options: RedisFrontierOptions): Promise<RedisFrontier> {
     const resolved = resolveFrontierOptions(options);
     const { createClient } = await redisClient();
-    const socket = { connectTimeout: resolved.connectTimeoutMs, reconnectStrategy: false as const };
+    const socket = { connectTimeout: resolved.connectTimeoutMs, reconnectStrategy: false as const, ...(await tlsOptions(resolved)) };
     // No reconnecting and no offline queue: a command fails at once when Redis is gone, and the crawl stops cleanly.
     const client: Client = createClient({ url: resolved.url, socket, disableOfflineQueue: true });
     const subscriber: Client = client.duplicate();
@@ -602,7 +619,7 @@ function differenceOf(stored: Record<string, unknown>, mine: Record<string, unkn
  * one with a brace, a space or a control character, or one over 200 characters, a lease or timeout that is not a positive number of ms.
  */
 export function resolveFrontierOptions(options: RedisFrontierOptions): Required<RedisFrontierOptions> {
-  const { url, name, leaseMs = 30_000, connectTimeoutMs = 5_000 } = options;
+  const { url, name, leaseMs = 30_000, connectTimeoutMs = 5_000, tls = {} } = options;
   let parsed: URL;
   try {
     parsed = new URL(url);
@@ -619,7 +636,10 @@ export function resolveFrontierOptions(options: RedisFrontierOptions): Required<
     throw new TypeError(`leaseMs: ${String(leaseMs)} must be a number of milliseconds from 100 to ${MAX_TIMER_MS}`);
   }
   if (typeof connectTimeoutMs !== "number" || !Number.isFinite(connectTimeoutMs) || connectTimeoutMs <= 0) throw new TypeError(`connectTimeoutMs: ${String(connectTimeoutMs)} must be a positive number of milliseconds`);
-  return { url, name, leaseMs, connectTimeoutMs };
+  const tlsGiven = Object.values(tls).some((file) => file !== undefined);
+  if (tlsGiven && parsed.protocol !== "rediss:") throw new TypeError(`tls: the certificate files are for a rediss:// URL, and ${JSON.stringify(redact(url))} is not one`);
+  if ((tls.certFile === undefined) !== (tls.keyFile === undefined)) throw new TypeError("tls: a client certificate and its key come together: give both certFile and keyFile, or neither");
+  return { url, name, leaseMs, connectTimeoutMs, tls };
 }
 
 /** Whether Redis keeps its data on disk: an append-only file, or snapshots (`save`); null when CONFIG is refused (an ACL, a managed Redis). */
@@ -660,6 +680,25 @@ export function redact(url: string): string {
   } catch {
     return url.replace(/^([^@]*?\/\/)?[^@/]*@/, (_match, scheme: string | undefined) => `${scheme ?? ""}***@`);
   }
+}
+
+/**
+ * The socket's TLS options for a `rediss://` URL: the PEM files read.
+ *
+ * @throws FrontierError (a rejection) naming a file that cannot be read.
+ */
+async function tlsOptions(options: Required<RedisFrontierOptions>): Promise<{ tls: true; ca?: Buffer; cert?: Buffer; key?: Buffer } | Record<string, never>> {
+  if (!options.url.startsWith("rediss:")) return {};
+  const read = async (what: string, file: string | undefined): Promise<Buffer | undefined> => {
+    if (file === undefined) return undefined;
+    try {
+      return await readFile(file);
+    } catch (error) {
+      throw new FrontierError(`cannot use Redis at ${redact(options.url)}: cannot read the ${what} ${JSON.stringify(file)}: ${reason(error)}`, { cause: error });
+    }
+  };
+  const [ca, cert, key] = [await read("CA file", options.tls.caFile), await read("client certificate", options.tls.certFile), await read("client key", options.tls.keyFile)];
+  return { tls: true, ...(ca === undefined ? {} : { ca }), ...(cert === undefined ? {} : { cert }), ...(key === undefined ? {} : { key }) };
 }
 
 /** The Redis client's module, once loaded by {@link redisClient}. */
