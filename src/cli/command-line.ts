@@ -63,6 +63,8 @@ export interface FrontierFlags {
   name: string;
   /** `--lease SECONDS`, in ms. */
   leaseMs: number;
+  /** False with `--no-redis-records`: Redis keeps which URLs have a record, not the records. */
+  records?: boolean;
   /** `--frontier-ca`, `--frontier-cert`, `--frontier-key`: PEM files for a `rediss://` URL. */
   tls?: { caFile?: string; certFile?: string; keyFile?: string };
 }
@@ -211,7 +213,8 @@ function frontierFlags(
   const tls = { caFile: values["frontier-ca"], certFile: values["frontier-cert"], keyFile: values["frontier-key"] };
   if (url === undefined) {
     const typedTls = [["--frontier-ca", tls.caFile], ["--frontier-cert", tls.certFile], ["--frontier-key", tls.keyFile]].map(([flag, file]) => [flag, file !== undefined] as const);
-    for (const [flag, typed] of [["--crawl-name", values["crawl-name"] !== undefined], ["--status", values.status === true], ["--lease", lease], ...typedTls] as const) {
+    const noRecords = ["--no-redis-records", values["no-redis-records"] === true] as const;
+    for (const [flag, typed] of [["--crawl-name", values["crawl-name"] !== undefined], ["--status", values.status === true], ["--lease", lease], noRecords, ...typedTls] as const) {
       if (typed) throw new UsageError(`${flag} needs --frontier URL: it is about a crawl whose queue is in Redis`);
     }
     return null;
@@ -227,7 +230,9 @@ function frontierFlags(
   if (leaseMs < LEASE_MS.min || leaseMs > LEASE_MS.max) {
     throw new UsageError(`--lease: expected a number of seconds from ${LEASE_MS.min / 1000} to ${Math.floor(LEASE_MS.max / 1000)}, got ${values.lease}`);
   }
-  return { url, name, leaseMs, tls };
+  const records = values["no-redis-records"] !== true;
+  if (!records && values.jsonl === undefined) throw new UsageError("--no-redis-records needs --jsonl FILE: the records are written there, by each process, and nowhere else");
+  return { url, name, leaseMs, tls, records };
 }
 
 /**

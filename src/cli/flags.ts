@@ -168,6 +168,11 @@ in as many processes as you like, to join or resume it`,
     help: `how long a URL taken by a process that died waits
 before another process may take it`,
   },
+  "no-redis-records": {
+    type: "boolean", group: "distributed",
+    help: `keep in Redis only which URLs have a record, not the
+records: each process writes its own (needs --jsonl)`,
+  },
   "frontier-ca": {
     type: "string", value: "FILE", group: "distributed",
     help: `with a rediss:// --frontier: the PEM file of the certificate

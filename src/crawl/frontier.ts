@@ -96,7 +96,11 @@ export interface Frontier {
 
 /** What a frontier reports at the end of a crawl. */
 export interface FrontierSummary {
-  /** Every URL ever queued (in the order first queued, in memory). */
+  /**
+   * Every URL ever queued (in the order first queued, in memory); empty for a
+   * shared frontier when `keepRecords` is false: the URLs stay on the server,
+   * and `todo` and `recorded` count them.
+   */
   seen: string[];
   /** URLs seen that have no record: non-zero only when the crawl stopped early. */
   todo: number;

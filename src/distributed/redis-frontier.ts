@@ -54,6 +54,14 @@ export interface RedisFrontierOptions {
    * Redis that asks for one (`tls-auth-clients`). Default none.
    */
   tls?: FrontierTlsFiles;
+  /**
+   * Whether Redis keeps each record (default true). False keeps only that a
+   * URL has one, which is what makes each URL recorded once: for a crawl whose
+   * processes write their records themselves (`onRecord`, `--jsonl`), at a
+   * fraction of the memory. The crawl result then has the records of this
+   * process only, as a crawl in memory does.
+   */
+  records?: boolean;
 }
 
 /** The PEM files of a TLS connection to Redis (`RedisFrontierOptions.tls`). */
@@ -254,7 +262,8 @@ export class RedisFrontier implements Frontier {
       for (let start = 0; start < last; start += FINISH_CHUNK) {
         earlier += Number(await this.run("ADD", triples(visit.next.slice(start, Math.min(start + FINISH_CHUNK, last)))));
       }
-      reply = await this.run("FINISH", [this.owner, item.url, JSON.stringify(visit.record), String(earlier), ...triples(visit.next.slice(last))]);
+      const record = this.options.records ? JSON.stringify(visit.record) : "";
+      reply = await this.run("FINISH", [this.owner, item.url, record, String(earlier), ...triples(visit.next.slice(last))]);
     } catch {
       return null; // Not stored: the lease expires, and the URL is fetched again by whoever resumes.
     } finally {
@@ -315,8 +324,16 @@ export class RedisFrontier implements Frontier {
     }
   }
 
-  /** Reads every seen URL and record, a thousand at a time. */
+  /**
+   * Reads every seen URL and record, a thousand at a time; with
+   * `keepRecords` false, only their counts: the URLs stay in Redis, and no
+   * process holds a whole crawl in memory at its end.
+   */
   private async read(keepRecords: boolean): Promise<FrontierSummary> {
+    if (!keepRecords || !this.options.records) {
+      const [seenCount, recordCount] = (await this.client.sendCommand(["EVAL", "return {redis.call('SCARD', KEYS[1]), redis.call('HLEN', KEYS[2])}", "2", this.keys.seen, this.keys.records])) as [number, number];
+      return { seen: [], todo: seenCount - recordCount, records: null, recorded: recordCount };
+    }
     const seen: string[] = [];
     for await (const members of this.client.sScanIterator(this.keys.seen, { COUNT: 1000 })) seen.push(...members);
     let recorded = 0;
@@ -619,7 +636,7 @@ function differenceOf(stored: Record<string, unknown>, mine: Record<string, unkn
  * one with a brace, a space or a control character, or one over 200 characters, a lease or timeout that is not a positive number of ms.
  */
 export function resolveFrontierOptions(options: RedisFrontierOptions): Required<RedisFrontierOptions> {
-  const { url, name, leaseMs = 30_000, connectTimeoutMs = 5_000, tls = {} } = options;
+  const { url, name, leaseMs = 30_000, connectTimeoutMs = 5_000, tls = {}, records = true } = options;
   let parsed: URL;
   try {
     parsed = new URL(url);
@@ -639,7 +656,8 @@ export function resolveFrontierOptions(options: RedisFrontierOptions): Required<
   const tlsGiven = Object.values(tls).some((file) => file !== undefined);
   if (tlsGiven && parsed.protocol !== "rediss:") throw new TypeError(`tls: the certificate files are for a rediss:// URL, and ${JSON.stringify(redact(url))} is not one`);
   if ((tls.certFile === undefined) !== (tls.keyFile === undefined)) throw new TypeError("tls: a client certificate and its key come together: give both certFile and keyFile, or neither");
-  return { url, name, leaseMs, connectTimeoutMs, tls };
+  if (typeof records !== "boolean") throw new TypeError(`records: ${String(records)} must be true or false`);
+  return { url, name, leaseMs, connectTimeoutMs, tls, records };
 }
 
 /** Whether Redis keeps its data on disk: an append-only file, or snapshots (`save`); null when CONFIG is refused (an ACL, a managed Redis). */

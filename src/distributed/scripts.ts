@@ -11,7 +11,7 @@
  *    `robots.txt` is being read;
  * 3. `…:leases`, a sorted set: each URL taken and not finished, scored by its lease's deadline;
  * 4. `…:owners` and 5. `…:items`, hashes: who holds each lease, and `ORIGIN ITEM` to queue again if it expires;
- * 6. `…:records`, a hash: each URL's one record, as JSON;
+ * 6. `…:records`, a hash: each URL's one record, as JSON (or `1`, for a crawl that keeps its records elsewhere);
  * 7. `…:workers`, a hash: each process that took URLs, and when it last said it was alive;
  * 8. `…:politeness`, a hash, per origin: `a:ORIGIN` requests in flight (leases), `n:ORIGIN`
  *    the time its next request may start, `d:ORIGIN` its delay when `Crawl-delay` made it
@@ -186,7 +186,8 @@ return reply
 `;
 
 /**
- * FINISH: ARGV prefix, channel, owner, url, record JSON, URLs queued already
+ * FINISH: ARGV prefix, channel, owner, url, record JSON (empty: the crawl keeps
+ * only that the URL has a record, `1`), URLs queued already
  * (by ADD, for a page with many links), then (url, origin, item) triples of the
  * (other) URLs its visit found.
  * In one step: queues each found URL not seen; stores the record (a page's with
@@ -207,9 +208,13 @@ end
 local url = ARGV[4]
 local stored = 0
 if redis.call('HEXISTS', RECORDS, url) == 0 then
-  local record = cjson.decode(ARGV[5])
-  if record.nextUrl == cjson.null then record.numNewUrls = added + tonumber(ARGV[6]) end
-  redis.call('HSET', RECORDS, url, cjson.encode(record))
+  if ARGV[5] == '' then
+    redis.call('HSET', RECORDS, url, '1')
+  else
+    local record = cjson.decode(ARGV[5])
+    if record.nextUrl == cjson.null then record.numNewUrls = added + tonumber(ARGV[6]) end
+    redis.call('HSET', RECORDS, url, cjson.encode(record))
+  end
   stored = 1
 end
 local wake = added > 0

@@ -13,6 +13,10 @@ import { startDemoSite, type SyntheticSite } from "../../src/site/index.js";
 import { QueueShutDown } from "../../src/asyncawait/joinable-queue.js";
 import { describeWithRedis, startRedis, type RedisServer } from "../helpers/redis-server.js";
 import { within } from "../helpers/within.js";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { requireBuiltCli, runCli } from "../cli/cli-process.js";
 
 function withoutTiming(record: FetchStatistic): Omit<FetchStatistic, "numNewUrls" | "referrer"> {
   const { numNewUrls: _n, referrer: _r, ...rest } = record;
@@ -62,6 +66,51 @@ describeWithRedis("RedisFrontier", () => {
     expect(redirects.map((record) => record.numNewUrls)).toEqual(redirects.map(() => 0));
     const status = await frontier.status();
     expect({ queued: status.queued, leased: status.leased, records: status.records, seen: status.seen }).toEqual({ queued: 0, leased: 0, records: expected.recorded, seen: expected.seen.length });
+  });
+
+  it("keeps only which URLs have a record with records: false, each URL still recorded once, and reads no URL list at the end without keepRecords", async () => {
+    const expected = await crawl(demo.url, { maxTasks: 5 });
+    const name = `markers-${++names}`;
+    const frontier = await RedisFrontier.open({ url: redis.url, name, records: false });
+    open.push(frontier);
+    const result = await within(30_000, crawl(demo.url, { maxTasks: 5, keepRecords: false }, frontier), "a crawl keeping no records in Redis");
+    expect(result.recorded).toBe(expected.recorded);
+    expect(result.seen).toEqual([]); // Not read from Redis: the counts are.
+    expect(result.todo).toBe(0);
+    const client = createClient({ url: redis.url });
+    await client.connect();
+    try {
+      const values = await client.hVals(`coroutine-crawler:{${name}}:records`);
+      expect(values.length).toBe(expected.recorded);
+      expect(new Set(values)).toEqual(new Set(["1"]));
+    } finally {
+      await client.close();
+    }
+    // In the same process, with keepRecords, the records are this process's own, from memory.
+    const again = await RedisFrontier.open({ url: redis.url, name: `markers-${++names}`, records: false });
+    open.push(again);
+    const kept = await within(30_000, crawl(demo.url, { maxTasks: 5 }, again), "a second crawl");
+    expect(kept.records.length).toBe(expected.recorded);
+    await expect(RedisFrontier.open({ url: redis.url, name: "x", records: "no" as unknown as boolean })).rejects.toThrow(/^records: /);
+  });
+
+  it("writes each record to --jsonl only, with --no-redis-records, which needs --jsonl", async () => {
+    requireBuiltCli();
+    const dir = mkdtempSync(join(tmpdir(), "cc-no-records-"));
+    try {
+      const file = join(dir, "records.jsonl");
+      const name = `cli-markers-${++names}`;
+      const run = await runCli(["--frontier", redis.url, "--crawl-name", name, "--no-redis-records", "--jsonl", file, demo.url]);
+      expect(run.code, run.stderr).toBe(0);
+      const lines = readFileSync(file, "utf8").split("\n").filter((line) => line !== "");
+      expect(lines.length).toBeGreaterThan(10);
+      expect(run.stdout).toContain(`: ${lines.length} records in Redis`);
+      const usage = await runCli(["--frontier", redis.url, "--crawl-name", name, "--no-redis-records", demo.url]);
+      expect(usage.code).toBe(2);
+      expect(usage.stderr).toContain("--no-redis-records needs --jsonl FILE");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("marks a URL seen and queues it once, however many times it is added", async () => {
