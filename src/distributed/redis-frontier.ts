@@ -690,7 +690,7 @@ function shortened(name: string): string {
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** The URL without its password, for messages: `redis://:***@host:6379/0`; in what is not a URL, whatever stands before an `@`. */
-export function redact(url: string): string {
+function redact(url: string): string {
   try {
     const parsed = new URL(url);
     if (parsed.password !== "") parsed.password = "***";
