@@ -663,9 +663,12 @@ export function resolveFrontierOptions(options: RedisFrontierOptions): Required<
 /** Whether Redis keeps its data on disk: an append-only file, or snapshots (`save`); null when CONFIG is refused (an ACL, a managed Redis). */
 async function persistence(client: Client): Promise<boolean | null> {
   try {
-    const reply = (await client.sendCommand(["CONFIG", "GET", "appendonly"])) as string[];
-    const save = (await client.sendCommand(["CONFIG", "GET", "save"])) as string[];
-    return reply[1] === "yes" || (save[1] ?? "") !== "";
+    const setting = async (name: string): Promise<string> => {
+      // A map in the client's default reply types, a [name, value] list in others.
+      const reply = (await client.sendCommand(["CONFIG", "GET", name])) as Record<string, string> | string[];
+      return (Array.isArray(reply) ? reply[1] : reply[name]) ?? "";
+    };
+    return (await setting("appendonly")) === "yes" || (await setting("save")) !== "";
   } catch {
     return null;
   }
