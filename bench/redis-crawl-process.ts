@@ -8,7 +8,7 @@
 import { execFile, spawn, type ChildProcessByStdio } from "node:child_process";
 import { createInterface } from "node:readline";
 import type { Readable, Writable } from "node:stream";
-import { createClient } from "redis";
+import { createClient } from "@redis/client";
 import type { FetchStatistic } from "../src/crawl/records.js";
 import * as scripts from "../src/distributed/scripts.js";
 import { childScript } from "./build.js";

@@ -18,7 +18,7 @@
  *
  * @module
  */
-import { createClient } from "redis";
+import { createClient } from "@redis/client";
 import { MemoryFrontier } from "../../src/asyncawait/frontier.js";
 import type { QueueItem } from "../../src/crawl/visit.js";
 import { RedisFrontier } from "../../src/distributed/index.js";
@@ -99,7 +99,11 @@ async function measureRedisFrontier(urls: number, redisUrl: string): Promise<Fro
     const after = infoField(String(await client.sendCommand(["INFO", "memory"])), "used_memory");
     const key = (suffix: string): string => `coroutine-crawler:{${name}}:${suffix}`;
     const seen = Number(await client.sendCommand(["MEMORY", "USAGE", key("seen"), "SAMPLES", "0"]));
-    const queue = Number(await client.sendCommand(["MEMORY", "USAGE", key("queue"), "SAMPLES", "0"]));
+    let queue = 0; // One queue per origin (…:q:ORIGIN), and the origins' schedule.
+    for await (const keys of client.scanIterator({ MATCH: key("q:*"), COUNT: 1000 })) {
+      for (const queueKey of keys) queue += Number(await client.sendCommand(["MEMORY", "USAGE", queueKey, "SAMPLES", "0"]));
+    }
+    queue += Number(await client.sendCommand(["MEMORY", "USAGE", key("hosts"), "SAMPLES", "0"]));
     const counted = Number(await client.sendCommand(["SCARD", key("seen")]));
     if (counted !== urls) throw new Error(`${counted} URLs seen, expected ${urls}`);
     return { frontier: "redis", urls, seenAndQueued: (after - before) / urls, seen: seen / urls, queued: queue / urls };

@@ -68,6 +68,10 @@ export interface FrontierFlags {
   name: string;
   /** `--lease SECONDS`, in ms. */
   leaseMs: number;
+  /** False with `--no-redis-records`: Redis keeps which URLs have a record, not the records. */
+  records?: boolean;
+  /** `--frontier-ca`, `--frontier-cert`, `--frontier-key`: PEM files for a `rediss://` URL. */
+  tls?: { caFile?: string; certFile?: string; keyFile?: string };
 }
 
 /** What the command line asks for: help, the version, or a crawl. */
@@ -200,7 +204,7 @@ export async function readCommandLine(argv: readonly string[]): Promise<Invocati
     if (!(error instanceof TypeError)) throw error;
     // The frontier's messages start with the option's name: url, name (the lease was checked here already).
     const option = /^(\w+): /.exec(error.message)?.[1];
-    const flag = option === "url" ? "--frontier" : option === "name" ? "--crawl-name" : option === "leaseMs" ? "--lease" : null;
+    const flag = option === "url" ? "--frontier" : option === "name" ? "--crawl-name" : option === "leaseMs" ? "--lease" : option === "tls" ? "--frontier-cert" : null;
     throw new UsageError(flag === null ? error.message : `${flag}: ${error.message.slice(`${option}: `.length)}`);
   }
   return invocation;
@@ -233,11 +237,16 @@ function frontierFlags(
   tokens: ReturnType<typeof parse>["tokens"],
   given: { stage: StageName; compare: boolean; demo: boolean },
 ): FrontierFlags | null {
-  const url = values.frontier;
+  // Without --frontier, a --crawl-name crawls in the Redis of $REDIS_URL: a password there is not on the command line, which ps shows.
+  const fromEnvironment = values["crawl-name"] !== undefined ? process.env["REDIS_URL"] : undefined;
+  const url = values.frontier ?? (fromEnvironment === "" ? undefined : fromEnvironment);
   // --lease has a default, so whether it was typed is in the tokens.
   const lease = tokens.some((token) => token.kind === "option" && token.name === "lease");
+  const tls = { caFile: values["frontier-ca"], certFile: values["frontier-cert"], keyFile: values["frontier-key"] };
   if (url === undefined) {
-    for (const [flag, typed] of [["--crawl-name", values["crawl-name"] !== undefined], ["--status", values.status === true], ["--lease", lease]] as const) {
+    const typedTls = [["--frontier-ca", tls.caFile], ["--frontier-cert", tls.certFile], ["--frontier-key", tls.keyFile]].map(([flag, file]) => [flag, file !== undefined] as const);
+    const noRecords = ["--no-redis-records", values["no-redis-records"] === true] as const;
+    for (const [flag, typed] of [["--crawl-name", values["crawl-name"] !== undefined], ["--status", values.status === true], ["--lease", lease], noRecords, ...typedTls] as const) {
       if (typed) throw new UsageError(`${flag} needs --frontier URL: it is about a crawl whose queue is in Redis`);
     }
     return null;
@@ -253,7 +262,9 @@ function frontierFlags(
   if (leaseMs < LEASE_MS.min || leaseMs > LEASE_MS.max) {
     throw new UsageError(`--lease: expected a number of seconds from ${LEASE_MS.min / 1000} to ${Math.floor(LEASE_MS.max / 1000)}, got ${values.lease}`);
   }
-  return { url, name, leaseMs };
+  const records = values["no-redis-records"] !== true;
+  if (!records && values.jsonl === undefined) throw new UsageError("--no-redis-records needs --jsonl FILE: the records are written there, by each process, and nowhere else");
+  return { url, name, leaseMs, tls, records };
 }
 
 /**

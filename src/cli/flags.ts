@@ -187,7 +187,10 @@ ${DEFAULT_OPTIONS.userAgent})`,
     type: "string", value: "URL", group: "distributed",
     help: `keep the queue, the URLs seen and the records in the Redis
 at URL (redis://HOST:PORT/DB), shared by every process
-given the same URL and --crawl-name; stage 3 only`,
+given the same URL and --crawl-name, with politeness
+(--max-per-host, --delay, robots.txt) over them all;
+stage 3 only. Without it, --crawl-name uses $REDIS_URL
+(a password there stays out of ps)`,
   },
   "crawl-name": {
     type: "string", value: "NAME", group: "distributed",
@@ -198,6 +201,24 @@ in as many processes as you like, to join or resume it`,
     type: "string", value: "SECONDS", default: "30", group: "distributed",
     help: `how long a URL taken by a process that died waits
 before another process may take it`,
+  },
+  "no-redis-records": {
+    type: "boolean", group: "distributed",
+    help: `keep in Redis only which URLs have a record, not the
+records: each process writes its own (needs --jsonl)`,
+  },
+  "frontier-ca": {
+    type: "string", value: "FILE", group: "distributed",
+    help: `with a rediss:// --frontier: the PEM file of the certificate
+authority to trust (default: Node's own list)`,
+  },
+  "frontier-cert": {
+    type: "string", value: "FILE", group: "distributed",
+    help: "with a rediss:// --frontier: this client's PEM certificate",
+  },
+  "frontier-key": {
+    type: "string", value: "FILE", group: "distributed",
+    help: "the --frontier-cert's PEM private key",
   },
   status: {
     type: "boolean", group: "distributed",

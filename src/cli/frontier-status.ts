@@ -39,7 +39,7 @@ export function frontierLine(frontier: FrontierFlags, owner: string, recorded: n
  * ```
  */
 export function statusText(frontier: FrontierFlags, status: FrontierStatus): string {
-  if (status.seen === 0 && status.queued === 0 && status.leased === 0 && status.workers.length === 0) {
+  if (crawlMissing(status)) {
     return `${crawlIn(frontier)}: nothing in Redis under this name (a crawl starts when a process crawls a ROOT with this --frontier and --crawl-name)\n`;
   }
   const counts: Array<[string, number]> = [
@@ -56,6 +56,11 @@ export function statusText(frontier: FrontierFlags, status: FrontierStatus): str
     text += `  ${worker.owner.padEnd(width)}  alive ${(worker.idleMs / 1000).toFixed(1)} s ago  leased ${worker.leased}\n`;
   }
   return text;
+}
+
+/** Whether Redis holds nothing of the crawl: never started under this name, or its keys are gone (`--status` then exits 1). */
+export function crawlMissing(status: FrontierStatus): boolean {
+  return !status.created && status.seen === 0 && status.queued === 0 && status.leased === 0 && status.workers.length === 0;
 }
 
 /** What the counts say about the crawl, in words. */

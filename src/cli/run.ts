@@ -25,7 +25,7 @@ import type { CommandLine, FrontierFlags } from "./command-line.js";
 import { STAGE_NAMES, USAGE, USAGE_HINT, versionText } from "./flags.js";
 import { comparisonTable, firstDifference } from "./compare.js";
 import type { StageRun } from "./compare.js";
-import { frontierLine, statusText } from "./frontier-status.js";
+import { crawlMissing, frontierLine, statusText } from "./frontier-status.js";
 import { Interrupt, signalExitStatus } from "./interrupt.js";
 import type { StopSignal } from "./interrupt.js";
 import { unwritable } from "./outputs.js";
@@ -202,7 +202,12 @@ async function runCommand(commandLine: CommandLine): Promise<number> {
 
 /** `--status`: the crawl's state as Redis holds it now. */
 async function printStatus(flags: FrontierFlags, frontier: RedisFrontier): Promise<number> {
-  process.stdout.write(statusText(flags, await frontier.status()));
+  const status = await frontier.status();
+  if (crawlMissing(status)) {
+    process.stderr.write(`crawl: ${statusText(flags, status)}`); // No such crawl: a script polling --status must not take it for one finished.
+    return EXIT.failed;
+  }
+  process.stdout.write(statusText(flags, status));
   return EXIT.ok;
 }
 

@@ -151,6 +151,7 @@ export class CrawlCore implements SitemapContext {
     const core = this;
     this.hosts = new HostLines(this.options, {
       requeue(item) { core.store.putBack(item); }, // Its host's turn came: back in the queue.
+      robotsKnown(origin) { return core.store.robotsRules?.(origin) ?? null; }, // Read by another process sharing the store.
       later(ms, wake) {
         const wakeup = new Wakeup(performance.now() + ms, wake);
         core.wakeups.push(wakeup);
@@ -348,7 +349,7 @@ export class CrawlCore implements SitemapContext {
     if (hold === null) return { kind: "retry", delayMs: backoff };
     if (hold === "too-long") return null;
     this.hosts.holdBack(item, hold);
-    this.store.putBack({ ...item, tries: job.attempt }); // To wait in its host's line, not in a worker.
+    this.store.putBack({ ...item, tries: job.attempt }, hold); // To wait in its host's line, not in a worker; a shared store holds the host back for every process.
     return this.settled(job);
   }
 
@@ -363,6 +364,7 @@ export class CrawlCore implements SitemapContext {
       return { kind: "retry", delayMs: 0 };
     }
     this.hosts.robotsRead(reading); // Its URLs waiting for it go on, or are refused when taken.
+    this.store.robotsRead?.(reading.origin, reading.rules); // A shared store keeps them for every process.
     if (this.options.sitemaps && this.rootOrigins().has(reading.origin)) this.queueSitemaps(sitemapSeeds(reading.rules.sitemaps, reading.url, reading.url, this));
     return this.settled(job);
   }

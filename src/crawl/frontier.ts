@@ -8,6 +8,7 @@
 import { BlockFifo } from "./block-fifo.js";
 import type { FetchStatistic } from "./records.js";
 import type { ResolvedCrawlOptions } from "./options.js";
+import type { RobotsRules } from "./robots.js";
 import type { CrawlStore, StoreSummary } from "./store.js";
 import type { QueueItem, Visit } from "./visit.js";
 
@@ -39,11 +40,23 @@ export interface Frontier {
   take(): Promise<QueueItem>;
   /**
    * A URL taken and not yet fetched goes back to be taken again (its host's
-   * turn came, or a `Retry-After` put it back), still unfinished: at the end
-   * of the queue in memory; first, and in this process, for a shared
-   * frontier, where it stays leased.
+   * turn came, or a `Retry-After` put it back, holding its host back
+   * `holdMs`), still unfinished: at the end of the queue in memory; first,
+   * and in this process, for a shared frontier, where it stays leased and
+   * the hold is kept for every process.
    */
-  putBack(item: QueueItem): void;
+  putBack(item: QueueItem, holdMs?: number): void;
+  /**
+   * The crawl starts in this process, with these options and roots (as the
+   * crawl core resolved them): a shared frontier records what the crawl is
+   * the first time, and fails (see `join()`) when a process joins it with
+   * other roots or options, which would mix two crawls. Optional.
+   */
+  begin?(options: ResolvedCrawlOptions, roots: readonly string[]): void;
+  /** See {@link CrawlStore.robotsRules}: rules another process read, or null. Optional. */
+  robotsRules?(origin: string): RobotsRules | null;
+  /** See {@link CrawlStore.robotsRead}: this process read them; kept for every process. Optional. */
+  robotsRead?(origin: string, rules: RobotsRules): void;
   /**
    * A URL's work is over: its record is stored, the URLs its visit found
    * that are still unseen are marked seen and queued, and it is no longer
@@ -83,7 +96,11 @@ export interface Frontier {
 
 /** What a frontier reports at the end of a crawl. */
 export interface FrontierSummary {
-  /** Every URL ever queued (in the order first queued, in memory). */
+  /**
+   * Every URL ever queued (in the order first queued, in memory); empty for a
+   * shared frontier when `keepRecords` is false: the URLs stay on the server,
+   * and `todo` and `recorded` count them.
+   */
   seen: string[];
   /** URLs seen that have no record: non-zero only when the crawl stopped early. */
   todo: number;
@@ -134,9 +151,10 @@ export class FrontierStore implements CrawlStore {
     this.seenUrls = frontier.seenUrls;
   }
 
-  open(options: ResolvedCrawlOptions, stopCrawl: () => void): void {
+  open(options: ResolvedCrawlOptions, stopCrawl: () => void, roots: readonly string[] = []): void {
     this.options = options;
     this.stopCrawl = stopCrawl;
+    this.frontier.begin?.(options, roots);
   }
 
   get size(): number {
@@ -167,9 +185,17 @@ export class FrontierStore implements CrawlStore {
     return this.ready.shift();
   }
 
-  putBack(item: QueueItem): void {
+  putBack(item: QueueItem, holdMs?: number): void {
     this.held -= 1;
-    this.frontier.putBack(item); // Still leased here: our take() gets it again.
+    this.frontier.putBack(item, holdMs); // Still leased here: our take() gets it again.
+  }
+
+  robotsRules(origin: string): RobotsRules | null {
+    return this.frontier.robotsRules?.(origin) ?? null;
+  }
+
+  robotsRead(origin: string, rules: RobotsRules): void {
+    this.frontier.robotsRead?.(origin, rules);
   }
 
   finish(item: QueueItem, visit: Visit, stored: (record: FetchStatistic | null) => void): void {

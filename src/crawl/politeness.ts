@@ -41,6 +41,8 @@ export interface HostWaiting {
   requeue(item: QueueItem): void;
   /** Calls `wake` after `ms` milliseconds (the crawl core keeps the wake-up and hands out a wait job for it). */
   later(ms: number, wake: () => void): Cancellable;
+  /** The origin's `robots.txt` rules if another process read them (a store shared by processes), else null: then this one reads it. */
+  robotsKnown?(origin: string): RobotsRules | null;
 }
 
 /** One origin's state. */
@@ -134,6 +136,7 @@ export class HostLines {
     const host = this.host(item.url);
     const handed = this.handed.delete(item.url);
     if (this.options.robots) {
+      if (host.robots === "unread") this.learn(host, this.waiting.robotsKnown?.(host.origin) ?? null);
       if (host.robots === "unread") {
         host.robots = "reading";
         host.active += 1; // The robots.txt request is a request to the host too.
@@ -226,6 +229,13 @@ export class HostLines {
     }
     this.waitingCount = 0;
     return dropped;
+  }
+
+  /** Rules another process read: the host goes by them, with no `robots.txt` request (nor delay) of its own here. */
+  private learn(host: Host, rules: RobotsRules | null): void {
+    if (rules === null) return;
+    host.robots = rules;
+    if (rules.crawlDelayMs !== null) host.delayMs = Math.max(host.delayMs, Math.min(rules.crawlDelayMs, this.options.maxCrawlDelayMs));
   }
 
   private host(url: string): Host {

@@ -71,6 +71,28 @@ export interface RobotsRules {
   allows(url: string): boolean;
   /** The file's `Sitemap:` lines, as written, in order (none unless it was read). */
   readonly sitemaps: readonly string[];
+  /** The file's text the rules were read from (verdict `rules`): what a store shared by processes keeps, for {@link storedRobotsRules}. */
+  readonly text?: string;
+}
+
+/**
+ * The rules of an origin as another process read them, from the verdict, the
+ * file's text and, for `unreachable`, the refusal a shared store kept (see
+ * {@link RobotsRules.text}).
+ */
+export function storedRobotsRules(
+  origin: string,
+  verdict: RobotsVerdict,
+  text: string,
+  userAgent: string,
+  refusal: RobotsRules["refusal"] = null,
+): RobotsRules {
+  if (verdict === "allow-all") return ALLOW_ALL;
+  if (verdict === "unreachable") {
+    const kept = refusal ?? { error: "RobotsUnreachable", detail: `robots.txt of ${origin} could not be read` };
+    return { verdict, crawlDelayMs: null, refusal: kept, allows: () => false, sitemaps: [] };
+  }
+  return parsedRules(origin, text, userAgentToken(userAgent));
 }
 
 /**
@@ -214,5 +236,6 @@ function parsedRules(origin: string, text: string, token: string): RobotsRules {
     // undefined: the URL is not of this origin, which a crawl never asks; allowed, like robots-parser's other answers.
     allows: (url) => robot.isAllowed(url, token) !== false,
     sitemaps: robot.getSitemaps(),
+    text,
   };
 }

@@ -8,6 +8,7 @@
 import { BlockFifo } from "./block-fifo.js";
 import type { ResolvedCrawlOptions } from "./options.js";
 import type { FetchStatistic } from "./records.js";
+import type { RobotsRules } from "./robots.js";
 import type { QueueItem, Visit } from "./visit.js";
 
 /**
@@ -45,8 +46,20 @@ export interface CrawlStore {
   add(items: readonly QueueItem[]): void;
   /** The next queued URL that can be had now; undefined when none is here (yet). */
   take(): QueueItem | undefined;
-  /** Queues again, at the end, a URL taken before: its host's turn came, or a `Retry-After` sent it back. It stays seen. */
-  putBack(item: QueueItem): void;
+  /**
+   * Queues again, at the end, a URL taken before: its host's turn came, or a
+   * `Retry-After` sent it back, holding its host back `holdMs` (a shared
+   * store holds the host back for every process). It stays seen.
+   */
+  putBack(item: QueueItem, holdMs?: number): void;
+  /**
+   * Politeness shared by processes (optional; a store in one process has
+   * none): the rules of the origin's `robots.txt` when another process read
+   * them, else null, and then this process reads it.
+   */
+  robotsRules?(origin: string): RobotsRules | null;
+  /** This process read the origin's `robots.txt`: a shared store keeps the rules for every process (optional). */
+  robotsRead?(origin: string, rules: RobotsRules): void;
   /**
    * A URL's work is over: its record is stored, the URLs its visit names that
    * are still unseen are marked seen and queued, in one step; then `stored`

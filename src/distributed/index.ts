@@ -26,6 +26,7 @@ export {
   RedisFrontier,
   resolveFrontierOptions,
   type FrontierStatus,
+  type FrontierTlsFiles,
   type FrontierWorker,
   type RedisFrontierOptions,
 } from "./redis-frontier.js";

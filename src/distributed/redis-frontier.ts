@@ -22,12 +22,15 @@
  * @module
  */
 import { randomBytes } from "node:crypto";
+import { readFile } from "node:fs/promises";
 import { hostname } from "node:os";
-import { createClient } from "redis";
+import type { createClient } from "@redis/client";
+import type { ResolvedCrawlOptions } from "../crawl/options.js";
 import type { FetchStatistic } from "../crawl/records.js";
+import { storedRobotsRules, type RobotsRules, type RobotsVerdict } from "../crawl/robots.js";
 import type { QueueItem, Visit } from "../crawl/visit.js";
 import type { Frontier, FrontierSummary } from "../crawl/frontier.js";
-import { ADD, FINISH, RELEASE, RENEW, STATUS, TAKE } from "./scripts.js";
+import { ADD, BEGIN, DONE, FINISH, HOLD, RELEASE, RENEW, ROBOTS, STATUS, TAKE } from "./scripts.js";
 import { TakePump } from "./take-pump.js";
 
 /** The frontier's Redis stopped answering, or could not be reached: the crawl stops; what was written stays. */
@@ -45,6 +48,30 @@ export interface RedisFrontierOptions {
   leaseMs?: number;
   /** How long to wait for Redis to accept the connection, in ms. Default 5,000. */
   connectTimeoutMs?: number;
+  /**
+   * For a `rediss://` URL: PEM files of the certificate authority to trust
+   * (else Node's own list), and of a client certificate and its key, for a
+   * Redis that asks for one (`tls-auth-clients`). Default none.
+   */
+  tls?: FrontierTlsFiles;
+  /**
+   * Whether Redis keeps each record (default true). False keeps only that a
+   * URL has one, which is what makes each URL recorded once: for a crawl whose
+   * processes write their records themselves (`onRecord`, `--jsonl`), at a
+   * fraction of the memory. The crawl result then has the records of this
+   * process only, as a crawl in memory does.
+   */
+  records?: boolean;
+}
+
+/** The PEM files of a TLS connection to Redis (`RedisFrontierOptions.tls`). */
+export interface FrontierTlsFiles {
+  /** The certificate authority that signed Redis's certificate. */
+  caFile?: string;
+  /** This client's certificate, for a Redis that asks for one. */
+  certFile?: string;
+  /** The client certificate's private key. */
+  keyFile?: string;
 }
 
 /** One crawler process as `status()` sees it. */
@@ -69,6 +96,8 @@ export interface FrontierStatus {
   seen: number;
   /** Every process that took URLs in this crawl, most recently alive first. */
   workers: FrontierWorker[];
+  /** Whether a process started this crawl (its roots and options are recorded); false for a name never crawled, or whose keys are gone. */
+  created: boolean;
 }
 
 type Client = ReturnType<typeof createClient>;
@@ -89,10 +118,14 @@ const NONE_KNOWN: ReadonlySet<string> = new Set<string>();
  * leases are put back. The pump leases through this object, which holds
  * every lease and makes every Redis call.
  *
- * @remarks `maxPages` counts the records this process makes, and its pages
- * being fetched. Politeness
- * (`maxPerHost`, `delayMs`, `robots`) is kept per process: N processes may
- * send N times `maxPerHost` requests to one host.
+ * @remarks Politeness is the crawl's, kept in Redis for every process: TAKE
+ * leases a URL only when its host has a free slot (`maxPerHost` counted over
+ * every process, a slot per lease, so a dead process's slots free when its
+ * leases expire) and its next start has come (`delayMs`, `Crawl-delay`,
+ * `Retry-After` holds); one process reads each origin's `robots.txt`, whose
+ * rules Redis keeps for the others. The crawl core's own host lines stay, on
+ * this process's share. `maxPages` counts the records this process makes,
+ * and its pages being fetched.
  */
 export class RedisFrontier implements Frontier {
   readonly seenUrls = NONE_KNOWN;
@@ -114,6 +147,16 @@ export class RedisFrontier implements Frontier {
   private failure: FrontierError | null = null;
   private joined: { promise: Promise<void>; resolve(): void; reject(reason: unknown): void } | null = null;
   private timers: NodeJS.Timeout[] = [];
+  /** The pump's wake-up when the next host's start comes (TAKE says when), and when it is due. */
+  private due: { timer: NodeJS.Timeout; at: number } | null = null;
+  /** The crawl's options in this process, once `begin()` has them; null for a frontier used without the crawl core. */
+  private crawl: ResolvedCrawlOptions | null = null;
+  /** BEGIN, in flight or done: TAKE waits for it, so a process refused takes nothing. */
+  private begun: Promise<unknown> = Promise.resolve();
+  /** Whether Redis keeps its data on disk (append-only file or snapshots); null when it would not say (CONFIG refused). */
+  private persistent: boolean | null = null;
+  /** The `robots.txt` rules this process knows, read here or by another process, by origin. */
+  private readonly rules = new Map<string, RobotsRules>();
 
   private constructor(
     private readonly client: Client,
@@ -138,7 +181,8 @@ export class RedisFrontier implements Frontier {
    */
   static async open(options: RedisFrontierOptions): Promise<RedisFrontier> {
     const resolved = resolveFrontierOptions(options);
-    const socket = { connectTimeout: resolved.connectTimeoutMs, reconnectStrategy: false as const };
+    const { createClient } = await redisClient();
+    const socket = { connectTimeout: resolved.connectTimeoutMs, reconnectStrategy: false as const, ...(await tlsOptions(resolved)) };
     // No reconnecting and no offline queue: a command fails at once when Redis is gone, and the crawl stops cleanly.
     const client: Client = createClient({ url: resolved.url, socket, disableOfflineQueue: true });
     const subscriber: Client = client.duplicate();
@@ -148,28 +192,57 @@ export class RedisFrontier implements Frontier {
     try {
       await client.connect();
       await subscriber.connect();
-      for (const [name, script] of Object.entries({ ADD, TAKE, FINISH, RELEASE, RENEW, STATUS })) {
+      for (const [name, script] of Object.entries({ ADD, BEGIN, DONE, TAKE, FINISH, HOLD, RELEASE, RENEW, ROBOTS, STATUS })) {
         frontier.sha.set(name, String(await client.sendCommand(["SCRIPT", "LOAD", script])));
       }
       await subscriber.subscribe(frontier.keys.channel, (message) => frontier.heard(message));
+      frontier.persistent = await persistence(client);
     } catch (error) {
       await frontier.close();
-      throw new FrontierError(`cannot use Redis at ${redact(resolved.url)}: ${reason(error)}`, { cause: error });
+      throw new FrontierError(`cannot use Redis at ${redact(resolved.url)}: ${explainReply(error, resolved.name) ?? reason(error)}`, { cause: error });
     }
     return frontier;
   }
 
   async add(items: readonly QueueItem[]): Promise<number> {
     if (items.length === 0) return 0;
-    const reply = await this.run("ADD", [this.keys.seen, this.keys.queue], [this.keys.channel, ...pairs(items)]);
+    const reply = await this.run("ADD", triples(items));
     return Number(reply);
+  }
+
+  begin(options: ResolvedCrawlOptions, roots: readonly string[]): void {
+    this.crawl = options;
+    const created = JSON.stringify(crawlIdentity(options, roots));
+    const robots = options.robots ? "1" : "0";
+    const maxPerHost = options.maxPerHost === Infinity ? "0" : String(options.maxPerHost);
+    this.begun = this.run("BEGIN", [created, maxPerHost, String(options.delayMs), robots]).then(
+      (reply) => {
+        const [stored] = reply as [string, number];
+        const difference = differenceOf(JSON.parse(stored) as Record<string, unknown>, JSON.parse(created) as Record<string, unknown>);
+        if (difference !== null) {
+          this.refuse(new FrontierError(`crawl ${this.options.name} was started with ${difference}; crawl it with the same ROOTs and options, or give this crawl another --crawl-name`));
+        }
+      },
+      (error: unknown) => this.fail(error),
+    );
+  }
+
+  robotsRules(origin: string): RobotsRules | null {
+    return this.rules.get(origin) ?? null;
+  }
+
+  robotsRead(origin: string, rules: RobotsRules): void {
+    this.rules.set(origin, rules);
+    const stored: StoredRobots = { verdict: rules.verdict, text: rules.text ?? "", refusal: rules.refusal };
+    this.track(this.run("ROBOTS", [origin, JSON.stringify(stored), String(this.delayOf(origin))]));
   }
 
   take(): Promise<QueueItem> {
     return this.pump.take();
   }
 
-  putBack(item: QueueItem): void {
+  putBack(item: QueueItem, holdMs?: number): void {
+    if (holdMs !== undefined) this.track(this.run("HOLD", [originOf(item.url), String(holdMs), String(this.delayOf(originOf(item.url)))]));
     if (this.pump.isShutdown()) {
       this.release(item); // Stopped: not ours to fetch any more.
       return;
@@ -180,10 +253,17 @@ export class RedisFrontier implements Frontier {
 
   async finish(item: QueueItem, visit: Visit): Promise<FetchStatistic | null> {
     if (this.failure !== null) return null;
-    const keys = [this.keys.seen, this.keys.queue, this.keys.leases, this.keys.owners, this.keys.items, this.keys.records];
     let reply: unknown;
     try {
-      reply = await this.run("FINISH", keys, [this.keys.channel, this.owner, item.url, JSON.stringify(visit.record), ...pairs(visit.next)]);
+      // A page with many links: all but the last chunk are queued first, each in a step short enough not to hold Redis up.
+      // Safe: if this process dies before FINISH, the URLs queued stay queued and seen, and the page, fetched again, queues none twice.
+      let earlier = 0;
+      const last = Math.max(0, visit.next.length - FINISH_CHUNK);
+      for (let start = 0; start < last; start += FINISH_CHUNK) {
+        earlier += Number(await this.run("ADD", triples(visit.next.slice(start, Math.min(start + FINISH_CHUNK, last)))));
+      }
+      const record = this.options.records ? JSON.stringify(visit.record) : "";
+      reply = await this.run("FINISH", [this.owner, item.url, record, String(earlier), ...triples(visit.next.slice(last))]);
     } catch {
       return null; // Not stored: the lease expires, and the URL is fetched again by whoever resumes.
     } finally {
@@ -244,8 +324,16 @@ export class RedisFrontier implements Frontier {
     }
   }
 
-  /** Reads every seen URL and record, a thousand at a time. */
+  /**
+   * Reads every seen URL and record, a thousand at a time; with
+   * `keepRecords` false, only their counts: the URLs stay in Redis, and no
+   * process holds a whole crawl in memory at its end.
+   */
   private async read(keepRecords: boolean): Promise<FrontierSummary> {
+    if (!keepRecords || !this.options.records) {
+      const [seenCount, recordCount] = (await this.client.sendCommand(["EVAL", "return {redis.call('SCARD', KEYS[1]), redis.call('HLEN', KEYS[2])}", "2", this.keys.seen, this.keys.records])) as [number, number];
+      return { seen: [], todo: seenCount - recordCount, records: null, recorded: recordCount };
+    }
     const seen: string[] = [];
     for await (const members of this.client.sScanIterator(this.keys.seen, { COUNT: 1000 })) seen.push(...members);
     let recorded = 0;
@@ -263,20 +351,19 @@ export class RedisFrontier implements Frontier {
    * @throws FrontierError (a rejection) when Redis does not answer.
    */
   async status(): Promise<FrontierStatus> {
-    const { queue, leases, owners, records, seen, workers } = this.keys;
     let reply: Array<number | string>;
     try {
-      reply = (await this.run("STATUS", [queue, leases, owners, records, seen, workers], [])) as Array<number | string>;
+      reply = (await this.run("STATUS", [])) as Array<number | string>;
     } catch (error) {
       throw this.failure ?? new FrontierError(`Redis at ${redact(this.options.url)} stopped answering: ${reason(error)}`, { cause: error });
     }
-    const [queued, leased, recordCount, seenCount, now] = reply.slice(0, 5).map(Number) as [number, number, number, number, number];
+    const [queued, leased, recordCount, seenCount, now, created] = reply.slice(0, 6).map(Number) as [number, number, number, number, number, number];
     const list: FrontierWorker[] = [];
-    for (let i = 5; i + 2 < reply.length; i += 3) {
+    for (let i = 6; i + 2 < reply.length; i += 3) {
       list.push({ owner: String(reply[i]), idleMs: Math.max(0, now - Number(reply[i + 1])), leased: Number(reply[i + 2]) });
     }
     list.sort((a, b) => a.idleMs - b.idleMs);
-    return { queued, leased, records: recordCount, seen: seenCount, workers: list };
+    return { queued, leased, records: recordCount, seen: seenCount, workers: list, created: created === 1 };
   }
 
   /**
@@ -288,6 +375,8 @@ export class RedisFrontier implements Frontier {
     this.closing = true;
     for (const timer of this.timers) clearInterval(timer);
     this.timers = [];
+    if (this.due !== null) clearTimeout(this.due.timer);
+    this.due = null;
     await Promise.allSettled([...this.pending]);
     for (const connection of [this.subscriber, this.client]) {
       if (connection.isOpen) await connection.close().catch(() => connection.destroy());
@@ -301,12 +390,62 @@ export class RedisFrontier implements Frontier {
    * leased anywhere, the crawl may be over: check.
    */
   private async lease(count: number): Promise<QueueItem[]> {
-    const { queue, leases, owners, items, records, workers } = this.keys;
-    const reply = (await this.run("TAKE", [queue, leases, owners, items, records, workers], [this.keys.channel, this.owner, String(this.leaseMs), String(count)])) as Array<number | string>;
-    const taken = reply.slice(2).map((json) => JSON.parse(String(json)) as QueueItem);
-    for (const next of taken) this.held.set(next.url, next);
+    await this.begun;
+    const jitter = this.crawl === null ? 0 : this.crawl.delayJitter * Math.random();
+    const reply = (await this.run("TAKE", [this.owner, String(this.leaseMs), String(count), String(jitter)])) as Array<number | string>;
+    const taken: QueueItem[] = [];
+    const unknown = new Set<string>();
+    for (let i = 3; i + 2 < reply.length; i += 3) {
+      const next = JSON.parse(String(reply[i])) as QueueItem;
+      const origin = String(reply[i + 1]);
+      taken.push(next);
+      this.held.set(next.url, next);
+      // Not the reader: another process read its robots.txt, whose rules this process must know before the core asks.
+      if (this.crawl?.robots === true && reply[i + 2] === 0 && !this.rules.has(origin)) unknown.add(origin);
+    }
+    if (unknown.size > 0) await this.learnRobots([...unknown]);
+    const waitMs = Number(reply[2]);
+    if (waitMs >= 0) this.wakeIn(waitMs);
     if (taken.length === 0 && reply[0] === 0 && reply[1] === 0) void this.checkDone();
     return taken;
+  }
+
+  /** Reads the rules other processes stored for these origins. */
+  private async learnRobots(origins: readonly string[]): Promise<void> {
+    const values = (await this.client.sendCommand(["HMGET", this.keys.politeness, ...origins.map((origin) => `r:${origin}`)])) as Array<string | null>;
+    origins.forEach((origin, i) => {
+      const value = values[i];
+      if (typeof value !== "string" || value.startsWith("?")) return; // Not read after all (its reader's lease ended): this process reads it.
+      const stored = JSON.parse(value) as StoredRobots;
+      this.rules.set(origin, storedRobotsRules(origin, stored.verdict, stored.text, this.crawl?.userAgent ?? "", stored.refusal ?? null));
+    });
+  }
+
+  /** The pause between two starts at the origin: the crawl's delay, or a longer `Crawl-delay` (capped) this process knows. */
+  private delayOf(origin: string): number {
+    if (this.crawl === null) return 0;
+    const crawlDelay = this.rules.get(origin)?.crawlDelayMs ?? null;
+    return crawlDelay === null ? this.crawl.delayMs : Math.max(this.crawl.delayMs, Math.min(crawlDelay, this.crawl.maxCrawlDelayMs));
+  }
+
+  /** Makes the pump look again in `ms`, when the next host's start comes (unless a wake-up is due sooner). */
+  private wakeIn(ms: number): void {
+    const at = performance.now() + ms;
+    if (this.due !== null && this.due.at <= at) return;
+    if (this.due !== null) clearTimeout(this.due.timer);
+    const timer = setTimeout(() => {
+      this.due = null;
+      this.pump.wake();
+    }, Math.min(ms, MAX_TIMER_MS));
+    timer.unref();
+    this.due = { timer, at };
+  }
+
+  /** Keeps a script call that `close()` waits for; its failure stops the crawl. */
+  private track(call: Promise<unknown>): void {
+    const tracked = call.catch((error: unknown) => this.fail(error));
+    this.pending.add(tracked);
+    void tracked.finally(() => this.pending.delete(tracked));
   }
 
   /** A message on the crawl's channel: URLs were queued (look again), or the crawl may be done (check). */
@@ -326,7 +465,7 @@ export class RedisFrontier implements Frontier {
       return;
     }
     try {
-      const [queued, leased] = (await this.client.sendCommand(["EVAL", "return {redis.call('LLEN', KEYS[1]), redis.call('ZCARD', KEYS[2])}", "2", this.keys.queue, this.keys.leases])) as [number, number];
+      const [queued, leased] = (await this.run("DONE", [])) as [number, number];
       if (queued === 0 && leased === 0) this.joined.resolve();
     } catch (error) {
       this.fail(error);
@@ -347,10 +486,7 @@ export class RedisFrontier implements Frontier {
   /** Hands leased URLs back to the queue, for another process or a later run. */
   private handBack(items: readonly QueueItem[]): void {
     if (items.length === 0 || this.failure !== null) return;
-    const { queue, leases, owners, items: itemsKey } = this.keys;
-    const call = this.run("RELEASE", [queue, leases, owners, itemsKey], [this.keys.channel, this.owner, ...items.map((item) => JSON.stringify(item))]).catch((error: unknown) => this.fail(error));
-    this.pending.add(call);
-    void call.finally(() => this.pending.delete(call));
+    this.track(this.run("RELEASE", [this.owner, ...items.map((item) => JSON.stringify(item))]));
   }
 
   /**
@@ -374,16 +510,33 @@ export class RedisFrontier implements Frontier {
   private async renew(): Promise<void> {
     if (this.failure !== null || this.held.size === 0) return;
     try {
-      await this.run("RENEW", [this.keys.leases, this.keys.owners, this.keys.workers], [this.owner, String(this.leaseMs), ...this.held.keys()]);
+      await this.run("RENEW", [this.owner, String(this.leaseMs), ...this.held.keys()]);
     } catch (error) {
       this.fail(error);
     }
   }
 
-  /** Runs one of the scripts by its SHA1. */
-  private run(name: string, keys: readonly string[], args: readonly string[]): Promise<unknown> {
+  /**
+   * Runs one of the scripts by its SHA1, with the crawl's keys, its queues'
+   * prefix and channel, then `args`. A failure stops the crawl, and rejects
+   * with the {@link FrontierError} that says what it was.
+   */
+  private run(name: string, args: readonly string[]): Promise<unknown> {
     if (this.failure !== null) return Promise.reject(this.failure);
-    return this.client.sendCommand(["EVALSHA", this.sha.get(name) ?? "", String(keys.length), ...keys, ...args]);
+    const { fixed, queuePrefix, channel } = this.keys;
+    return this.client.sendCommand(["EVALSHA", this.sha.get(name) ?? "", String(fixed.length), ...fixed, queuePrefix, channel, ...args]).catch((error: unknown) => {
+      this.fail(error);
+      throw this.failure ?? error;
+    });
+  }
+
+  /** The crawl is another than this process's: it stops, as when Redis fails, with a message saying why. */
+  private refuse(error: FrontierError): void {
+    if (this.failure !== null || this.closing) return;
+    this.failure = error;
+    for (const timer of this.timers) clearInterval(timer);
+    this.pump.shutdown();
+    this.joined?.reject(this.failure);
   }
 
   /**
@@ -393,70 +546,227 @@ export class RedisFrontier implements Frontier {
    */
   private fail(error: unknown): void {
     if (this.failure !== null || this.closing) return;
-    this.failure = new FrontierError(`Redis at ${redact(this.options.url)} stopped answering: ${reason(error)}; records written are kept, and running the crawl again resumes it`, { cause: error });
-    for (const timer of this.timers) clearInterval(timer);
-    this.pump.shutdown();
-    this.joined?.reject(this.failure);
+    const where = `Redis at ${redact(this.options.url)}`;
+    const reply = explainReply(error, this.options.name);
+    const what = reply === null ? `${where} stopped answering: ${reason(error)}` : `${where} refused the crawl's command: ${reply}`;
+    const after =
+      this.persistent === true
+        ? "records written are kept, and running the crawl again resumes it"
+        : this.persistent === false
+          ? "this Redis keeps nothing on disk (no appendonly, no save): if it restarts, the crawl is lost, and running it again starts it over"
+          : "records written are kept as long as Redis keeps them: running the crawl again resumes it, or starts it over if Redis lost them";
+    this.refuse(new FrontierError(`${what}; ${after}`, { cause: error }));
   }
 }
 
-/** The names of a crawl's keys and channel. */
+/** The names of a crawl's keys and channel; `fixed`, the nine every script gets, in the order scripts.ts lists them. */
 function keysOf(name: string) {
   const prefix = `coroutine-crawler:{${name}}:`;
-  return {
+  const keys = {
     seen: `${prefix}seen`,
-    queue: `${prefix}queue`,
+    hosts: `${prefix}hosts`,
     leases: `${prefix}leases`,
     owners: `${prefix}owners`,
     items: `${prefix}items`,
     records: `${prefix}records`,
     workers: `${prefix}workers`,
-    channel: `${prefix}events`,
+    politeness: `${prefix}politeness`,
+    meta: `${prefix}meta`,
+  };
+  return { ...keys, fixed: Object.values(keys), queuePrefix: `${prefix}q:`, channel: `${prefix}events` };
+}
+
+/** An origin's `robots.txt` as Redis keeps it: the verdict, and the file's text the rules are read from again. */
+interface StoredRobots {
+  verdict: RobotsVerdict;
+  text: string;
+  /** For `unreachable`: the failure each page there is recorded with. */
+  refusal?: RobotsRules["refusal"];
+}
+
+/** The URL's origin (scheme, host, port), the host of politeness. */
+function originOf(url: string): string {
+  return new URL(url).origin;
+}
+
+/** (url, origin, item JSON) triples, as ADD and FINISH take them. */
+function triples(items: readonly QueueItem[]): string[] {
+  return items.flatMap((item) => [item.url, originOf(item.url), JSON.stringify(item)]);
+}
+
+/**
+ * What makes a crawl what it is, recorded when it starts: its roots and the
+ * options that decide which URLs it crawls and how politely. Options a
+ * process may choose for itself (`maxTasks`, timeouts, retries, `maxPages`,
+ * `keepRecords`) are not in it.
+ */
+function crawlIdentity(options: ResolvedCrawlOptions, roots: readonly string[]): Record<string, unknown> {
+  return {
+    roots: [...roots].sort(),
+    maxRedirect: options.maxRedirect,
+    exclude: options.exclude?.source ?? null,
+    include: options.include?.source ?? null,
+    noParent: options.noParent,
+    maxDepth: options.maxDepth === Infinity ? null : options.maxDepth,
+    strict: options.strict,
+    skipNonHtml: options.skipNonHtml,
+    maxBodyBytes: options.maxBodyBytes,
+    userAgent: options.userAgent,
+    robots: options.robots,
+    maxPerHost: options.maxPerHost === Infinity ? null : options.maxPerHost,
+    delayMs: options.delayMs,
+    delayJitter: options.delayJitter,
+    maxCrawlDelayMs: options.maxCrawlDelayMs,
   };
 }
 
-/** (url, item JSON) pairs, as ADD and FINISH take them. */
-function pairs(items: readonly QueueItem[]): string[] {
-  return items.flatMap((item) => [item.url, JSON.stringify(item)]);
+/** The first field in which two crawls differ, in words (`maxPerHost 2, and this process 4`), or null when they are the same. */
+function differenceOf(stored: Record<string, unknown>, mine: Record<string, unknown>): string | null {
+  for (const field of new Set([...Object.keys(stored), ...Object.keys(mine)])) {
+    const was = JSON.stringify(stored[field] ?? null);
+    const is = JSON.stringify(mine[field] ?? null);
+    if (was !== is) return `${field} ${was}, and this process has ${is}`;
+  }
+  return null;
 }
 
 /**
  * Checks a frontier's options and fills in the defaults.
  *
  * @throws TypeError naming the option: a URL that is not `redis://` or
- * `rediss://` with a host (and a database number, if any), an empty name or
- * one with a brace, a lease or timeout that is not a positive number of ms.
+ * `rediss://` with a host (and a database number, if any), an empty name,
+ * one with a brace, a space or a control character, or one over 200 characters, a lease or timeout that is not a positive number of ms.
  */
 export function resolveFrontierOptions(options: RedisFrontierOptions): Required<RedisFrontierOptions> {
-  const { url, name, leaseMs = 30_000, connectTimeoutMs = 5_000 } = options;
+  const { url, name, leaseMs = 30_000, connectTimeoutMs = 5_000, tls = {}, records = true } = options;
   let parsed: URL;
   try {
     parsed = new URL(url);
   } catch {
-    throw new TypeError(`url: ${JSON.stringify(url)} is not a URL; expected redis://HOST:PORT/DB`);
+    throw new TypeError(`url: ${JSON.stringify(redact(url))} is not a URL; expected redis://HOST:PORT/DB`);
   }
-  if (parsed.protocol !== "redis:" && parsed.protocol !== "rediss:") throw new TypeError(`url: ${JSON.stringify(url)} is not a redis:// or rediss:// URL`);
-  if (parsed.hostname === "") throw new TypeError(`url: ${JSON.stringify(url)} has no host; expected redis://HOST:PORT/DB`);
-  if (!/^(\/\d*)?$/.test(parsed.pathname)) throw new TypeError(`url: ${JSON.stringify(url)}: the path must be a database number, as in redis://HOST:PORT/0`);
-  if (typeof name !== "string" || name === "" || /[{}\s]/.test(name)) throw new TypeError(`name: ${JSON.stringify(name)} must be a non-empty name without braces or spaces`);
+  if (parsed.protocol !== "redis:" && parsed.protocol !== "rediss:") throw new TypeError(`url: ${JSON.stringify(redact(url))} is not a redis:// or rediss:// URL`);
+  if (parsed.hostname === "") throw new TypeError(`url: ${JSON.stringify(redact(url))} has no host; expected redis://HOST:PORT/DB`);
+  if (!/^(\/\d*)?$/.test(parsed.pathname)) throw new TypeError(`url: ${JSON.stringify(redact(url))}: the path must be a database number, as in redis://HOST:PORT/0`);
+  if (typeof name !== "string" || name === "" || /[{}\s]/.test(name)) throw new TypeError(`name: ${JSON.stringify(shortened(String(name)))} must be a non-empty name without braces or spaces`);
+  if ([...name].some((char) => { const code = char.codePointAt(0) ?? 0; return code < 0x20 || (code >= 0x7f && code <= 0x9f); })) throw new TypeError(`name: ${JSON.stringify(shortened(name))} has control characters; a crawl's name is printed and typed again`);
+  if (name.length > MAX_NAME_LENGTH) throw new TypeError(`name: ${JSON.stringify(shortened(name))} is ${name.length} characters long; a crawl's name has at most ${MAX_NAME_LENGTH} characters`);
   if (typeof leaseMs !== "number" || !Number.isFinite(leaseMs) || leaseMs < 100 || leaseMs > MAX_TIMER_MS) {
     throw new TypeError(`leaseMs: ${String(leaseMs)} must be a number of milliseconds from 100 to ${MAX_TIMER_MS}`);
   }
   if (typeof connectTimeoutMs !== "number" || !Number.isFinite(connectTimeoutMs) || connectTimeoutMs <= 0) throw new TypeError(`connectTimeoutMs: ${String(connectTimeoutMs)} must be a positive number of milliseconds`);
-  return { url, name, leaseMs, connectTimeoutMs };
+  const tlsGiven = Object.values(tls).some((file) => file !== undefined);
+  if (tlsGiven && parsed.protocol !== "rediss:") throw new TypeError(`tls: the certificate files are for a rediss:// URL, and ${JSON.stringify(redact(url))} is not one`);
+  if ((tls.certFile === undefined) !== (tls.keyFile === undefined)) throw new TypeError("tls: a client certificate and its key come together: give both certFile and keyFile, or neither");
+  if (typeof records !== "boolean") throw new TypeError(`records: ${String(records)} must be true or false`);
+  return { url, name, leaseMs, connectTimeoutMs, tls, records };
+}
+
+/** Whether Redis keeps its data on disk: an append-only file, or snapshots (`save`); null when CONFIG is refused (an ACL, a managed Redis). */
+async function persistence(client: Client): Promise<boolean | null> {
+  try {
+    const setting = async (name: string): Promise<string> => {
+      // A map in the client's default reply types, a [name, value] list in others.
+      const reply = (await client.sendCommand(["CONFIG", "GET", name])) as Record<string, string> | string[];
+      return (Array.isArray(reply) ? reply[1] : reply[name]) ?? "";
+    };
+    return (await setting("appendonly")) === "yes" || (await setting("save")) !== "";
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The most links one script queues: a page's links beyond it are queued in
+ * steps of this many before its FINISH. One FINISH of 5,000 links held Redis
+ * 174 ms; 250 hold it a few ms.
+ */
+const FINISH_CHUNK = 250;
+
+/** The longest crawl name: it is in every key and every message. */
+const MAX_NAME_LENGTH = 200;
+
+/** A name cut to its first 40 characters, for a message about it. */
+function shortened(name: string): string {
+  return name.length > 40 ? `${name.slice(0, 40)}…` : name;
 }
 
 /** The longest delay Node's timers take (2^31 - 1 ms); a longer one fires after 1 ms. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
-/** The URL without its password, for messages. */
+/** The URL without its password, for messages: `redis://:***@host:6379/0`; in what is not a URL, whatever stands before an `@`. */
 function redact(url: string): string {
   try {
     const parsed = new URL(url);
     if (parsed.password !== "") parsed.password = "***";
     return parsed.href;
   } catch {
-    return url;
+    return url.replace(/^([^@]*?\/\/)?[^@/]*@/, (_match, scheme: string | undefined) => `${scheme ?? ""}***@`);
+  }
+}
+
+/**
+ * The socket's TLS options for a `rediss://` URL: the PEM files read.
+ *
+ * @throws FrontierError (a rejection) naming a file that cannot be read.
+ */
+async function tlsOptions(options: Required<RedisFrontierOptions>): Promise<{ tls: true; ca?: Buffer; cert?: Buffer; key?: Buffer } | Record<string, never>> {
+  if (!options.url.startsWith("rediss:")) return {};
+  const read = async (what: string, file: string | undefined): Promise<Buffer | undefined> => {
+    if (file === undefined) return undefined;
+    try {
+      return await readFile(file);
+    } catch (error) {
+      throw new FrontierError(`cannot use Redis at ${redact(options.url)}: cannot read the ${what} ${JSON.stringify(file)}: ${reason(error)}`, { cause: error });
+    }
+  };
+  const [ca, cert, key] = [await read("CA file", options.tls.caFile), await read("client certificate", options.tls.certFile), await read("client key", options.tls.keyFile)];
+  return { tls: true, ...(ca === undefined ? {} : { ca }), ...(cert === undefined ? {} : { cert }), ...(key === undefined ? {} : { key }) };
+}
+
+/** The Redis client's module, once loaded by {@link redisClient}. */
+let clientModule: typeof import("@redis/client") | null = null;
+
+/**
+ * Loads the Redis client, `@redis/client`, an optional peer dependency: only
+ * a crawl with a Redis frontier needs it, so a plain install goes without.
+ *
+ * @throws FrontierError (a rejection) saying what to install when it is missing.
+ */
+async function redisClient(): Promise<typeof import("@redis/client")> {
+  if (clientModule !== null) return clientModule;
+  try {
+    clientModule = await import("@redis/client");
+    return clientModule;
+  } catch (error) {
+    if ((error as { code?: unknown }).code !== "ERR_MODULE_NOT_FOUND") throw error;
+    throw new FrontierError("the Redis client is not installed; a crawl with --frontier needs it: npm install @redis/client@6", { cause: error });
+  }
+}
+
+/**
+ * What a Redis error reply means for the crawl, and what to do, by its code;
+ * null for an error that is not a reply (a connection lost, refused).
+ */
+function explainReply(error: unknown, name: string): string | null {
+  if (clientModule === null || !(error instanceof clientModule.ErrorReply)) return null;
+  const code = /^[A-Z]+/.exec(error.message)?.[0] ?? "";
+  const keys = `coroutine-crawler:{${name}}:*`;
+  switch (code) {
+    case "OOM":
+      return `it is out of memory (OOM: maxmemory reached): raise its maxmemory, or free room (delete the keys ${keys} of crawls you no longer need)`;
+    case "NOPERM":
+      return `its ACL does not let this user do that (NOPERM): the user needs the keys ~${keys}, the channel &coroutine-crawler:{${name}}:events, and the commands EVALSHA, SCRIPT, SUBSCRIBE, SSCAN and HSCAN`;
+    case "READONLY":
+      return "it is a read-only replica (READONLY): give --frontier the URL of its primary";
+    case "WRONGTYPE":
+      return `a key of this crawl holds another kind of value (WRONGTYPE): something else uses the keys ${keys}, or an older version of this crawler made them; choose another --crawl-name or database`;
+    case "NOAUTH":
+      return "it asks for a password (NOAUTH): give it in the URL, redis://:PASSWORD@HOST:PORT/0";
+    case "WRONGPASS":
+      return "it refused the user name or password (WRONGPASS)";
+    default:
+      return `it answered ${JSON.stringify(error.message)}`;
   }
 }
 

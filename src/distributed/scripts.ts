@@ -4,155 +4,307 @@
  * atomic step, as a stretch of code between two `await`s is in one process.
  *
  * The keys of a crawl named NAME (the `{NAME}` hash tag keeps them in one
- * Redis Cluster slot):
- * - `coroutine-crawler:{NAME}:seen`, a set: every URL ever queued (the chapter's `seen_urls`);
- * - `…:queue`, a list of queue items as JSON, taken from the left (the chapter's `Queue`);
- * - `…:leases`, a sorted set: each URL taken and not finished, scored by its lease's deadline
- *   (milliseconds, Redis's clock);
- * - `…:owners` and `…:items`, hashes: who holds each lease, and the item to queue again if it expires;
- * - `…:records`, a hash: each URL's one record, as JSON;
- * - `…:workers`, a hash: each process that took URLs, and when it last said it was alive.
+ * Redis Cluster slot). Every script gets the nine fixed keys, in this order:
+ * 1. `coroutine-crawler:{NAME}:seen`, a set: every URL ever queued (the chapter's `seen_urls`);
+ * 2. `…:hosts`, a sorted set: each origin with URLs queued, scored by the time (ms, Redis's
+ *    clock) its next request may start; `FULL` (9e15) while all its slots are taken or its
+ *    `robots.txt` is being read;
+ * 3. `…:leases`, a sorted set: each URL taken and not finished, scored by its lease's deadline;
+ * 4. `…:owners` and 5. `…:items`, hashes: who holds each lease, and `ORIGIN ITEM` to queue again if it expires;
+ * 6. `…:records`, a hash: each URL's one record, as JSON (or `1`, for a crawl that keeps its records elsewhere);
+ * 7. `…:workers`, a hash: each process that took URLs, and when it last said it was alive;
+ * 8. `…:politeness`, a hash, per origin: `a:ORIGIN` requests in flight (leases), `n:ORIGIN`
+ *    the time its next request may start, `d:ORIGIN` its delay when `Crawl-delay` made it
+ *    longer, `r:ORIGIN` its `robots.txt` rules as JSON, or `?URL` while the process holding
+ *    URL's lease reads it, and `s:ORIGIN` when that reading started;
+ * 9. `…:meta`, a hash: `queued` (URLs in the queues), `created` (the crawl's roots and
+ *    options, as JSON), `maxPerHost` (0: no limit), `delayMs`, `robots` (`1` or `0`).
  *
- * The count asyncio's queue keeps in `_unfinished_tasks` is not stored: it
- * is the queue's length plus the number of leases, so it cannot drift.
+ * and one list per origin, `…:q:ORIGIN`: its queue items as JSON, taken from the
+ * left (the chapter's `Queue`, split by host). Those keys are named by the
+ * script from `ARGV[1]`, the prefix `…:q:`; they share the hash tag, so a
+ * Cluster keeps them in the same slot as the nine.
+ *
+ * The count asyncio's queue keeps in `_unfinished_tasks` is `queued` plus the
+ * number of leases, both kept by these scripts only.
  *
  * @module
  */
 
-/** Redis's clock in milliseconds, shared by every script (all processes read the same clock). */
-const NOW = `
+/** The score of an origin that may not start a request until something frees it (a slot, its `robots.txt`). */
+const FULL = 9e15;
+
+/** What every script starts with: the keys by name, Redis's clock, the crawl's politeness, and the steps on hosts. */
+const COMMON = `
+local SEEN, HOSTS, LEASES, OWNERS, ITEMS, RECORDS, WORKERS, POLITE, META = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9]
+local QP, CHANNEL = ARGV[1], ARGV[2]
+local FULL = ${FULL}
 local function now()
   local time = redis.call('TIME')
   return tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 end
+local conf = redis.call('HMGET', META, 'maxPerHost', 'delayMs', 'robots')
+local MAXPH, DELAY, ROBOTS = tonumber(conf[1]) or 0, tonumber(conf[2]) or 0, conf[3] == '1'
+-- Scores the origin by when it may start a request; drops it when nothing is queued there. True if it may start one some time without waiting for a slot.
+local function schedule(o)
+  if redis.call('LLEN', QP .. o) == 0 then
+    redis.call('ZREM', HOSTS, o)
+    return false
+  end
+  local r = redis.call('HGET', POLITE, 'r:' .. o)
+  if (r and string.sub(r, 1, 1) == '?') or (MAXPH > 0 and (tonumber(redis.call('HGET', POLITE, 'a:' .. o)) or 0) >= MAXPH) then
+    redis.call('ZADD', HOSTS, FULL, o)
+    return false
+  end
+  redis.call('ZADD', HOSTS, tonumber(redis.call('HGET', POLITE, 'n:' .. o)) or 0, o)
+  return true
+end
+-- Queues an item at its origin's queue (at the front if asked), and schedules the origin if it was not.
+local function enqueue(o, item, front)
+  redis.call(front and 'LPUSH' or 'RPUSH', QP .. o, item)
+  redis.call('HINCRBY', META, 'queued', 1)
+  if not redis.call('ZSCORE', HOSTS, o) then schedule(o) end
+end
+-- Drops a URL's lease and frees its slot (and its robots.txt reading, if it was the reader's). Returns the item and origin.
+local function unlease(url)
+  local v = redis.call('HGET', ITEMS, url)
+  redis.call('ZREM', LEASES, url)
+  redis.call('HDEL', OWNERS, url)
+  redis.call('HDEL', ITEMS, url)
+  if not v then return nil, nil end
+  local space = string.find(v, ' ', 1, true)
+  local o = string.sub(v, 1, space - 1)
+  if redis.call('HINCRBY', POLITE, 'a:' .. o, -1) <= 0 then redis.call('HDEL', POLITE, 'a:' .. o) end
+  if redis.call('HGET', POLITE, 'r:' .. o) == '?' .. url then redis.call('HDEL', POLITE, 'r:' .. o, 's:' .. o) end
+  return string.sub(v, space + 1), o
+end
+-- Whether an origin that was waiting for a slot or its robots.txt may now go: others should look again.
+local function freed(o)
+  local before = redis.call('ZSCORE', HOSTS, o)
+  return schedule(o) and before and tonumber(before) >= FULL
+end
+local function queued() return tonumber(redis.call('HGET', META, 'queued')) or 0 end
 `;
 
 /**
- * ADD: KEYS seen, queue. ARGV channel, then (url, item) pairs.
+ * ADD: ARGV prefix, channel, then (url, origin, item) triples.
  * Queues each URL not seen, marking it seen in the same step. Returns how many were new.
  */
-export const ADD = `
+export const ADD = `${COMMON}
 local added = 0
-for i = 2, #ARGV, 2 do
-  if redis.call('SADD', KEYS[1], ARGV[i]) == 1 then
-    redis.call('RPUSH', KEYS[2], ARGV[i + 1])
+for i = 3, #ARGV, 3 do
+  if redis.call('SADD', SEEN, ARGV[i]) == 1 then
+    enqueue(ARGV[i + 1], ARGV[i + 2], false)
     added = added + 1
   end
 end
-if added > 0 then redis.call('PUBLISH', ARGV[1], 'queued') end
+if added > 0 then redis.call('PUBLISH', CHANNEL, 'queued') end
 return added
 `;
 
 /**
- * TAKE: KEYS queue, leases, owners, items, records, workers. ARGV channel, owner, lease ms, count.
- * First puts back at the front of the queue every URL whose lease has expired (its
- * process died, or stopped renewing); then takes up to `count` items, leasing each to
- * `owner`. An item whose URL already has a record, or is leased, is dropped: a worker
- * whose lease expired finished it after all. Returns the queue's length and the number
- * of leases after the step, then the items taken.
+ * BEGIN: ARGV prefix, channel, created (the roots and options as JSON), maxPerHost, delayMs, robots.
+ * The first process of a crawl stores what the crawl is; a later one gets back
+ * what was stored, to compare. Returns the stored JSON, and the URLs seen
+ * before this record was made (a crawl whose keys were lost and found again in
+ * part), else 0.
  */
-export const TAKE = `${NOW}
+export const BEGIN = `${COMMON}
+local stored = redis.call('HGET', META, 'created')
+if stored then return {stored, 0} end
+redis.call('HSET', META, 'created', ARGV[3], 'maxPerHost', ARGV[4], 'delayMs', ARGV[5], 'robots', ARGV[6])
+return {ARGV[3], redis.call('SCARD', SEEN)}
+`;
+
+/**
+ * TAKE: ARGV prefix, channel, owner, lease ms, count, jitter (a fraction of the delay, drawn by the caller).
+ * First puts back at the front of their queues the URLs whose lease has expired
+ * (their process died, or stopped renewing); then leases up to `count` URLs to
+ * `owner`, from the origins whose next start has come and that have a free slot,
+ * one URL per origin with a delay: each URL taken starts a request there now,
+ * so the origin's next start moves on by its delay. The first URL of an origin
+ * whose `robots.txt` no process has read makes its taker the reader: no other
+ * URL goes there until the rules are stored (ROBOTS) or the reader's lease ends.
+ * An item whose URL already has a record, or is leased, is dropped: a worker
+ * whose lease expired finished it after all.
+ * Returns the URLs queued and leased after the step, the ms until the next
+ * origin may start (-1: none waits for time), then (item, origin, 1 if the taker
+ * reads the origin's robots.txt else 0) for each URL taken.
+ */
+export const TAKE = `${COMMON}
 local t = now()
-local expired = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', t, 'LIMIT', 0, 1000)
+local expired = redis.call('ZRANGEBYSCORE', LEASES, '-inf', t, 'LIMIT', 0, 1000)
 for _, url in ipairs(expired) do
-  local item = redis.call('HGET', KEYS[4], url)
-  if item then redis.call('LPUSH', KEYS[1], item) end
-  redis.call('ZREM', KEYS[2], url)
-  redis.call('HDEL', KEYS[3], url)
-  redis.call('HDEL', KEYS[4], url)
+  local item, o = unlease(url)
+  if item then enqueue(o, item, true) end
+  if o then schedule(o) end
 end
-if #expired > 0 then redis.call('PUBLISH', ARGV[1], 'queued') end
-redis.call('HSET', KEYS[6], ARGV[2], t)
-local deadline = t + tonumber(ARGV[3])
-local count = tonumber(ARGV[4])
-local reply = {0, 0}
-while #reply - 2 < count do
-  local item = redis.call('LPOP', KEYS[1])
-  if not item then break end
-  local url = cjson.decode(item).url
-  if redis.call('HEXISTS', KEYS[5], url) == 0 and not redis.call('ZSCORE', KEYS[2], url) then
-    redis.call('ZADD', KEYS[2], deadline, url)
-    redis.call('HSET', KEYS[3], url, ARGV[2])
-    redis.call('HSET', KEYS[4], url, item)
-    reply[#reply + 1] = item
+if #expired > 0 then redis.call('PUBLISH', CHANNEL, 'queued') end
+redis.call('HSET', WORKERS, ARGV[3], t)
+local deadline = t + tonumber(ARGV[4])
+local count = tonumber(ARGV[5])
+local jitter = tonumber(ARGV[6])
+local reply = {0, 0, -1}
+local taken = 0
+while taken < count do
+  local ready = redis.call('ZRANGEBYSCORE', HOSTS, '-inf', t, 'LIMIT', 0, count - taken)
+  if #ready == 0 then break end
+  for _, o in ipairs(ready) do
+    local more = true
+    while more and taken < count do
+      local item = redis.call('LPOP', QP .. o)
+      if not item then break end
+      redis.call('HINCRBY', META, 'queued', -1)
+      local url = cjson.decode(item).url
+      if redis.call('HEXISTS', RECORDS, url) == 0 and not redis.call('ZSCORE', LEASES, url) then
+        redis.call('ZADD', LEASES, deadline, url)
+        redis.call('HSET', OWNERS, url, ARGV[3])
+        redis.call('HSET', ITEMS, url, o .. ' ' .. item)
+        local active = redis.call('HINCRBY', POLITE, 'a:' .. o, 1)
+        local reads = 0
+        if ROBOTS and redis.call('HEXISTS', POLITE, 'r:' .. o) == 0 then
+          redis.call('HSET', POLITE, 'r:' .. o, '?' .. url, 's:' .. o, t)
+          reads = 1
+        end
+        local delay = tonumber(redis.call('HGET', POLITE, 'd:' .. o)) or DELAY
+        if delay > 0 then redis.call('HSET', POLITE, 'n:' .. o, t + math.floor(delay * (1 + jitter))) end
+        reply[#reply + 1] = item
+        reply[#reply + 1] = o
+        reply[#reply + 1] = reads
+        taken = taken + 1
+        more = delay == 0 and reads == 0 and (MAXPH == 0 or active < MAXPH)
+      end
+    end
+    schedule(o)
   end
 end
-reply[1] = redis.call('LLEN', KEYS[1])
-reply[2] = redis.call('ZCARD', KEYS[2])
+reply[1] = queued()
+reply[2] = redis.call('ZCARD', LEASES)
+local first = redis.call('ZRANGE', HOSTS, 0, 0, 'WITHSCORES')
+if first[2] and tonumber(first[2]) < FULL then reply[3] = math.max(0, tonumber(first[2]) - t) end
 return reply
 `;
 
 /**
- * FINISH: KEYS seen, queue, leases, owners, items, records. ARGV channel, owner, url,
- * record JSON, then (url, item) pairs of the URLs its visit found.
+ * FINISH: ARGV prefix, channel, owner, url, record JSON (empty: the crawl keeps
+ * only that the URL has a record, `1`), URLs queued already
+ * (by ADD, for a page with many links), then (url, origin, item) triples of the
+ * (other) URLs its visit found.
  * In one step: queues each found URL not seen; stores the record (a page's with
- * `numNewUrls` set to the URLs really queued; a redirect's stays 0) unless the URL has one already; drops the lease if `owner`
- * still holds it. Publishes `done` when nothing is queued or leased any more.
+ * `numNewUrls` set to the URLs really queued, with those queued already; a redirect's stays 0) unless the URL
+ * has one already; drops the lease, freeing its origin's slot, if `owner` still
+ * holds it. Publishes `done` when nothing is queued or leased any more, `queued`
+ * when URLs were queued or an origin waiting for a slot may go.
  * Returns 1 if the record was stored, else 0, and the number of URLs queued.
  */
-export const FINISH = `
+export const FINISH = `${COMMON}
 local added = 0
-for i = 5, #ARGV, 2 do
-  if redis.call('SADD', KEYS[1], ARGV[i]) == 1 then
-    redis.call('RPUSH', KEYS[2], ARGV[i + 1])
+for i = 7, #ARGV, 3 do
+  if redis.call('SADD', SEEN, ARGV[i]) == 1 then
+    enqueue(ARGV[i + 1], ARGV[i + 2], false)
     added = added + 1
   end
 end
-local url = ARGV[3]
+local url = ARGV[4]
 local stored = 0
-if redis.call('HEXISTS', KEYS[6], url) == 0 then
-  local record = cjson.decode(ARGV[4])
-  if record.nextUrl == cjson.null then record.numNewUrls = added end
-  redis.call('HSET', KEYS[6], url, cjson.encode(record))
+if redis.call('HEXISTS', RECORDS, url) == 0 then
+  if ARGV[5] == '' then
+    redis.call('HSET', RECORDS, url, '1')
+  else
+    local record = cjson.decode(ARGV[5])
+    if record.nextUrl == cjson.null then record.numNewUrls = added + tonumber(ARGV[6]) end
+    redis.call('HSET', RECORDS, url, cjson.encode(record))
+  end
   stored = 1
 end
-if redis.call('HGET', KEYS[4], url) == ARGV[2] then
-  redis.call('ZREM', KEYS[3], url)
-  redis.call('HDEL', KEYS[4], url)
-  redis.call('HDEL', KEYS[5], url)
+local wake = added > 0
+if redis.call('HGET', OWNERS, url) == ARGV[3] then
+  local _, o = unlease(url)
+  if o and freed(o) then wake = true end
 end
-if redis.call('LLEN', KEYS[2]) == 0 and redis.call('ZCARD', KEYS[3]) == 0 then
-  redis.call('PUBLISH', ARGV[1], 'done')
-elseif added > 0 then
-  redis.call('PUBLISH', ARGV[1], 'queued')
+if queued() == 0 and redis.call('ZCARD', LEASES) == 0 then
+  redis.call('PUBLISH', CHANNEL, 'done')
+elseif wake then
+  redis.call('PUBLISH', CHANNEL, 'queued')
 end
-return {stored, added}
+return {stored, added + tonumber(ARGV[6])}
 `;
 
 /**
- * RELEASE: KEYS queue, leases, owners, items. ARGV channel, owner, then items as JSON.
- * Each item whose URL `owner` still holds goes back to the front of the queue, its lease
- * dropped, for another process or a later run. Returns how many went back.
+ * RELEASE: ARGV prefix, channel, owner, then items as JSON.
+ * Each item whose URL `owner` still holds goes back to the front of its origin's
+ * queue, its lease dropped and its slot freed, for another process or a later
+ * run. Returns how many went back.
  */
-export const RELEASE = `
+export const RELEASE = `${COMMON}
 local released = 0
-for i = 3, #ARGV do
+for i = 4, #ARGV do
   local url = cjson.decode(ARGV[i]).url
-  if redis.call('HGET', KEYS[3], url) == ARGV[2] then
-    redis.call('ZREM', KEYS[2], url)
-    redis.call('HDEL', KEYS[3], url)
-    redis.call('HDEL', KEYS[4], url)
-    redis.call('LPUSH', KEYS[1], ARGV[i])
+  if redis.call('HGET', OWNERS, url) == ARGV[3] then
+    local _, o = unlease(url)
+    if o then
+      enqueue(o, ARGV[i], true)
+      schedule(o)
+    end
     released = released + 1
   end
 end
-if released > 0 then redis.call('PUBLISH', ARGV[1], 'queued') end
+if released > 0 then redis.call('PUBLISH', CHANNEL, 'queued') end
 return released
 `;
 
 /**
- * RENEW: KEYS leases, owners, workers. ARGV owner, lease ms, then URLs.
+ * ROBOTS: ARGV prefix, channel, origin, rules JSON, delay ms (the origin's, with its `Crawl-delay`).
+ * Stores an origin's `robots.txt` rules, read by one process, for every process;
+ * keeps its longer delay; and, since the reader's own URL starts a delay after
+ * the `robots.txt` request (`s:ORIGIN`, noted by TAKE) or now, whichever is
+ * later, keeps that start for it: the origin's next start for others is one
+ * delay after it. Returns 1.
+ */
+export const ROBOTS = `${COMMON}
+local t = now()
+local o = ARGV[3]
+local delay = tonumber(ARGV[5])
+local started = tonumber(redis.call('HGET', POLITE, 's:' .. o)) or t
+redis.call('HSET', POLITE, 'r:' .. o, ARGV[4])
+redis.call('HDEL', POLITE, 's:' .. o)
+if delay > DELAY then redis.call('HSET', POLITE, 'd:' .. o, delay) end
+if delay > 0 then
+  local next = math.max(tonumber(redis.call('HGET', POLITE, 'n:' .. o)) or 0, math.max(t, started + delay) + delay)
+  redis.call('HSET', POLITE, 'n:' .. o, next)
+end
+if freed(o) then redis.call('PUBLISH', CHANNEL, 'queued') end
+return 1
+`;
+
+/**
+ * HOLD: ARGV prefix, channel, origin, ms, delay ms.
+ * A `Retry-After` holds the origin back for `ms`: no process starts a request
+ * there before then, and, since the held URL starts then in the process that
+ * holds it, none before one delay after that. Returns 1.
+ */
+export const HOLD = `${COMMON}
+local t = now()
+local o = ARGV[3]
+local until_ = t + tonumber(ARGV[4]) + tonumber(ARGV[5])
+if until_ > (tonumber(redis.call('HGET', POLITE, 'n:' .. o)) or 0) then redis.call('HSET', POLITE, 'n:' .. o, until_) end
+if redis.call('ZSCORE', HOSTS, o) then schedule(o) end
+return 1
+`;
+
+/**
+ * RENEW: ARGV prefix, channel, owner, lease ms, then URLs.
  * Moves the deadline of each lease `owner` still holds, and notes that it is alive.
  * Returns how many of the URLs it no longer holds (their leases expired).
  */
-export const RENEW = `${NOW}
+export const RENEW = `${COMMON}
 local t = now()
-redis.call('HSET', KEYS[3], ARGV[1], t)
-local deadline = t + tonumber(ARGV[2])
+redis.call('HSET', WORKERS, ARGV[3], t)
+local deadline = t + tonumber(ARGV[4])
 local lost = 0
-for i = 3, #ARGV do
-  if redis.call('HGET', KEYS[2], ARGV[i]) == ARGV[1] then
-    redis.call('ZADD', KEYS[1], 'XX', deadline, ARGV[i])
+for i = 5, #ARGV do
+  if redis.call('HGET', OWNERS, ARGV[i]) == ARGV[3] then
+    redis.call('ZADD', LEASES, 'XX', deadline, ARGV[i])
   else
     lost = lost + 1
   end
@@ -161,19 +313,25 @@ return lost
 `;
 
 /**
- * STATUS: KEYS queue, leases, owners, records, seen, workers.
- * One consistent reading: queued, leased, records, seen, Redis's clock, then for each
- * process (owner, last seen alive, leases held).
+ * STATUS: ARGV prefix, channel.
+ * One consistent reading: queued, leased, records, seen, Redis's clock, whether
+ * the crawl was created (1 or 0), then for each process (owner, last seen alive,
+ * leases held).
  */
-export const STATUS = `${NOW}
+export const STATUS = `${COMMON}
 local held = {}
-for _, owner in ipairs(redis.call('HVALS', KEYS[3])) do held[owner] = (held[owner] or 0) + 1 end
-local reply = {redis.call('LLEN', KEYS[1]), redis.call('ZCARD', KEYS[2]), redis.call('HLEN', KEYS[4]), redis.call('SCARD', KEYS[5]), now()}
-local workers = redis.call('HGETALL', KEYS[6])
+for _, owner in ipairs(redis.call('HVALS', OWNERS)) do held[owner] = (held[owner] or 0) + 1 end
+local reply = {queued(), redis.call('ZCARD', LEASES), redis.call('HLEN', RECORDS), redis.call('SCARD', SEEN), now(), redis.call('HEXISTS', META, 'created')}
+local workers = redis.call('HGETALL', WORKERS)
 for i = 1, #workers, 2 do
   reply[#reply + 1] = workers[i]
   reply[#reply + 1] = tonumber(workers[i + 1])
   reply[#reply + 1] = held[workers[i]] or 0
 end
 return reply
+`;
+
+/** DONE: ARGV prefix, channel. Returns the URLs queued and leased. */
+export const DONE = `${COMMON}
+return {queued(), redis.call('ZCARD', LEASES)}
 `;

@@ -89,13 +89,13 @@ describeWithRedis("crawl --frontier", () => {
     expect(frontierLineOf(resumed.stdout)).toMatch(/: 4 records in Redis; this process \(.+\) recorded 3$/);
   });
 
-  it("prints the crawl's state with --status: nothing before the crawl, the counts and the process after", async () => {
+  it("prints the crawl's state with --status: exits 1 saying so before the crawl, the counts and the process after", async () => {
     const flags = frontierFlags("told");
     const before = await runCli([...flags, "--status"]);
     expect(before).toEqual({
-      code: 0,
-      stdout: `frontier ${redis.url}, crawl told: nothing in Redis under this name (a crawl starts when a process crawls a ROOT with this --frontier and --crawl-name)\n`,
-      stderr: "",
+      code: 1,
+      stdout: "",
+      stderr: `crawl: frontier ${redis.url}, crawl told: nothing in Redis under this name (a crawl starts when a process crawls a ROOT with this --frontier and --crawl-name)\n`,
     });
     const crawled = await runCli([...flags, "--ignore-robots", `${site.url}/`]);
     const owner = /this process \((\S+)\)/.exec(crawled.stdout)?.[1];
@@ -154,7 +154,7 @@ describeWithRedis("crawl --frontier", () => {
       const { code, stderr } = await crawl.outcome();
       expect(code).toBe(1);
       expect(stderr).toMatch(
-        new RegExp(`^crawl: Redis at ${doomed.url} stopped answering: .+; records written are kept, and running the crawl again resumes it\\n$`),
+        new RegExp(`^crawl: Redis at ${doomed.url} stopped answering: .+; this Redis keeps nothing on disk \\(no appendonly, no save\\): if it restarts, the crawl is lost, and running it again starts it over\\n$`),
       );
     } finally {
       await doomed.remove();
@@ -183,8 +183,14 @@ describe("crawl --frontier without Redis", () => {
     expect(stderr).toBe(`crawl: cannot use Redis at redis://:***@127.0.0.1:${port}/0: connect ECONNREFUSED 127.0.0.1:${port}\n`);
     const flags = { url, name: "n", leaseMs: 30_000 };
     expect(frontierLine(flags, "h:1:abcdef", 5, 2, false)).toBe(`frontier redis://:***@127.0.0.1:${port}/0, crawl n: 5 records in Redis; this process (h:1:abcdef) recorded 2\n`);
-    expect(statusText(flags, { queued: 0, leased: 0, records: 0, seen: 0, workers: [] })).not.toContain("s3cret");
+    expect(statusText(flags, { queued: 0, leased: 0, records: 0, seen: 0, workers: [], created: false })).not.toContain("s3cret");
     expect(withoutPassword(`redis://127.0.0.1:${port}/0`)).toBe(`redis://127.0.0.1:${port}/0`);
+    for (const bad of ["redis://:s3cret@", "redis//:s3cret@h", "http://:s3cret@h/"]) {
+      const usage = await runCli(["--frontier", bad, "--crawl-name", "n", "--status"]);
+      expect(usage.code).toBe(2);
+      expect(usage.stderr).toContain("--frontier");
+      expect(usage.stderr + usage.stdout).not.toContain("s3cret");
+    }
   });
 });
 

@@ -3,7 +3,7 @@
  * crawls as the in-memory frontier does, and its steps (add, take with a
  * lease, finish, release, renew, join) do what the guide says.
  */
-import { createClient } from "redis";
+import { createClient } from "@redis/client";
 import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
 import { crawl } from "../../src/asyncawait/index.js";
 import type { FetchStatistic } from "../../src/crawl/records.js";
@@ -13,6 +13,10 @@ import { startDemoSite, type SyntheticSite } from "../../src/site/index.js";
 import { QueueShutDown } from "../../src/asyncawait/joinable-queue.js";
 import { describeWithRedis, startRedis, type RedisServer } from "../helpers/redis-server.js";
 import { within } from "../helpers/within.js";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { requireBuiltCli, runCli } from "../cli/cli-process.js";
 
 function withoutTiming(record: FetchStatistic): Omit<FetchStatistic, "numNewUrls" | "referrer" | "depth" | "fetchedAt"> {
   const { numNewUrls: _n, referrer: _r, depth: _d, fetchedAt: _t, ...rest } = record;
@@ -64,6 +68,51 @@ describeWithRedis("RedisFrontier", () => {
     expect({ queued: status.queued, leased: status.leased, records: status.records, seen: status.seen }).toEqual({ queued: 0, leased: 0, records: expected.recorded, seen: expected.seen.length });
   });
 
+  it("keeps only which URLs have a record with records: false, each URL still recorded once, and reads no URL list at the end without keepRecords", async () => {
+    const expected = await crawl(demo.url, { maxTasks: 5 });
+    const name = `markers-${++names}`;
+    const frontier = await RedisFrontier.open({ url: redis.url, name, records: false });
+    open.push(frontier);
+    const result = await within(30_000, crawl(demo.url, { maxTasks: 5, keepRecords: false }, frontier), "a crawl keeping no records in Redis");
+    expect(result.recorded).toBe(expected.recorded);
+    expect(result.seen).toEqual([]); // Not read from Redis: the counts are.
+    expect(result.todo).toBe(0);
+    const client = createClient({ url: redis.url });
+    await client.connect();
+    try {
+      const values = await client.hVals(`coroutine-crawler:{${name}}:records`);
+      expect(values.length).toBe(expected.recorded);
+      expect(new Set(values)).toEqual(new Set(["1"]));
+    } finally {
+      await client.close();
+    }
+    // In the same process, with keepRecords, the records are this process's own, from memory.
+    const again = await RedisFrontier.open({ url: redis.url, name: `markers-${++names}`, records: false });
+    open.push(again);
+    const kept = await within(30_000, crawl(demo.url, { maxTasks: 5 }, again), "a second crawl");
+    expect(kept.records.length).toBe(expected.recorded);
+    await expect(RedisFrontier.open({ url: redis.url, name: "x", records: "no" as unknown as boolean })).rejects.toThrow(/^records: /);
+  });
+
+  it("writes each record to --jsonl only, with --no-redis-records, which needs --jsonl", async () => {
+    requireBuiltCli();
+    const dir = mkdtempSync(join(tmpdir(), "cc-no-records-"));
+    try {
+      const file = join(dir, "records.jsonl");
+      const name = `cli-markers-${++names}`;
+      const run = await runCli(["--frontier", redis.url, "--crawl-name", name, "--no-redis-records", "--jsonl", file, demo.url]);
+      expect(run.code, run.stderr).toBe(0);
+      const lines = readFileSync(file, "utf8").split("\n").filter((line) => line !== "");
+      expect(lines.length).toBeGreaterThan(10);
+      expect(run.stdout).toContain(`: ${lines.length} records in Redis`);
+      const usage = await runCli(["--frontier", redis.url, "--crawl-name", name, "--no-redis-records", demo.url]);
+      expect(usage.code).toBe(2);
+      expect(usage.stderr).toContain("--no-redis-records needs --jsonl FILE");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it("marks a URL seen and queues it once, however many times it is added", async () => {
     const frontier = await frontierFor();
     expect(await frontier.add([{ url: "http://a.test/", maxRedirect: 10 }, { url: "http://a.test/", maxRedirect: 10 }])).toBe(1);
@@ -87,6 +136,33 @@ describeWithRedis("RedisFrontier", () => {
     expect(await frontier.status()).toMatchObject({ queued: 2, leased: 0, records: 1, seen: 3 });
     expect(await frontier.finish(item, { record, next: [] })).toBeNull(); // A second record for the URL is not stored.
     expect((await frontier.status()).records).toBe(1);
+  });
+
+  it("queues a page's 5,000 links in steps of 250, none holding Redis 50 ms, and counts the links really new over all of them", async () => {
+    const own = await startRedis();
+    const client = createClient({ url: own.url });
+    await client.connect();
+    try {
+      await client.sendCommand(["CONFIG", "SET", "slowlog-log-slower-than", "50000"]);
+      const frontier = await RedisFrontier.open({ url: own.url, name: "wide" });
+      open.push(frontier);
+      await frontier.add([{ url: "http://a.test/", maxRedirect: 10 }, { url: "http://a.test/7", maxRedirect: 10 }]);
+      const item = await frontier.take();
+      const next = Array.from({ length: 5_000 }, (_, i) => ({ url: `http://a.test/${i}`, maxRedirect: 10 }));
+      const calls = async (): Promise<number> => Number(/cmdstat_evalsha:calls=(\d+)/.exec(await client.info("commandstats"))?.[1] ?? 0);
+      const before = await calls();
+      await client.sendCommand(["SLOWLOG", "RESET"]);
+      const stored = await frontier.finish(item, { record: { ...errorRecord(item.url, "NetworkError"), nextUrl: null }, next });
+      expect(await calls()).toBe(before + 20);
+      expect(stored?.numNewUrls).toBe(4_999); // /7 was queued before.
+      expect(await client.sendCommand(["SLOWLOG", "LEN"])).toBe(0);
+      expect(await frontier.status()).toMatchObject({ queued: 5_000, leased: 0, records: 1, seen: 5_001 });
+      const record = JSON.parse((await client.hGet("coroutine-crawler:{wide}:records", item.url)) ?? "{}") as FetchStatistic;
+      expect(record.numNewUrls).toBe(4_999);
+    } finally {
+      await client.close();
+      await own.remove();
+    }
   });
 
   it("hands the URL of a process that stopped renewing its lease to another process once the lease expires", async () => {
@@ -186,6 +262,8 @@ describeWithRedis("RedisFrontier", () => {
     await expect(RedisFrontier.open({ url: "redis://127.0.0.1:6379/zero", name: "x" })).rejects.toThrow(/^url: /);
     await expect(RedisFrontier.open({ url: redis.url, name: "" })).rejects.toThrow(/^name: /);
     await expect(RedisFrontier.open({ url: redis.url, name: "a{b}" })).rejects.toThrow(/^name: /);
+    await expect(RedisFrontier.open({ url: redis.url, name: "x".repeat(201) })).rejects.toThrow(/^name: .*at most 200 characters/);
+    await expect(RedisFrontier.open({ url: redis.url, name: "a\u0007b" })).rejects.toThrow(/^name: .*control characters/);
     await expect(RedisFrontier.open({ url: redis.url, name: "x", leaseMs: 0 })).rejects.toThrow(/^leaseMs: /);
     await expect(RedisFrontier.open({ url: redis.url, name: "x", leaseMs: 0 })).rejects.toBeInstanceOf(TypeError);
   });
@@ -197,9 +275,77 @@ describeWithRedis("RedisFrontier", () => {
     await client.connect();
     try {
       const keys = await client.keys("coroutine-crawler:{alpha}:*");
-      expect(keys.sort()).toEqual(["coroutine-crawler:{alpha}:queue", "coroutine-crawler:{alpha}:seen"]);
+      expect(keys.sort()).toEqual(["coroutine-crawler:{alpha}:hosts", "coroutine-crawler:{alpha}:meta", "coroutine-crawler:{alpha}:q:http://a.test", "coroutine-crawler:{alpha}:seen"]);
     } finally {
       await client.close();
     }
+  });
+});
+
+describeWithRedis("RedisFrontier's errors", () => {
+  let redis: RedisServer;
+  beforeAll(async () => {
+    redis = await startRedis();
+  });
+  afterAll(async () => {
+    await redis?.remove();
+  });
+
+  /** Runs `command` on the test's own connection to `server`. */
+  async function send(server: RedisServer, command: string[]): Promise<unknown> {
+    const client = createClient({ url: server.url });
+    await client.connect();
+    try {
+      return await client.sendCommand(command);
+    } finally {
+      await client.close();
+    }
+  }
+
+  /** The FrontierError a crawl of one URL on the crawl `name` rejects with. */
+  async function crawlError(url: string, name: string): Promise<Error> {
+    const frontier = await RedisFrontier.open({ url, name });
+    try {
+      const failed = await within(10_000, crawl("http://127.0.0.1:9/", { maxTasks: 2, robots: false }, frontier).then(() => null, (error: unknown) => error), "the crawl's failure");
+      expect(failed).toBeInstanceOf(FrontierError);
+      return failed as Error;
+    } finally {
+      await frontier.close();
+    }
+  }
+
+  it("names a Redis out of memory, with maxmemory, and says a Redis without persistence loses the crawl when it restarts", async () => {
+    const own = await startRedis();
+    try {
+      await send(own, ["CONFIG", "SET", "maxmemory", "1"]);
+      const error = await crawlError(own.url, "full");
+      expect(error.message).toMatch(/^Redis at redis:\/\/127\.0\.0\.1:\d+\/0 refused the crawl's command: it is out of memory \(OOM: maxmemory reached\): raise its maxmemory/);
+      expect(error.message).toMatch(/this Redis keeps nothing on disk \(no appendonly, no save\): if it restarts, the crawl is lost, and running it again starts it over$/);
+    } finally {
+      await own.remove();
+    }
+  });
+
+  it("names a read-only replica, and a key of the crawl used by something else", async () => {
+    const own = await startRedis();
+    try {
+      await send(own, ["SET", "coroutine-crawler:{taken}:seen", "not a set"]);
+      expect((await crawlError(own.url, "taken")).message).toContain("refused the crawl's command: a key of this crawl holds another kind of value (WRONGTYPE): something else uses the keys coroutine-crawler:{taken}:*");
+      await send(own, ["REPLICAOF", "127.0.0.1", "9"]);
+      expect((await crawlError(own.url, "replica")).message).toContain("refused the crawl's command: it is a read-only replica (READONLY): give --frontier the URL of its primary");
+    } finally {
+      await own.remove();
+    }
+  });
+
+  it("names an ACL that keeps the user from the crawl's keys, and never shows the password", async () => {
+    await send(redis, ["ACL", "SETUSER", "narrow", "on", ">s3cret-pw", "~other:*", "&*", "+@all"]);
+    const url = redis.url.replace("redis://", "redis://narrow:s3cret-pw@");
+    const error = await crawlError(url, "guarded");
+    expect(error.message).toContain("its ACL does not let this user do that (NOPERM): the user needs the keys ~coroutine-crawler:{guarded}:*");
+    expect(error.message).toContain("redis://narrow:***@127.0.0.1");
+    expect(error.message).not.toContain("s3cret-pw");
+    await expect(RedisFrontier.open({ url: "nonsense://:s3cret-pw@x", name: "x" })).rejects.toThrow(/^url: "nonsense:\/\/:\*\*\*@x" is not a redis:\/\/ or rediss:\/\/ URL$/);
+    await expect(RedisFrontier.open({ url: "redis//:s3cret-pw@x", name: "x" })).rejects.toThrow(/^url: "redis\/\/\*\*\*@x" is not a URL/);
   });
 });

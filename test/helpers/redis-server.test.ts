@@ -5,7 +5,7 @@
  * behind.
  */
 import { existsSync } from "node:fs";
-import { createClient } from "redis";
+import { createClient } from "@redis/client";
 import { afterEach, expect, it } from "vitest";
 import { describeWithRedis, type RedisServer, startRedis } from "./redis-server.js";
 

@@ -48,6 +48,8 @@ export interface StartRedisOptions {
    * `restart()`. Default false: nothing is ever written to disk.
    */
   appendOnly?: boolean;
+  /** More arguments for redis-server, kept across `restart()` (TLS: `--tls-port`, `--tls-cert-file`, …). Default none. */
+  args?: readonly string[];
 }
 
 /**
@@ -85,6 +87,8 @@ export class RedisServer {
     /** Whether the server logs writes to an append-only file (see {@link StartRedisOptions}). */
     readonly appendOnly: boolean,
     child: ChildProcess,
+    /** The more arguments it was started with (see {@link StartRedisOptions}). */
+    readonly args: readonly string[] = [],
   ) {
     this.url = `redis://127.0.0.1:${port}/0`;
     this.attach(child);
@@ -117,7 +121,7 @@ export class RedisServer {
   async restart(): Promise<void> {
     if (this.removed) throw new Error(`RedisServer on port ${this.port} was removed; start a new one with startRedis()`);
     await this.stop();
-    this.attach(await spawnRedis(this.port, this.dir, this.appendOnly));
+    this.attach(await spawnRedis(this.port, this.dir, this.appendOnly, this.args));
   }
 
   /** Stops the process if it runs and deletes the directory. Idempotent; the server cannot restart afterwards. */
@@ -155,7 +159,7 @@ export async function startRedis(options: StartRedisOptions = {}): Promise<Redis
     for (let attempt = 1; ; attempt += 1) {
       const port = await freeLoopbackPort();
       try {
-        return new RedisServer(port, dir, appendOnly, await spawnRedis(port, dir, appendOnly));
+        return new RedisServer(port, dir, appendOnly, await spawnRedis(port, dir, appendOnly, options.args ?? []), options.args ?? []);
       } catch (error) {
         // The probe freed the port and someone else bound it before redis did: try another.
         const portTaken = error instanceof Error && error.message.includes("Address already in use");
@@ -199,7 +203,7 @@ export function findOnPath(name: string): string | null {
 }
 
 /** Binds port 0 on 127.0.0.1, reads the port the OS chose, and frees it for redis to bind. */
-async function freeLoopbackPort(): Promise<number> {
+export async function freeLoopbackPort(): Promise<number> {
   const probe = createServer();
   await new Promise<void>(function listen(resolve, reject) {
     probe.once("error", reject);
@@ -213,7 +217,7 @@ async function freeLoopbackPort(): Promise<number> {
 }
 
 /** Spawns redis-server on `port` with `dir` and resolves with the child once it logs {@link READY_LINE}. */
-function spawnRedis(port: number, dir: string, appendOnly: boolean): Promise<ChildProcess> {
+function spawnRedis(port: number, dir: string, appendOnly: boolean, extra: readonly string[]): Promise<ChildProcess> {
   const path = redisServerPath();
   if (path === null) {
     return Promise.reject(new Error("redis-server not found: set REDIS_SERVER or put it on PATH (Debian: apt-get install redis-server)"));
@@ -222,7 +226,7 @@ function spawnRedis(port: number, dir: string, appendOnly: boolean): Promise<Chi
   // appendfsync always: each write is on disk before redis replies, so a SIGKILL right after loses nothing
   // (the default, everysec, may hold a write back while an fsync is still running).
   args.push("--appendonly", appendOnly ? "yes" : "no", ...(appendOnly ? ["--appendfsync", "always"] : []));
-  args.push("--daemonize", "no", "--protected-mode", "yes", "--logfile", "");
+  args.push("--daemonize", "no", "--protected-mode", "yes", "--logfile", "", ...extra);
   // util-linux's setpriv (Essential on Debian) asks Linux to SIGKILL redis when the thread that spawned it ends,
   // then execs redis, so `child.pid` is redis's own. That covers what the 'exit' listener cannot: vitest ends
   // a forks-pool worker with SIGTERM and a threads-pool worker with terminate(), and neither emits 'exit'.
