@@ -141,6 +141,7 @@ describe("visitSitemap", () => {
     expect(v.record).toEqual({
       url: SITEMAP, nextUrl: null, status: 200, error: null, size: body.length, contentType: "application/xml", encoding: "utf-8",
       numUrls: 3, numNewUrls: 2, referrer: null, detail: null, // /a and /a#top: one URL
+      depth: 0, tries: 1, fetchedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
     });
   });
 
