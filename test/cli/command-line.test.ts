@@ -3,6 +3,7 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { parseCommandLine, readCommandLine, UsageError } from "../../src/cli/command-line.js";
 import type { CommandLine } from "../../src/cli/command-line.js";
+import { USAGE } from "../../src/cli/flags.js";
 
 function commandLine(argv: string[]): CommandLine {
   const invocation = parseCommandLine(argv);
@@ -365,5 +366,34 @@ describe("parseCommandLine with --frontier", () => {
     expect(await readCommandLine(["--frontier", REDIS, "--crawl-name", "n", "a.com"])).toEqual(
       parseCommandLine(["--frontier", REDIS, "--crawl-name", "n", "a.com"]),
     );
+  });
+});
+
+describe("--retry-http-codes", () => {
+  it("reads a comma-separated list of statuses, spaces allowed", () => {
+    expect(commandLine(["--retry-http-codes", "500,503", "a.com"]).crawlOptions.retryHttpCodes).toEqual([500, 503]);
+    expect(commandLine(["--retry-http-codes=429, 500", "a.com"]).crawlOptions.retryHttpCodes).toEqual([429, 500]);
+  });
+
+  it("turns status retries off when empty", () => {
+    expect(commandLine(["--retry-http-codes", "", "a.com"]).crawlOptions.retryHttpCodes).toEqual([]);
+    expect(commandLine(["--retry-http-codes=", "a.com"]).crawlOptions.retryHttpCodes).toEqual([]);
+  });
+
+  it("leaves the library's default when not given", () => {
+    expect(commandLine(["a.com"]).crawlOptions.retryHttpCodes).toBeUndefined();
+  });
+
+  it("refuses what is not a list of statuses, naming the flag", () => {
+    expect(usageError(["--retry-http-codes", "500,abc", "a.com"])).toBe("--retry-http-codes expects HTTP statuses separated by commas, got '500,abc'");
+    expect(usageError(["--retry-http-codes", "500,,503", "a.com"])).toBe("--retry-http-codes expects HTTP statuses separated by commas, got '500,,503'");
+    expect(usageError(["--retry-http-codes", "500,700", "a.com"])).toBe(
+      "bad --retry-http-codes: expected `retryHttpCodes` to be an array of HTTP statuses (integers from 100 to 599), got 500,700",
+    );
+  });
+
+  it("is in --help with its default", () => {
+    expect(USAGE).toContain("--retry-http-codes LIST");
+    expect(USAGE).toContain("(default 408,429,500,502,503,504,522,524)");
   });
 });
