@@ -7,6 +7,7 @@
  *
  * @module
  */
+import { peersSection } from "./peers.js";
 import type { StageName } from "../src/observe/events.js";
 import type { MemoryReport } from "./children/memory-child.js";
 import type { RunResult } from "./crawl-process.js";
@@ -60,6 +61,7 @@ export function markdownReport(results: BenchResults): string {
     if (measuresMemory(scenario.scenario)) lines.push(...memoryPerPageSection(scenario, results.quick));
   }
   lines.push(...againstReferenceSection(results));
+  if (results.peers !== null) lines.push(...peersSection(results.peers));
   if (results.memory.length > 0) lines.push(...memorySection(results));
   if (results.redis !== null) lines.push(...redisSection(results.redis, results.quick));
   const traced = traceRows(results.scenarios);
