@@ -7,10 +7,10 @@
  *
  * @module
  */
-import { peersSection } from "./peers.js";
 import type { StageName } from "../src/observe/events.js";
 import type { MemoryReport } from "./children/memory-child.js";
 import type { RunResult } from "./crawl-process.js";
+import { peersSection } from "./peers.js";
 import { redisSection } from "./redis-table.js";
 import type { BenchResults, ScenarioResult, StageOnScenario } from "./results.js";
 import { idealInFlight, measuresMemory, type Scenario } from "./scenarios.js";
