@@ -8,6 +8,7 @@ import type { BenchSubject } from "./children/load-stage.js";
 import type { MemoryReport } from "./children/memory-child.js";
 import type { RunResult } from "./crawl-process.js";
 import type { Machine } from "./machine.js";
+import type { PeersReport } from "./peers.js";
 import type { RedisScenarioResult } from "./redis-scenario.js";
 import type { Scenario } from "./scenarios.js";
 import { spread, type Spread } from "./stats.js";
@@ -69,6 +70,8 @@ export interface BenchResults {
   redis: RedisScenarioResult | null;
   /** `crawl --help` against `node -e 0` (issue 29); null when not measured (`--scenarios` without S1). */
   startup: StartupResult | null;
+  /** Other crawlers on S1's site (bench/peers.ts); null when not measured (`--scenarios` without S1, or `--no-peers`). */
+  peers: PeersReport | null;
 }
 
 /**

@@ -8,7 +8,7 @@
  *
  * `tsx bench/run.ts [--quick] [--runs N] [--stages callbacks,generators,asyncawait[,reference]]
  *  [--scenarios S1,S2,S3,P1,S4,S5,R1] [--units N] [--no-memory] [--trace-overhead]
- *  [--heap-snapshot N] [--out DIR]`
+ *  [--heap-snapshot N] [--no-peers] [--out DIR]`
  *
  * R1 is stage 3's (it runs when `--stages` names asyncawait), needs a
  * redis-server (Debian's; without one it says it is skipped), and runs
@@ -19,7 +19,10 @@
  * site allow (an extra row, with no target and no memory figure). S1, S3
  * and S4, whose targets are ratios to the reference's figures (issues 18
  * and 29), always crawl with it. With S1, `crawl --help` and `node -e 0` are
- * timed too (bench/startup.ts).
+ * timed too (bench/startup.ts), and the peers set up by
+ * `bash bench/peers/setup.sh` (node-crawler, crawlee, the chapter's aiohttp
+ * crawler: bench/peers.ts) crawl S1's site in turns with the reference and
+ * stage 3; a peer not set up gets a row saying so. `--no-peers` skips them.
  * A scenario that names its stages (S5) is crawled by those of `--stages`
  * only, and skipped when there are none.
  *
@@ -45,6 +48,7 @@ import { runCrawl, type RunResult } from "./crawl-process.js";
 import { HostGroupProcess } from "./host-group-process.js";
 import { describeMachine } from "./machine.js";
 import { measureWaitingUnits } from "./memory-process.js";
+import { benchPeers, peersDir, type PeersReport } from "./peers.js";
 import { benchRedisScenario, REDIS_SCENARIO_ID, redisScenarioFailed, type RedisScenarioResult } from "./redis-scenario.js";
 import { summarise, type BenchResults, type ScenarioResult } from "./results.js";
 import { DEFAULT_SCENARIO_IDS, measuresMemory, QUICK_SCENARIOS, SCENARIOS, type Scenario } from "./scenarios.js";
@@ -63,6 +67,7 @@ const { values } = parseArgs({
     units: { type: "string" },
     "no-memory": { type: "boolean", default: false },
     "trace-overhead": { type: "boolean", default: false },
+    "no-peers": { type: "boolean", default: false },
     out: { type: "string" },
   },
 });
@@ -215,6 +220,15 @@ if (wanted.has("S1")) {
   startup = measureStartup(quick ? 3 : 5 * runs);
   log(`start-up: crawl --help ${startup.helpCpuMs.median.toFixed(0)} ms CPU, node -e 0 ${startup.nodeCpuMs.median.toFixed(0)} ms (medians of ${startup.rounds})`);
 }
+// Other crawlers on S1's site (issue 29): those set up, a row saying how for the others.
+let peers: PeersReport | null = null;
+const s1 = scenarios.find(function isS1(scenario) {
+  return scenario.id === "S1";
+});
+if (s1 !== undefined && !values["no-peers"]) {
+  log(`peers: ${s1.id}, looked for in ${peersDir()}`);
+  peers = await benchPeers(s1, runs, peersDir(), log);
+}
 const memory: MemoryReport[] = [];
 if (!values["no-memory"]) {
   for (const stage of stages.filter(isStageName)) {
@@ -234,6 +248,7 @@ const results: BenchResults = {
   memory,
   redis,
   startup,
+  peers,
 };
 const markdown = markdownReport(results);
 mkdirSync(out, { recursive: true });

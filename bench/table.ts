@@ -10,6 +10,7 @@
 import type { StageName } from "../src/observe/events.js";
 import type { MemoryReport } from "./children/memory-child.js";
 import type { RunResult } from "./crawl-process.js";
+import { peersSection } from "./peers.js";
 import { redisSection } from "./redis-table.js";
 import type { BenchResults, ScenarioResult, StageOnScenario } from "./results.js";
 import { idealInFlight, measuresMemory, type Scenario } from "./scenarios.js";
@@ -60,6 +61,7 @@ export function markdownReport(results: BenchResults): string {
     if (measuresMemory(scenario.scenario)) lines.push(...memoryPerPageSection(scenario, results.quick));
   }
   lines.push(...againstReferenceSection(results));
+  if (results.peers !== null) lines.push(...peersSection(results.peers));
   if (results.memory.length > 0) lines.push(...memorySection(results));
   if (results.redis !== null) lines.push(...redisSection(results.redis, results.quick));
   const traced = traceRows(results.scenarios);
