@@ -324,6 +324,55 @@ export class RedisFrontier implements Frontier {
     }
   }
 
+  /** Whether Redis keeps each record (the option `records`): only then can {@link RedisFrontier.recordChunks} read them back. */
+  get keepsRecords(): boolean {
+    return this.options.records;
+  }
+
+  /**
+   * Every record of the crawl (every process's), as Redis stores it (one JSON
+   * text each), read with HSCAN about `count` at a time: a writer takes
+   * one chunk at a time, so no process holds all records at the end.
+   * Empty when Redis keeps no records (option `records` false).
+   *
+   * @throws FrontierError (a rejection of the iteration) when Redis stops answering.
+   */
+  recordChunks(count = STREAM_CHUNK): AsyncGenerator<string[]> {
+    const client = this.client;
+    const key = this.keys.records;
+    const keeps = this.options.records;
+    return this.streamed(async function* records() {
+      if (!keeps) return;
+      for await (const entries of client.hScanIterator(key, { COUNT: count })) yield entries.map((entry) => entry.value);
+    });
+  }
+
+  /**
+   * Every URL the crawl has seen, read with SSCAN about `count` at a time
+   * (see {@link RedisFrontier.recordChunks}).
+   *
+   * @throws FrontierError (a rejection of the iteration) when Redis stops answering.
+   */
+  seenChunks(count = STREAM_CHUNK): AsyncGenerator<string[]> {
+    const client = this.client;
+    const key = this.keys.seen;
+    return this.streamed(async function* seen() {
+      for await (const members of client.sScanIterator(key, { COUNT: count })) yield members;
+    });
+  }
+
+  /** Chunks read from Redis, an error while reading them a {@link FrontierError} that says what it was. */
+  private async *streamed(chunks: () => AsyncGenerator<string[]>): AsyncGenerator<string[]> {
+    try {
+      yield* chunks();
+    } catch (error) {
+      if (error instanceof FrontierError) throw error;
+      const reply = explainReply(error, this.options.name);
+      const where = `Redis at ${redact(this.options.url)}`;
+      throw this.failure ?? new FrontierError(reply === null ? `${where} stopped answering: ${reason(error)}` : `${where} refused the crawl's command: ${reply}`, { cause: error });
+    }
+  }
+
   /**
    * Reads every seen URL and record, a thousand at a time; with
    * `keepRecords` false, only their counts: the URLs stay in Redis, and no
@@ -682,6 +731,9 @@ async function persistence(client: Client): Promise<boolean | null> {
  * 174 ms; 250 hold it a few ms.
  */
 const FINISH_CHUNK = 250;
+
+/** About how many records (or seen URLs) one HSCAN (SSCAN) reads when they are streamed out at the end of a crawl. */
+const STREAM_CHUNK = 200;
 
 /** The longest crawl name: it is in every key and every message. */
 const MAX_NAME_LENGTH = 200;
