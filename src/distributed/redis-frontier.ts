@@ -62,7 +62,23 @@ export interface RedisFrontierOptions {
    * process only, as a crawl in memory does.
    */
   records?: boolean;
+  /**
+   * Whether this process, joining a crawl started with another `maxPerHost`
+   * or `delayMs` (the politeness Redis enforces for every process), makes
+   * its own the crawl's, for every process, instead of being refused
+   * (default false). Every other option, and the roots, must still be the
+   * same: they decide which URLs the crawl is made of. See
+   * {@link OVERRIDABLE}.
+   */
+  overridePoliteness?: boolean;
 }
+
+/**
+ * The options a process may change in a crawl under way, with
+ * `overridePoliteness`: how hard the crawl presses each host, kept in Redis
+ * for every process. They change when pages are fetched, not which.
+ */
+export const OVERRIDABLE: readonly string[] = ["maxPerHost", "delayMs"];
 
 /** The PEM files of a TLS connection to Redis (`RedisFrontierOptions.tls`). */
 export interface FrontierTlsFiles {
@@ -215,16 +231,22 @@ export class RedisFrontier implements Frontier {
     const created = JSON.stringify(crawlIdentity(options, roots));
     const robots = options.robots ? "1" : "0";
     const maxPerHost = options.maxPerHost === Infinity ? "0" : String(options.maxPerHost);
-    this.begun = this.run("BEGIN", [created, maxPerHost, String(options.delayMs), robots]).then(
-      (reply) => {
-        const [stored] = reply as [string, number];
-        const difference = differenceOf(JSON.parse(stored) as Record<string, unknown>, JSON.parse(created) as Record<string, unknown>);
+    const begin = (replacing: string): Promise<string> => this.run("BEGIN", [created, maxPerHost, String(options.delayMs), robots, replacing]).then((reply) => (reply as [string, number])[0]);
+    this.begun = begin("").then(
+      async (stored) => {
+        const mine = JSON.parse(created) as Record<string, unknown>;
+        let difference = differenceOf(JSON.parse(stored) as Record<string, unknown>, mine);
+        const onlyPoliteness = differenceOf(JSON.parse(stored) as Record<string, unknown>, mine, OVERRIDABLE) === null;
+        // Only the politeness differs, and this process was told to change it: it becomes the crawl's, unless another process changed it meanwhile.
+        if (difference !== null && onlyPoliteness && this.options.overridePoliteness) {
+          difference = differenceOf(JSON.parse(await begin(stored)) as Record<string, unknown>, mine);
+        }
         if (difference !== null) {
-          this.refuse(new FrontierError(`crawl ${this.options.name} was started with ${difference}; crawl it with the same ROOTs and options, or give this crawl another --crawl-name`));
+          const override = onlyPoliteness && !this.options.overridePoliteness ? ` (or change its ${OVERRIDABLE.join(" and ")} for every process with --override-politeness)` : "";
+          this.refuse(new FrontierError(`crawl ${this.options.name} was started with ${difference}; crawl it with the same ROOTs and options${override}, or give this crawl another --crawl-name`));
         }
       },
-      (error: unknown) => this.fail(error),
-    );
+    ).catch((error: unknown) => this.fail(error));
   }
 
   robotsRules(origin: string): RobotsRules | null {
@@ -669,9 +691,10 @@ function crawlIdentity(options: ResolvedCrawlOptions, roots: readonly string[]):
   };
 }
 
-/** The first field in which two crawls differ, in words (`maxPerHost 2, and this process 4`), or null when they are the same. */
-function differenceOf(stored: Record<string, unknown>, mine: Record<string, unknown>): string | null {
+/** The first field (but those `ignored`) in which two crawls differ, in words (`maxPerHost 2, and this process 4`), or null when they are the same. */
+function differenceOf(stored: Record<string, unknown>, mine: Record<string, unknown>, ignored: readonly string[] = []): string | null {
   for (const field of new Set([...Object.keys(stored), ...Object.keys(mine)])) {
+    if (ignored.includes(field)) continue;
     const was = JSON.stringify(stored[field] ?? null);
     const is = JSON.stringify(mine[field] ?? null);
     if (was !== is) return `${field} ${was}, and this process has ${is}`;
@@ -687,7 +710,7 @@ function differenceOf(stored: Record<string, unknown>, mine: Record<string, unkn
  * one with a brace, a space or a control character, or one over 200 characters, a lease or timeout that is not a positive number of ms.
  */
 export function resolveFrontierOptions(options: RedisFrontierOptions): Required<RedisFrontierOptions> {
-  const { url, name, leaseMs = 30_000, connectTimeoutMs = 5_000, tls = {}, records = true } = options;
+  const { url, name, leaseMs = 30_000, connectTimeoutMs = 5_000, tls = {}, records = true, overridePoliteness = false } = options;
   let parsed: URL;
   try {
     parsed = new URL(url);
@@ -708,7 +731,8 @@ export function resolveFrontierOptions(options: RedisFrontierOptions): Required<
   if (tlsGiven && parsed.protocol !== "rediss:") throw new TypeError(`tls: the certificate files are for a rediss:// URL, and ${JSON.stringify(redact(url))} is not one`);
   if ((tls.certFile === undefined) !== (tls.keyFile === undefined)) throw new TypeError("tls: a client certificate and its key come together: give both certFile and keyFile, or neither");
   if (typeof records !== "boolean") throw new TypeError(`records: ${String(records)} must be true or false`);
-  return { url, name, leaseMs, connectTimeoutMs, tls, records };
+  if (typeof overridePoliteness !== "boolean") throw new TypeError(`overridePoliteness: ${String(overridePoliteness)} must be true or false`);
+  return { url, name, leaseMs, connectTimeoutMs, tls, records, overridePoliteness };
 }
 
 /** Whether Redis keeps its data on disk: an append-only file, or snapshots (`save`); null when CONFIG is refused (an ACL, a managed Redis). */
