@@ -70,6 +70,8 @@ export interface FrontierFlags {
   leaseMs: number;
   /** False with `--no-redis-records`: Redis keeps which URLs have a record, not the records. */
   records?: boolean;
+  /** True with `--override-politeness`: this process's `--max-per-host` and `--delay` become the crawl's, for every process. */
+  overridePoliteness?: boolean;
   /** `--frontier-ca`, `--frontier-cert`, `--frontier-key`: PEM files for a `rediss://` URL. */
   tls?: { caFile?: string; certFile?: string; keyFile?: string };
 }
@@ -246,7 +248,8 @@ function frontierFlags(
   if (url === undefined) {
     const typedTls = [["--frontier-ca", tls.caFile], ["--frontier-cert", tls.certFile], ["--frontier-key", tls.keyFile]].map(([flag, file]) => [flag, file !== undefined] as const);
     const noRecords = ["--no-redis-records", values["no-redis-records"] === true] as const;
-    for (const [flag, typed] of [["--crawl-name", values["crawl-name"] !== undefined], ["--status", values.status === true], ["--lease", lease], noRecords, ...typedTls] as const) {
+    const override = ["--override-politeness", values["override-politeness"] === true] as const;
+    for (const [flag, typed] of [["--crawl-name", values["crawl-name"] !== undefined], ["--status", values.status === true], ["--lease", lease], noRecords, override, ...typedTls] as const) {
       if (typed) throw new UsageError(`${flag} needs --frontier URL: it is about a crawl whose queue is in Redis`);
     }
     return null;
@@ -264,7 +267,8 @@ function frontierFlags(
   }
   const records = values["no-redis-records"] !== true;
   if (!records && values.jsonl === undefined) throw new UsageError("--no-redis-records needs --jsonl FILE: the records are written there, by each process, and nowhere else");
-  return { url, name, leaseMs, tls, records };
+  const overridePoliteness = values["override-politeness"] === true;
+  return { url, name, leaseMs, tls, records, ...(overridePoliteness ? { overridePoliteness } : {}) };
 }
 
 /**

@@ -207,6 +207,12 @@ before another process may take it`,
     help: `keep in Redis only which URLs have a record, not the
 records: each process writes its own (needs --jsonl)`,
   },
+  "override-politeness": {
+    type: "boolean", group: "distributed",
+    help: `join a crawl started with another --max-per-host or
+--delay, and make this process's the crawl's, for every
+process (the other options must still be the same)`,
+  },
   "frontier-ca": {
     type: "string", value: "FILE", group: "distributed",
     help: `with a rediss:// --frontier: the PEM file of the certificate

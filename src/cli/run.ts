@@ -32,7 +32,8 @@ import { unwritable } from "./outputs.js";
 import { Printer } from "./printer.js";
 import { CrawlCounters, ProgressLine, StatsLines } from "./progress-line.js";
 import { RecordLines } from "./record-lines.js";
-import { jsonDocument } from "./result-json.js";
+import { writeStreamedJson } from "./streamed-json.js";
+import { jsonDocument, resultJson } from "./result-json.js";
 import type { ComparisonJson, CrawlResultJson } from "./result-json.js";
 
 /** Exit statuses of the `crawl` command. */
@@ -340,6 +341,8 @@ async function runStage(
   const failures = [recordLines?.failed, csvLines?.failed].filter((failed) => failed !== undefined);
   const stop = failures.length === 0 ? signal : AbortSignal.any([signal, ...failures]);
   const options: CrawlOptions = { ...commandLine.crawlOptions, onRecord, signal: stop };
+  // The records stay in Redis, to be streamed to --json at the end: none is kept in memory.
+  if (streamsJson(commandLine, frontier)) options.keepRecords = false;
   // Tracing costs a little, so it is asked for only when something shows it.
   const watched = lines !== null || events !== null;
   if (progress.enabled || stats.enabled || commandLine.compare || verbosity >= 3 || watched) options.trace = trace;
@@ -406,10 +409,11 @@ async function finish(
     }
   } else {
     // With --jsonl no record was kept: the report counts them from the stats and says where they went.
-    const recordsIn = recordLines === null ? undefined : recordLines.destination === "-" ? "stdout" : recordLines.destination;
+    const streamed = streamsJson(commandLine, frontier) ? commandLine.json : null;
+    const recordsIn = recordLines?.destination ?? streamed ?? undefined;
     for (const run of runs) {
       const verbosity = commandLine.verbosity;
-      printer.print(report(run.result, { quiet: verbosity === 0, verbose: verbosity >= 2, stats: run.stats, recordsIn }));
+      printer.print(report(run.result, { quiet: verbosity === 0, verbose: verbosity >= 2, stats: run.stats, recordsIn: recordsIn === "-" ? "stdout" : recordsIn }));
       if (frontier !== null && commandLine.frontier !== null) {
         printer.print(frontierLine(commandLine.frontier, frontier.owner, run.result.recorded, run.stats.records, interrupted));
       }
@@ -425,7 +429,10 @@ async function finish(
     printer.warn(`crawl: cannot write ${lines.destination}: ${lines.failure.message}; the crawl stopped (${written})\n`);
     if (!interrupted) status = EXIT.failed;
   }
-  if (commandLine.json !== null) {
+  if (commandLine.json !== null && streamsJson(commandLine, frontier) && runs[0] !== undefined) {
+    const written = await writeStreamed(commandLine.json, resultJson(runs[0].stage, runs[0].result, interrupted), frontier, printer);
+    if (!written && status === EXIT.ok) status = EXIT.failed;
+  } else if (commandLine.json !== null) {
     const document = jsonDocument(commandLine.compare, runs, identical, interrupted);
     const written = await writeJson(commandLine.json, document, printer);
     if (!written && status === EXIT.ok) status = EXIT.failed;
@@ -488,6 +495,33 @@ function stageOf(panel: TimelinePanel): string {
 function attemptLine(event: FetchEndEvent): string {
   const outcome = event.error ?? String(event.status);
   return `  attempt ${event.attempt} of ${event.url} (slot ${event.slot}): ${outcome}`;
+}
+
+/**
+ * Whether the `--json` document's records are streamed from Redis at the end
+ * (and not kept in memory during the crawl): with a frontier whose Redis
+ * keeps the records, when `--jsonl` does not take them.
+ */
+function streamsJson(commandLine: CommandLine, frontier: RedisFrontier | null): frontier is RedisFrontier {
+  return frontier?.keepsRecords === true && commandLine.json !== null && commandLine.jsonl === null;
+}
+
+/**
+ * Writes the `--json` document with its `records` and `seen` read from Redis
+ * a chunk at a time ({@link writeStreamedJson}); false, after a message, when
+ * the file cannot be written. Redis failing meanwhile throws its `FrontierError`.
+ */
+async function writeStreamed(destination: string, document: CrawlResultJson, frontier: RedisFrontier, printer: Printer): Promise<boolean> {
+  // The crawl kept no record in memory, and the document holds them all: keepRecords as the document has it.
+  const streamed: CrawlResultJson = { ...document, options: { ...document.options, keepRecords: true } };
+  try {
+    await writeStreamedJson(destination, streamed, frontier);
+    return true;
+  } catch (error) {
+    if (error instanceof Error && error.name === "FrontierError") throw error;
+    printer.warn(`crawl: cannot write ${destination}: ${error instanceof Error ? error.message : String(error)}\n`);
+    return false;
+  }
 }
 
 /** Writes the JSON to stdout (`-`) or a file; false, after a message, when the file cannot be written. */

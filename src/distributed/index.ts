@@ -23,6 +23,7 @@
  */
 export {
   FrontierError,
+  OVERRIDABLE,
   RedisFrontier,
   resolveFrontierOptions,
   type FrontierStatus,

@@ -62,7 +62,23 @@ export interface RedisFrontierOptions {
    * process only, as a crawl in memory does.
    */
   records?: boolean;
+  /**
+   * Whether this process, joining a crawl started with another `maxPerHost`
+   * or `delayMs` (the politeness Redis enforces for every process), makes
+   * its own the crawl's, for every process, instead of being refused
+   * (default false). Every other option, and the roots, must still be the
+   * same: they decide which URLs the crawl is made of. See
+   * {@link OVERRIDABLE}.
+   */
+  overridePoliteness?: boolean;
 }
+
+/**
+ * The options a process may change in a crawl under way, with
+ * `overridePoliteness`: how hard the crawl presses each host, kept in Redis
+ * for every process. They change when pages are fetched, not which.
+ */
+export const OVERRIDABLE: readonly string[] = ["maxPerHost", "delayMs"];
 
 /** The PEM files of a TLS connection to Redis (`RedisFrontierOptions.tls`). */
 export interface FrontierTlsFiles {
@@ -215,16 +231,22 @@ export class RedisFrontier implements Frontier {
     const created = JSON.stringify(crawlIdentity(options, roots));
     const robots = options.robots ? "1" : "0";
     const maxPerHost = options.maxPerHost === Infinity ? "0" : String(options.maxPerHost);
-    this.begun = this.run("BEGIN", [created, maxPerHost, String(options.delayMs), robots]).then(
-      (reply) => {
-        const [stored] = reply as [string, number];
-        const difference = differenceOf(JSON.parse(stored) as Record<string, unknown>, JSON.parse(created) as Record<string, unknown>);
+    const begin = (replacing: string): Promise<string> => this.run("BEGIN", [created, maxPerHost, String(options.delayMs), robots, replacing]).then((reply) => (reply as [string, number])[0]);
+    this.begun = begin("").then(
+      async (stored) => {
+        const mine = JSON.parse(created) as Record<string, unknown>;
+        let difference = differenceOf(JSON.parse(stored) as Record<string, unknown>, mine);
+        const onlyPoliteness = differenceOf(JSON.parse(stored) as Record<string, unknown>, mine, OVERRIDABLE) === null;
+        // Only the politeness differs, and this process was told to change it: it becomes the crawl's, unless another process changed it meanwhile.
+        if (difference !== null && onlyPoliteness && this.options.overridePoliteness) {
+          difference = differenceOf(JSON.parse(await begin(stored)) as Record<string, unknown>, mine);
+        }
         if (difference !== null) {
-          this.refuse(new FrontierError(`crawl ${this.options.name} was started with ${difference}; crawl it with the same ROOTs and options, or give this crawl another --crawl-name`));
+          const override = onlyPoliteness && !this.options.overridePoliteness ? ` (or change its ${OVERRIDABLE.join(" and ")} for every process with --override-politeness)` : "";
+          this.refuse(new FrontierError(`crawl ${this.options.name} was started with ${difference}; crawl it with the same ROOTs and options${override}, or give this crawl another --crawl-name`));
         }
       },
-      (error: unknown) => this.fail(error),
-    );
+    ).catch((error: unknown) => this.fail(error));
   }
 
   robotsRules(origin: string): RobotsRules | null {
@@ -321,6 +343,55 @@ export class RedisFrontier implements Frontier {
       return await this.read(keepRecords);
     } catch (error) {
       throw this.failure ?? new FrontierError(`Redis at ${redact(this.options.url)} stopped answering: ${reason(error)}`, { cause: error });
+    }
+  }
+
+  /** Whether Redis keeps each record (the option `records`): only then can {@link RedisFrontier.recordChunks} read them back. */
+  get keepsRecords(): boolean {
+    return this.options.records;
+  }
+
+  /**
+   * Every record of the crawl (every process's), as Redis stores it (one JSON
+   * text each), read with HSCAN about `count` at a time: a writer takes
+   * one chunk at a time, so no process holds all records at the end.
+   * Empty when Redis keeps no records (option `records` false).
+   *
+   * @throws FrontierError (a rejection of the iteration) when Redis stops answering.
+   */
+  recordChunks(count = STREAM_CHUNK): AsyncGenerator<string[]> {
+    const client = this.client;
+    const key = this.keys.records;
+    const keeps = this.options.records;
+    return this.streamed(async function* records() {
+      if (!keeps) return;
+      for await (const entries of client.hScanIterator(key, { COUNT: count })) yield entries.map((entry) => entry.value);
+    });
+  }
+
+  /**
+   * Every URL the crawl has seen, read with SSCAN about `count` at a time
+   * (see {@link RedisFrontier.recordChunks}).
+   *
+   * @throws FrontierError (a rejection of the iteration) when Redis stops answering.
+   */
+  seenChunks(count = STREAM_CHUNK): AsyncGenerator<string[]> {
+    const client = this.client;
+    const key = this.keys.seen;
+    return this.streamed(async function* seen() {
+      for await (const members of client.sScanIterator(key, { COUNT: count })) yield members;
+    });
+  }
+
+  /** Chunks read from Redis, an error while reading them a {@link FrontierError} that says what it was. */
+  private async *streamed(chunks: () => AsyncGenerator<string[]>): AsyncGenerator<string[]> {
+    try {
+      yield* chunks();
+    } catch (error) {
+      if (error instanceof FrontierError) throw error;
+      const reply = explainReply(error, this.options.name);
+      const where = `Redis at ${redact(this.options.url)}`;
+      throw this.failure ?? new FrontierError(reply === null ? `${where} stopped answering: ${reason(error)}` : `${where} refused the crawl's command: ${reply}`, { cause: error });
     }
   }
 
@@ -620,9 +691,10 @@ function crawlIdentity(options: ResolvedCrawlOptions, roots: readonly string[]):
   };
 }
 
-/** The first field in which two crawls differ, in words (`maxPerHost 2, and this process 4`), or null when they are the same. */
-function differenceOf(stored: Record<string, unknown>, mine: Record<string, unknown>): string | null {
+/** The first field (but those `ignored`) in which two crawls differ, in words (`maxPerHost 2, and this process 4`), or null when they are the same. */
+function differenceOf(stored: Record<string, unknown>, mine: Record<string, unknown>, ignored: readonly string[] = []): string | null {
   for (const field of new Set([...Object.keys(stored), ...Object.keys(mine)])) {
+    if (ignored.includes(field)) continue;
     const was = JSON.stringify(stored[field] ?? null);
     const is = JSON.stringify(mine[field] ?? null);
     if (was !== is) return `${field} ${was}, and this process has ${is}`;
@@ -638,7 +710,7 @@ function differenceOf(stored: Record<string, unknown>, mine: Record<string, unkn
  * one with a brace, a space or a control character, or one over 200 characters, a lease or timeout that is not a positive number of ms.
  */
 export function resolveFrontierOptions(options: RedisFrontierOptions): Required<RedisFrontierOptions> {
-  const { url, name, leaseMs = 30_000, connectTimeoutMs = 5_000, tls = {}, records = true } = options;
+  const { url, name, leaseMs = 30_000, connectTimeoutMs = 5_000, tls = {}, records = true, overridePoliteness = false } = options;
   let parsed: URL;
   try {
     parsed = new URL(url);
@@ -659,7 +731,8 @@ export function resolveFrontierOptions(options: RedisFrontierOptions): Required<
   if (tlsGiven && parsed.protocol !== "rediss:") throw new TypeError(`tls: the certificate files are for a rediss:// URL, and ${JSON.stringify(redact(url))} is not one`);
   if ((tls.certFile === undefined) !== (tls.keyFile === undefined)) throw new TypeError("tls: a client certificate and its key come together: give both certFile and keyFile, or neither");
   if (typeof records !== "boolean") throw new TypeError(`records: ${String(records)} must be true or false`);
-  return { url, name, leaseMs, connectTimeoutMs, tls, records };
+  if (typeof overridePoliteness !== "boolean") throw new TypeError(`overridePoliteness: ${String(overridePoliteness)} must be true or false`);
+  return { url, name, leaseMs, connectTimeoutMs, tls, records, overridePoliteness };
 }
 
 /** Whether Redis keeps its data on disk: an append-only file, or snapshots (`save`); null when CONFIG is refused (an ACL, a managed Redis). */
@@ -682,6 +755,9 @@ async function persistence(client: Client): Promise<boolean | null> {
  * 174 ms; 250 hold it a few ms.
  */
 const FINISH_CHUNK = 250;
+
+/** About how many records (or seen URLs) one HSCAN (SSCAN) reads when they are streamed out at the end of a crawl. */
+const STREAM_CHUNK = 200;
 
 /** The longest crawl name: it is in every key and every message. */
 const MAX_NAME_LENGTH = 200;

@@ -103,14 +103,24 @@ return added
 `;
 
 /**
- * BEGIN: ARGV prefix, channel, created (the roots and options as JSON), maxPerHost, delayMs, robots.
+ * BEGIN: ARGV prefix, channel, created (the roots and options as JSON), maxPerHost, delayMs, robots, replacing.
  * The first process of a crawl stores what the crawl is; a later one gets back
- * what was stored, to compare. Returns the stored JSON, and the URLs seen
- * before this record was made (a crawl whose keys were lost and found again in
- * part), else 0.
+ * what was stored, to compare. With `replacing` (not empty) equal to what is
+ * stored, a process that overrides the politeness stores its own `created`,
+ * `maxPerHost` and `delayMs` instead, for every process (each host waiting
+ * for a slot is scheduled again under them, and the processes told to look). Returns the
+ * stored JSON, and the URLs seen before this record was made (a crawl whose
+ * keys were lost and found again in part), else 0.
  */
 export const BEGIN = `${COMMON}
 local stored = redis.call('HGET', META, 'created')
+if stored and ARGV[7] ~= '' and stored == ARGV[7] then
+  redis.call('HSET', META, 'created', ARGV[3], 'maxPerHost', ARGV[4], 'delayMs', ARGV[5])
+  MAXPH, DELAY = tonumber(ARGV[4]) or 0, tonumber(ARGV[5]) or 0
+  for _, o in ipairs(redis.call('ZRANGEBYSCORE', HOSTS, FULL, '+inf')) do schedule(o) end
+  redis.call('PUBLISH', CHANNEL, 'queued')
+  return {ARGV[3], 0}
+end
 if stored then return {stored, 0} end
 redis.call('HSET', META, 'created', ARGV[3], 'maxPerHost', ARGV[4], 'delayMs', ARGV[5], 'robots', ARGV[6])
 return {ARGV[3], redis.call('SCARD', SEEN)}

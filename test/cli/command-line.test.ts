@@ -306,6 +306,11 @@ describe("parseCommandLine with --frontier", () => {
     expect(commandLine(["a.com"])).toMatchObject({ frontier: null, status: false });
   });
 
+  it("reads --override-politeness into the frontier's overridePoliteness, off unless given", () => {
+    expect(commandLine(["--frontier", REDIS, "--crawl-name", "site1", "--override-politeness", "a.com"]).frontier?.overridePoliteness).toBe(true);
+    expect(commandLine(["--frontier", REDIS, "--crawl-name", "site1", "a.com"]).frontier?.overridePoliteness).toBeUndefined();
+  });
+
   it("takes --status without a ROOT, and --stage asyncawait with --frontier", () => {
     expect(commandLine(["--frontier", REDIS, "--crawl-name", "site1", "--status"])).toMatchObject({ roots: [], status: true });
     expect(commandLine(["--frontier", REDIS, "--crawl-name", "site1", "--stage", "asyncawait", "a.com"]).stage).toBe("asyncawait");
@@ -315,6 +320,7 @@ describe("parseCommandLine with --frontier", () => {
     [["--crawl-name", "site1", "a.com"], "--crawl-name needs --frontier URL: it is about a crawl whose queue is in Redis"],
     [["--status"], "--status needs --frontier URL: it is about a crawl whose queue is in Redis"],
     [["--lease", "10", "a.com"], "--lease needs --frontier URL: it is about a crawl whose queue is in Redis"],
+    [["--override-politeness", "a.com"], "--override-politeness needs --frontier URL: it is about a crawl whose queue is in Redis"],
     [["--frontier", REDIS, "a.com"], "--frontier needs --crawl-name NAME: the crawl's name in Redis, the same in every process"],
     [["--frontier", REDIS, "--status"], "--frontier needs --crawl-name NAME: the crawl's name in Redis, the same in every process"],
     [["--frontier", REDIS, "--crawl-name", "n", "--stage", "callbacks", "a.com"], "--frontier crawls with stage 3 only (asyncawait), not callbacks"],

@@ -74,8 +74,8 @@ describeWithRedis("politeness shared by the processes of a Redis crawl", () => {
     for (const site of sites.splice(0)) await site.close();
   });
 
-  async function frontierFor(name: string, leaseMs?: number): Promise<RedisFrontier> {
-    const frontier = await RedisFrontier.open({ url: redis.url, name, leaseMs });
+  async function frontierFor(name: string, leaseMs?: number, overridePoliteness?: boolean): Promise<RedisFrontier> {
+    const frontier = await RedisFrontier.open({ url: redis.url, name, leaseMs, overridePoliteness });
     open.push(frontier);
     return frontier;
   }
@@ -188,12 +188,40 @@ describeWithRedis("politeness shared by the processes of a Redis crawl", () => {
     const joined = second.join().then(() => null, (error: unknown) => error);
     const error = await within(5_000, joined, "the refusal");
     expect(error).toBeInstanceOf(FrontierError);
-    expect((error as Error).message).toBe(`crawl ${name} was started with maxPerHost 2, and this process has 4; crawl it with the same ROOTs and options, or give this crawl another --crawl-name`);
+    expect((error as Error).message).toBe(`crawl ${name} was started with maxPerHost 2, and this process has 4; crawl it with the same ROOTs and options (or change its maxPerHost and delayMs for every process with --override-politeness), or give this crawl another --crawl-name`);
     expect((await first.status()).leased).toBe(0); // It took nothing.
     const third = await frontierFor(name);
     third.begin(options, ["http://b.test/"]);
     const other = await within(5_000, third.join().then(() => null, (e: unknown) => e), "the refusal of other roots");
     expect((other as Error).message).toMatch(/was started with roots \["http:\/\/a\.test\/"\], and this process has \["http:\/\/b\.test\/"\]/);
     first.shutdown(true);
+  });
+
+  it("lets a process joining with overridePoliteness make its maxPerHost the crawl's, for every process, and still refuses other roots", async () => {
+    const name = `override-${++names}`;
+    const first = await frontierFor(name);
+    first.begin(resolveOptions({ maxPerHost: 1, robots: false }), ["http://a.test/"]);
+    await first.add(["1", "2", "3"].map((page) => ({ url: `http://a.test/${page}`, maxRedirect: 10 })));
+    void first.join();
+    expect((await within(5_000, first.take(), "the first URL")).url).toBe("http://a.test/1");
+    // a.test's one slot is taken: only the override lets another process lease its two other URLs now.
+    const second = await frontierFor(name, undefined, true);
+    second.begin(resolveOptions({ maxPerHost: 3, robots: false }), ["http://a.test/"]);
+    void second.join();
+    const taken = await within(5_000, Promise.all([second.take(), second.take()]), "a.test's two other URLs, under maxPerHost 3");
+    expect(taken.map((item) => item.url).sort()).toEqual(["http://a.test/2", "http://a.test/3"]);
+    expect((await first.status()).leased).toBe(3);
+    // Stored anew: a process with the first options is now the one that differs.
+    const third = await frontierFor(name);
+    third.begin(resolveOptions({ maxPerHost: 1, robots: false }), ["http://a.test/"]);
+    const refused = await within(5_000, third.join().then(() => null, (error: unknown) => error), "the refusal of the old maxPerHost");
+    expect((refused as Error).message).toBe(`crawl ${name} was started with maxPerHost 3, and this process has 1; crawl it with the same ROOTs and options (or change its maxPerHost and delayMs for every process with --override-politeness), or give this crawl another --crawl-name`);
+    const fourth = await frontierFor(name, undefined, true);
+    fourth.begin(resolveOptions({ maxPerHost: 3, robots: false }), ["http://b.test/"]);
+    const other = await within(5_000, fourth.join().then(() => null, (error: unknown) => error), "the refusal of other roots");
+    expect(other).toBeInstanceOf(FrontierError);
+    expect((other as Error).message).toMatch(/was started with roots \["http:\/\/a\.test\/"\], and this process has \["http:\/\/b\.test\/"\]; crawl it with the same ROOTs and options, or give/);
+    first.shutdown(true);
+    second.shutdown(true);
   });
 });
