@@ -24,6 +24,7 @@ import { requireBuiltCli } from "../cli/cli-process.js";
 import { describeWithRedis, startRedis, type RedisServer } from "../helpers/redis-server.js";
 import { within } from "../helpers/within.js";
 import { CrawlerProcess, killCrawlerProcesses, processExists, type CrawlerOutcome } from "./crawler-processes.js";
+import { byUrl, withoutTiming } from "./records.js";
 
 /** 5,000 pages, with redirects and missing pages among the links: 5,030 records. */
 const SITE = { pages: 5_000, linksPerPage: 5, seed: 15, redirects: 20, notFound: 10 };
@@ -48,15 +49,6 @@ const CRAWL_LIMIT_MS = 40_000;
 type Client = ReturnType<typeof createClient>;
 
 /** A record without the two fields that say which page first found its URL, which depends on timing. */
-function withoutTiming(record: FetchStatistic): Omit<FetchStatistic, "numNewUrls" | "referrer" | "depth" | "fetchedAt"> {
-  const { numNewUrls: _n, referrer: _r, depth: _d, fetchedAt: _t, ...rest } = record;
-  return rest;
-}
-
-function byUrl(records: readonly FetchStatistic[]): FetchStatistic[] {
-  return [...records].sort((a, b) => (a.url < b.url ? -1 : a.url > b.url ? 1 : 0));
-}
-
 /** The records equal the expected crawl's as a set, `numNewUrls` and `referrer` aside. */
 function expectSameRecords(records: readonly FetchStatistic[], expected: ExpectedCrawl): void {
   expect(records.length).toBe(expected.records.length);

@@ -17,14 +17,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { requireBuiltCli, runCli } from "../cli/cli-process.js";
-
-function withoutTiming(record: FetchStatistic): Omit<FetchStatistic, "numNewUrls" | "referrer" | "depth" | "fetchedAt"> {
-  const { numNewUrls: _n, referrer: _r, depth: _d, fetchedAt: _t, ...rest } = record;
-  return rest;
-}
-function byUrl(records: readonly FetchStatistic[]): FetchStatistic[] {
-  return [...records].sort((a, b) => (a.url < b.url ? -1 : a.url > b.url ? 1 : 0));
-}
+import { byUrl, withoutTiming } from "./records.js";
 
 describeWithRedis("RedisFrontier", () => {
   let redis: RedisServer;

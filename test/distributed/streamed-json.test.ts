@@ -10,12 +10,12 @@ import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import type { CrawlResultJson } from "../../src/cli/result-json.js";
 import { writeStreamedJson } from "../../src/cli/streamed-json.js";
-import type { FetchStatistic } from "../../src/crawl/records.js";
 import { FrontierError, RedisFrontier } from "../../src/distributed/index.js";
 import { SyntheticSite } from "../../src/site/synthetic-site.js";
 import { requireBuiltCli, runCli } from "../cli/cli-process.js";
 import { schemaErrors } from "../cli/json-schema.js";
 import { describeWithRedis, startRedis, type RedisServer } from "../helpers/redis-server.js";
+import { byUrl, withoutTiming } from "./records.js";
 
 /** 2,000 pages, with redirects and missing pages among the links. */
 const SITE = { pages: 2_000, linksPerPage: 4, seed: 27, redirects: 10, notFound: 10 };
@@ -23,15 +23,6 @@ const SITE = { pages: 2_000, linksPerPage: 4, seed: 27, redirects: 10, notFound:
 const CHUNK = 200;
 
 const schema = JSON.parse(readFileSync(new URL("../../schema/crawl-result.schema.json", import.meta.url), "utf8")) as Record<string, unknown>;
-
-function withoutTiming(record: FetchStatistic): Omit<FetchStatistic, "numNewUrls" | "referrer" | "depth" | "fetchedAt"> {
-  const { numNewUrls: _n, referrer: _r, depth: _d, fetchedAt: _t, ...rest } = record;
-  return rest;
-}
-
-function byUrl(records: readonly FetchStatistic[]): FetchStatistic[] {
-  return [...records].sort((a, b) => (a.url < b.url ? -1 : a.url > b.url ? 1 : 0));
-}
 
 describeWithRedis("crawl --frontier --json, streamed from Redis", () => {
   let redis: RedisServer;
