@@ -206,4 +206,46 @@ describe("Fetcher", () => {
     expect(outcome).toBe("ConnectionReset");
     expect(fetcher.tries).toBe(1);
   });
+
+  it("readResponse ends a body the server ends by closing: an empty recv is the end of the stream, not data", async () => {
+    const closing = net.createServer(function answerThenClose(socket) {
+      socket.once("data", function request() {
+        socket.end("HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nConnection: close\r\n\r\n<p>until the close</p>");
+      });
+    });
+    await new Promise<void>((resolve) => closing.listen(0, "127.0.0.1", resolve));
+    const { port } = closing.address() as net.AddressInfo;
+    try {
+      const { outcome, fetcher } = await fetchOne(`http://127.0.0.1:${port}/`, { ...options, timeoutMs: 10_000 });
+      expect(typeof outcome === "string" ? outcome : Buffer.from(outcome.body).toString(), "readResponse did not end the body at the empty recv").toBe("<p>until the close</p>");
+      expect(fetcher.socket).toBeNull();
+    } finally {
+      closing.close();
+    }
+  });
+
+  it("fetch makes each attempt with a new parser, so a second attempt does not read on from the first", async () => {
+    site = await FixtureSite.start();
+    site.addPage("/again", []);
+    const { outcome, fetcher } = await fetchOne(site.urlFor("/again"), options);
+    expect(typeof outcome === "string" ? outcome : outcome.status).toBe(200);
+    const second = await new Promise<FetchOutcome>((resolve) => {
+      const loop = new EventLoop();
+      let result: FetchOutcome | null = null;
+      const again = new Fetcher(site?.urlFor("/again") ?? "", loop, options, function fetched(_fetcher, got) {
+        if (again.tries === 1) {
+          again.fetch(); // a second attempt on the same Fetcher
+          return;
+        }
+        result = got;
+        loop.stop();
+      });
+      loop.runForever(function stopped() {
+        resolve(result as FetchOutcome);
+      });
+      again.fetch();
+    });
+    expect(typeof second === "string" ? second : second.status, "the second attempt of fetch did not get a whole response of its own").toBe(200);
+    expect(fetcher.tries).toBe(1);
+  });
 });

@@ -2,6 +2,7 @@ import { describe, expect, it, vi } from "vitest";
 import { EventLoop } from "../../src/generators/event-loop.js";
 import type { Coroutine } from "../../src/generators/futures.js";
 import { sleep, Task } from "../../src/generators/tasks.js";
+import { within } from "../helpers/within.js";
 import { outcome } from "./outcome.js";
 
 describe("sleep", () => {
@@ -70,5 +71,81 @@ describe("sleep", () => {
 
   it("needs a running loop", () => {
     expect(() => sleep(1).next()).toThrow(/No running event loop/);
+  });
+});
+
+/**
+ * Counts the loop's iterations: each one selects once. A wrapper around the
+ * loop's real selector, not a mock: a loop that spins or polls selects
+ * thousands of times during a sleep where one that sleeps selects a few.
+ */
+function countSelects(loop: EventLoop): () => number {
+  let selects = 0;
+  const select = loop.selector.select.bind(loop.selector);
+  loop.selector.select = function countedSelect(callback) {
+    selects += 1;
+    return select(callback);
+  };
+  return () => selects;
+}
+
+/** Lets Node's loop go round a few times: timers, poll, check. */
+async function nodeTurns(turns: number): Promise<void> {
+  for (let i = 0; i < turns; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 1));
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
+describe("sleep: the lesson's points (callLater and turn)", () => {
+  it("a Task's sleep takes a few iterations of the loop: turn sleeps in Node until the timer instead of spinning", async () => {
+    const loop = new EventLoop();
+    const selects = countSelects(loop);
+    function* sleeper(): Coroutine<string> {
+      yield* sleep(0.15);
+      return "awake";
+    }
+    const task = loop.runUntilComplete(sleeper());
+    expect(await task).toBe("awake");
+    loop.close();
+    // Start the Task, start the sleep, wake at the timer, resume the Task: a loop that spins iterates at every Node turn.
+    expect(selects(), "turn went on iterating while the only Task slept").toBeLessThanOrEqual(6);
+  });
+
+  it("turn sleeps while only a far timer waits, however many times Node's loop goes round", async () => {
+    const loop = new EventLoop();
+    const selects = countSelects(loop);
+    const far = loop.callLater(60_000, function farAway() {});
+    loop.runForever();
+    await nodeTurns(30);
+    loop.stop();
+    await nodeTurns(2);
+    far.cancel();
+    expect(loop.isRunning()).toBe(false);
+    loop.close();
+    expect(selects(), "turn iterated while it should have slept until its timer").toBeLessThanOrEqual(4);
+  });
+
+  it("callLater wakes a loop that sleeps until a far timer, for a timer due sooner", async () => {
+    const loop = new EventLoop();
+    const far = loop.callLater(60_000, function farAway() {});
+    loop.runForever();
+    await nodeTurns(2); // The loop is asleep now, until its timer in a minute.
+    const ran = await within(5_000, new Promise<string>((resolve) => loop.callLater(1, function soon() { resolve("ran"); })), "a timer set with callLater(1) on a sleeping loop");
+    loop.stop();
+    await nodeTurns(2);
+    far.cancel();
+    loop.close();
+    expect(ran, "callLater did not wake the sleeping loop").toBe("ran");
+  });
+
+  it("callLater runs timers due at the same moment first in, first out, however many there are", () => {
+    const loop = new EventLoop();
+    vi.spyOn(loop, "time").mockReturnValue(1000); // One instant for every callLater and for the run.
+    const order: number[] = [];
+    for (let i = 0; i < 40; i++) loop.callLater(0, function tie() { order.push(i); });
+    loop.runOnce();
+    expect(order, "callLater did not keep the order of timers with the same deadline").toEqual(Array.from({ length: 40 }, (_, i) => i));
+    loop.close();
   });
 });
