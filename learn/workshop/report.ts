@@ -80,14 +80,24 @@ export class WorkshopReporter implements Reporter {
 
   /** The error's frames in the learner's folder, as `EventLoop.runOnce (learn/02-selector-loop.ts:201)`. */
   private learnerFrames(error: SerializedError | undefined): string[] {
-    return (error?.stacks ?? []).filter((frame) => frame.file.startsWith(this.learnerDir)).map((frame) => `${frame.method || "<anonymous>"} (${relative(this.repo, frame.file)}:${frame.line})`);
+    return this.frames(error).map((frame) => `${frame.method || "<anonymous>"} (${relative(this.repo, frame.file)}:${frame.line})`);
   }
 
   /** The first frame of the error's stack in the learner's folder, from the repository's root, as `learn/05-future.ts:120`. */
   private whereInLearnerFile(error: SerializedError | undefined): string | null {
-    for (const frame of error?.stacks ?? []) {
-      if (frame.file.startsWith(this.learnerDir)) return `${relative(this.repo, frame.file)}:${frame.line}`;
-    }
-    return null;
+    const frame = this.frames(error)[0];
+    return frame === undefined ? null : `${relative(this.repo, frame.file)}:${frame.line}`;
+  }
+
+  /**
+   * The error's stack frames in the learner's folder: vitest parses a
+   * check's error (`stacks`); an error that escaped to Node comes with its
+   * stack as text only, read here.
+   */
+  private frames(error: SerializedError | undefined): Array<{ method: string; file: string; line: number }> {
+    const parsed = error?.stacks ?? [];
+    const text = error?.stack;
+    const frames = parsed.length > 0 || typeof text !== "string" ? parsed : [...text.matchAll(/^\s*at (?:(.+?) \()?(\/[^()]+?):(\d+):\d+\)?$/gm)].map((match) => ({ method: match[1] ?? "", file: match[2] as string, line: Number(match[3]) }));
+    return frames.filter((frame) => frame.file.startsWith(this.learnerDir));
   }
 }

@@ -311,8 +311,15 @@ async function runChecks(exercise: Exercise, phase: Verdict["phase"]): Promise<V
  */
 function plainWords(failure: Failure, report: Report): Failure {
   if (/not written yet/.test(failure.why)) return failure;
-  const notWritten = [...report.escaped.map((escaped) => escaped.why), report.printed ?? ""].map((text) => NOT_WRITTEN.exec(text)?.[0]).find(Boolean);
-  if (notWritten !== undefined) return { ...failure, why: `${notWritten}\n(It was thrown inside a loop, away from the check, so the check itself only saw: ${firstLine(failure.why)})` };
+  const away = `(It was thrown inside a loop, away from the check, so the check itself only saw: ${firstLine(failure.why)})`;
+  const escaped = report.escaped.find((error) => NOT_WRITTEN.test(error.why));
+  if (escaped !== undefined) return { ...failure, why: `${NOT_WRITTEN.exec(escaped.why)?.[0]}\n${away}`, where: escaped.where, stack: escaped.stack ?? [] };
+  const printed = NOT_WRITTEN.exec(report.printed ?? "")?.[0];
+  if (printed !== undefined) return { ...failure, why: `${printed}\n${away}` };
+  const thrown = report.escaped.find((error) => (error.stack ?? []).length > 0);
+  if (thrown !== undefined && /Test timed out|Hung:/.test(failure.why)) {
+    return { ...failure, why: `${firstLine(failure.why)}\nYour code threw, away from the check: ${firstLine(thrown.why)}`, where: thrown.where, stack: thrown.stack ?? [] };
+  }
   const timedOut = /Test timed out in (\d+)ms/.exec(failure.why);
   if (timedOut !== null) {
     const seconds = Number(timedOut[1]) / 1000;

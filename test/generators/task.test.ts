@@ -361,6 +361,23 @@ describe("Task", () => {
     expect(ids()).toEqual([]);
   });
 
+  it("step leaves allTasks() when its coroutine throws or is cancelled, as when it returns", () => {
+    const gate = new Future<void>(loop);
+    function* throws(): Coroutine<void> {
+      throw new Error("failed");
+    }
+    function* waits(): Coroutine<void> {
+      yield* gate;
+    }
+    const failing = new Task(throws(), loop);
+    const cancelled = new Task(waits(), loop);
+    runBriefly(loop);
+    cancelled.cancel();
+    runBriefly(loop, 2);
+    expect([failing.exception(), cancelled.cancelled()]).toEqual([expect.objectContaining({ message: "failed" }), true]);
+    expect(allTasks(loop), "step did not end the Task (ended()) when its coroutine threw").toEqual([]);
+  });
+
   it("refuses setResult and setException from outside", () => {
     function* coro(): Coroutine<number> {
       return 1;
