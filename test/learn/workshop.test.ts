@@ -81,7 +81,7 @@ describe.concurrent("the workshop", () => {
     expect(out).toContain("Next: exercise 1.");
   });
 
-  it("checks one exercise and names its first failing check, then gives hints in order and the library's code", { timeout: 120_000 }, async ({ expect }) => {
+  it("checks one exercise and names its first failing check, then gives hints in order and the library's code", { timeout: 360_000 }, async ({ expect }) => {
     const dir = folder("one");
     const checked = await learn(dir, "5");
     expect(checked.code).toBe(1);
