@@ -7,6 +7,8 @@
  * generator returns or throws. Before JavaScript had `async`/`await`,
  * libraries did exactly this (the `co` package, TypeScript's `__awaiter`
  * when it compiled to ES2015), as stage 2's `Task.step` does with Futures.
+ * The primer's section on what `await` compiles to (docs/start-here.md)
+ * comes before this exercise.
  *
  * @example
  * ```ts

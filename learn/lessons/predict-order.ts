@@ -6,7 +6,7 @@
  * order in which its `log` calls run, as the list of what they log; the
  * check runs the snippet and compares.
  *
- * The rules you need (docs/start-here.md, "Macrotasks and microtasks"):
+ * The rules you need (the primer, docs/start-here.md, its section on macrotasks and microtasks):
  *
  * 1. The code that is running runs to its end first: nothing interrupts it.
  * 2. Then Node empties the microtask queues, completely, before any
