@@ -368,12 +368,13 @@ describe("EventLoop: the lesson's points (runOnce and dispatch)", () => {
   it("runOnce sleeps until its next timer, then runs it: a few iterations, however many Node turns the wait takes", async () => {
     const loop = new EventLoop();
     const selects = countSelects(loop);
-    loop.callLater(150, function stopLoop() {
+    loop.callLater(300, function stopLoop() {
       loop.stop();
     });
     await run(loop);
-    // The first iteration, then the one its sleep ends in; a loop that polls (setImmediate, or a short setTimeout) iterates many times in 150 ms.
-    expect(selects(), "runOnce did not sleep until its timer").toBeLessThanOrEqual(3);
+    // The first iteration, then the one its sleep ends in (and one more or two when Node's timer fires a
+    // moment early, as it may); a loop that polls (setImmediate, or a short setTimeout) iterates many times in 300 ms.
+    expect(selects(), "runOnce did not sleep until its timer").toBeLessThanOrEqual(6);
   });
 
   it("runOnce runs every timer that is due in one iteration", async () => {
