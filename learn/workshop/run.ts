@@ -301,7 +301,7 @@ async function runChecks(exercise: Exercise, phase: Verdict["phase"]): Promise<V
   const outcome = report.exercises[String(exercise.number)] ?? { passed: 0, failed: 0, firstFailure: null };
   const why = outcome.firstFailure ?? report.escaped[0] ?? null;
   if (why === null && outcome.passed > 0) return { passed: true, checksPassed: outcome.passed, why: null, phase };
-  return { passed: false, checksPassed: outcome.passed, why: plainWords(why ?? { check: "the checks", why: "no check ran", where: null }, report), phase };
+  return { passed: false, checksPassed: outcome.passed, why: plainWords(why ?? { check: "the checks", why: "no check ran", where: null }, report, exercise), phase };
 }
 
 /**
@@ -309,8 +309,11 @@ async function runChecks(exercise: Exercise, phase: Verdict["phase"]): Promise<V
  * loop caught and printed, or that escaped to Node, says more than the
  * timeout it caused; a timeout says what it means.
  */
-function plainWords(failure: Failure, report: Report): Failure {
+function plainWords(failure: Failure, report: Report, exercise: Exercise): Failure {
   if (/not written yet/.test(failure.why)) return failure;
+  // A body still a stub says more than what its error turned into (a Task that failed, a count that stayed 0).
+  const stub = NOT_WRITTEN.exec(existsSync(learnerPath(exercise)) ? readFileSync(learnerPath(exercise), "utf8") : "")?.[0];
+  if (stub !== undefined) return { ...failure, why: `${stub}\n(The check itself saw: ${firstLine(failure.why)})` };
   const away = `(It was thrown inside a loop, away from the check, so the check itself only saw: ${firstLine(failure.why)})`;
   const escaped = report.escaped.find((error) => NOT_WRITTEN.test(error.why));
   if (escaped !== undefined) return { ...failure, why: `${NOT_WRITTEN.exec(escaped.why)?.[0]}\n${away}`, where: escaped.where, stack: escaped.stack ?? [] };
