@@ -9,6 +9,7 @@ import { InvalidStateError } from "../../src/kernel/errors.js";
 import { EVENT_READ, EVENT_WRITE } from "../../src/kernel/selector.js";
 import { connect, fileno, recv } from "../../src/kernel/socket.js";
 import type { LoopMessage } from "../../src/observe/channels.js";
+import { countSelects, nodeTurns } from "../helpers/loop-turns.js";
 
 /** Runs the loop until it stops, resolving then. */
 function run(loop: EventLoop): Promise<void> {
@@ -299,31 +300,6 @@ describe("EventLoop", () => {
   });
 });
 
-/**
- * Counts the loop's iterations: each one selects once. A wrapper around the
- * loop's real selector, not a mock: counting `select` calls needs nothing
- * from the code under test (the workshop's learner writes the `runOnce` that
- * would publish them), and a loop that spins or polls selects thousands of
- * times where one that sleeps selects a few.
- */
-function countSelects(loop: EventLoop): () => number {
-  let selects = 0;
-  const select = loop.selector.select.bind(loop.selector);
-  loop.selector.select = function countedSelect(callback) {
-    selects += 1;
-    return select(callback);
-  };
-  return () => selects;
-}
-
-/** Lets Node's loop go round a few times: timers, poll, check. */
-async function nodeTurns(turns: number): Promise<void> {
-  for (let i = 0; i < turns; i++) {
-    await new Promise((resolve) => setTimeout(resolve, 1));
-    await new Promise((resolve) => setImmediate(resolve));
-  }
-}
-
 /** An EventLoop whose `runOnce` a test can call by hand, outside `runForever`, to see what escapes it. */
 class TurnByHand extends EventLoop {
   turnOnce(): void {
@@ -353,7 +329,7 @@ describe("EventLoop: the lesson's points (runOnce and dispatch)", () => {
   it("runOnce sleeps while nothing is ready and the next timer is far: a few iterations, not one per Node turn", async () => {
     const { socket, close } = await heldConnection(); // registered for reading, never readable
     const loop = new EventLoop();
-    const selects = countSelects(loop);
+    const selects = countSelects(loop.selector);
     loop.selector.register(socket, EVENT_READ, function neverReady() {});
     const far = loop.callLater(60_000, function farAway() {});
     const stopped = run(loop);
@@ -367,7 +343,7 @@ describe("EventLoop: the lesson's points (runOnce and dispatch)", () => {
 
   it("runOnce sleeps until its next timer, then runs it: a few iterations, however many Node turns the wait takes", async () => {
     const loop = new EventLoop();
-    const selects = countSelects(loop);
+    const selects = countSelects(loop.selector);
     loop.callLater(300, function stopLoop() {
       loop.stop();
     });
@@ -379,7 +355,7 @@ describe("EventLoop: the lesson's points (runOnce and dispatch)", () => {
 
   it("runOnce runs every timer that is due in one iteration", async () => {
     const loop = new EventLoop();
-    const selects = countSelects(loop);
+    const selects = countSelects(loop.selector);
     const seen: number[] = [];
     atOneInstant(function setTimers() {
       for (let i = 0; i < 3; i++) loop.callLater(-1, function due() { seen.push(selects()); });
@@ -409,7 +385,7 @@ describe("EventLoop: the lesson's points (runOnce and dispatch)", () => {
   it("runs nothing after stop(): no timer, no socket callback, no iteration", async () => {
     const { socket, close } = await heldConnection("ready");
     const loop = new EventLoop();
-    const selects = countSelects(loop);
+    const selects = countSelects(loop.selector);
     const late: string[] = [];
     loop.callLater(0, function stopNow() {
       loop.stop();

@@ -4,6 +4,7 @@ import type { Coroutine } from "../../src/generators/futures.js";
 import { sleep, Task } from "../../src/generators/tasks.js";
 import { within } from "../helpers/within.js";
 import { outcome } from "./outcome.js";
+import { countSelects, nodeTurns } from "../helpers/loop-turns.js";
 
 describe("sleep", () => {
   it("wakes shorter sleepers first while all sleep at once", () => {
@@ -74,33 +75,10 @@ describe("sleep", () => {
   });
 });
 
-/**
- * Counts the loop's iterations: each one selects once. A wrapper around the
- * loop's real selector, not a mock: a loop that spins or polls selects
- * thousands of times during a sleep where one that sleeps selects a few.
- */
-function countSelects(loop: EventLoop): () => number {
-  let selects = 0;
-  const select = loop.selector.select.bind(loop.selector);
-  loop.selector.select = function countedSelect(callback) {
-    selects += 1;
-    return select(callback);
-  };
-  return () => selects;
-}
-
-/** Lets Node's loop go round a few times: timers, poll, check. */
-async function nodeTurns(turns: number): Promise<void> {
-  for (let i = 0; i < turns; i++) {
-    await new Promise((resolve) => setTimeout(resolve, 1));
-    await new Promise((resolve) => setImmediate(resolve));
-  }
-}
-
 describe("sleep: the lesson's points (callLater and turn)", () => {
   it("a Task's sleep takes a few iterations of the loop: turn sleeps in Node until the timer instead of spinning", async () => {
     const loop = new EventLoop();
-    const selects = countSelects(loop);
+    const selects = countSelects(loop.selector);
     function* sleeper(): Coroutine<string> {
       yield* sleep(0.3);
       return "awake";
@@ -115,7 +93,7 @@ describe("sleep: the lesson's points (callLater and turn)", () => {
 
   it("turn sleeps while only a far timer waits, however many times Node's loop goes round", async () => {
     const loop = new EventLoop();
-    const selects = countSelects(loop);
+    const selects = countSelects(loop.selector);
     const far = loop.callLater(60_000, function farAway() {});
     loop.runForever();
     await nodeTurns(30);
