@@ -311,14 +311,14 @@ async function runChecks(exercise: Exercise, phase: Verdict["phase"]): Promise<V
  */
 function plainWords(failure: Failure, report: Report, exercise: Exercise): Failure {
   if (/not written yet/.test(failure.why)) return failure;
-  // A body still a stub says more than what its error turned into (a Task that failed, a count that stayed 0).
-  const stub = NOT_WRITTEN.exec(existsSync(learnerPath(exercise)) ? readFileSync(learnerPath(exercise), "utf8") : "")?.[0];
-  if (stub !== undefined) return { ...failure, why: `${stub}\n(The check itself saw: ${firstLine(failure.why)})` };
   const away = `(It was thrown inside a loop, away from the check, so the check itself only saw: ${firstLine(failure.why)})`;
   const escaped = report.escaped.find((error) => NOT_WRITTEN.test(error.why));
   if (escaped !== undefined) return { ...failure, why: `${NOT_WRITTEN.exec(escaped.why)?.[0]}\n${away}`, where: escaped.where, stack: escaped.stack ?? [] };
   const printed = NOT_WRITTEN.exec(report.printed ?? "")?.[0];
   if (printed !== undefined) return { ...failure, why: `${printed}\n${away}` };
+  // A body still a stub says more than what its error turned into (a Task that failed, a count that stayed 0).
+  const stub = NOT_WRITTEN.exec(existsSync(learnerPath(exercise)) ? readFileSync(learnerPath(exercise), "utf8") : "")?.[0];
+  if (stub !== undefined) return { ...failure, why: `${stub}\n(The check itself saw: ${firstLine(failure.why)})` };
   const thrown = report.escaped.find((error) => (error.stack ?? []).length > 0);
   if (thrown !== undefined && /Test timed out|Hung:/.test(failure.why)) {
     return { ...failure, why: `${firstLine(failure.why)}\nYour code threw, away from the check: ${firstLine(thrown.why)}`, where: thrown.where, stack: thrown.stack ?? [] };
