@@ -22,8 +22,9 @@ function tsFileNames(): Set<string> {
       else names.add(entry.name);
     }
   }
-  for (const folder of ["src", "test", "examples", "bench", "scripts", "learn/workshop"]) if (existsSync(join(root, folder))) walk(join(root, folder));
-  for (const exercise of exercises) names.add(exercise.file); // The workshop's files: `npm run learn` writes them under learn/.
+  for (const folder of ["src", "test", "examples", "bench", "scripts", "learn/workshop", "learn/lessons"]) if (existsSync(join(root, folder))) walk(join(root, folder));
+  // The workshop's files: `npm run learn` writes them under learn/, and moves one from its name before the renumbering.
+  for (const exercise of exercises) for (const file of [exercise.file, exercise.formerFile]) if (file !== undefined) names.add(file);
   return names;
 }
 

@@ -16,8 +16,10 @@ export interface Failure {
   readonly check: string;
   /** The error's first lines. */
   readonly why: string;
-  /** Where in the learner's file it was thrown, when the stack says so (`learn/04-future.ts:120`). */
+  /** Where in the learner's file it was thrown, when the stack says so (`learn/05-future.ts:120`). */
   readonly where: string | null;
+  /** The stack's frames in the learner's files, innermost first: `Future.setResult (learn/05-future.ts:120)`. */
+  readonly stack?: readonly string[];
 }
 
 /** One exercise's checks, once they ran. */
@@ -73,14 +75,29 @@ export class WorkshopReporter implements Reporter {
   private failure(check: string, error: SerializedError | undefined): Failure {
     const message = error === undefined ? "it failed" : `${error.name !== undefined && error.name !== "Error" && error.name !== "AssertionError" ? `${error.name}: ` : ""}${error.message}`;
     const why = message.split("\n").slice(0, 6).join("\n");
-    return { check: check.replace(/ > /g, " › "), why, where: this.whereInLearnerFile(error) };
+    return { check: check.replace(/ > /g, " › "), why, where: this.whereInLearnerFile(error), stack: this.learnerFrames(error) };
   }
 
-  /** The first frame of the error's stack in the learner's folder, from the repository's root, as `learn/04-future.ts:120`. */
+  /** The error's frames in the learner's folder, as `EventLoop.runOnce (learn/02-selector-loop.ts:201)`. */
+  private learnerFrames(error: SerializedError | undefined): string[] {
+    return this.frames(error).map((frame) => `${frame.method || "<anonymous>"} (${relative(this.repo, frame.file)}:${frame.line})`);
+  }
+
+  /** The first frame of the error's stack in the learner's folder, from the repository's root, as `learn/05-future.ts:120`. */
   private whereInLearnerFile(error: SerializedError | undefined): string | null {
-    for (const frame of error?.stacks ?? []) {
-      if (frame.file.startsWith(this.learnerDir)) return `${relative(this.repo, frame.file)}:${frame.line}`;
-    }
-    return null;
+    const frame = this.frames(error)[0];
+    return frame === undefined ? null : `${relative(this.repo, frame.file)}:${frame.line}`;
+  }
+
+  /**
+   * The error's stack frames in the learner's folder: vitest parses a
+   * check's error (`stacks`); an error that escaped to Node comes with its
+   * stack as text only, read here.
+   */
+  private frames(error: SerializedError | undefined): Array<{ method: string; file: string; line: number }> {
+    const parsed = error?.stacks ?? [];
+    const text = error?.stack;
+    const frames = parsed.length > 0 || typeof text !== "string" ? parsed : [...text.matchAll(/^\s*at (?:(.+?) \()?(\/[^()]+?):(\d+):\d+\)?$/gm)].map((match) => ({ method: match[1] ?? "", file: match[2] as string, line: Number(match[3]) }));
+    return frames.filter((frame) => frame.file.startsWith(this.learnerDir));
   }
 }

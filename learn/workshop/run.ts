@@ -9,14 +9,20 @@
  *   pass, the contract suite crawls with the crawler built from your parts;
  * - `npm run learn -- 4 --hint` gives the next hint, `--solution` shows the
  *   library's own code, `--reset` writes the exercise's file afresh (yours is
- *   kept beside it, as `.bak`).
+ *   kept beside it, as `.bak`);
+ * - `npm run learn -- 4 --watch` checks exercise 4, then again each time its
+ *   file is saved, until Ctrl-C.
+ *
+ * At a stage's last exercise, the earlier parts of the stage are checked
+ * first: when one of them fails, the workshop says which (exercise, file,
+ * function, stack) instead of letting the contract suite fail on it.
  *
  * `LEARN_DIR` names another folder than `learn/` (the workshop's own test uses it).
  *
  * @module
  */
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, watch, writeFileSync } from "node:fs";
 import { relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { exerciseNumbered, exercises, partsOfStage, type Exercise } from "./exercises.js";
@@ -27,8 +33,12 @@ const REPO = fileURLToPath(new URL("../..", import.meta.url));
 const LEARNER_DIR = resolve(REPO, process.env["LEARN_DIR"] ?? "learn");
 /** The learner's folder as the messages name it: `learn` */
 const SHOWN_DIR = relative(REPO, LEARNER_DIR);
-/** How long one run of checks may take before it counts as stuck: a loop that never gives the thread back cannot be stopped by a check's own timeout. */
-const STUCK_MS = 180_000;
+/**
+ * How long one run of checks may take before it counts as stuck: a loop that
+ * never gives the thread back cannot be stopped by a check's own timeout. An
+ * exercise's own checks take seconds; the contract suite takes longer.
+ */
+const STUCK_MS = { checks: 60_000, earlier: 60_000, contract: 180_000 } as const;
 const VITEST = resolve(REPO, "node_modules/vitest/vitest.mjs");
 
 /** How an exercise's checks came out. */
@@ -38,16 +48,22 @@ interface Verdict {
   readonly checksPassed: number;
   /** Why it is not done, in plain words; null when it passed. */
   readonly why: Failure | null;
-  /** Which phase decided: its own checks, or the contract suite at a stage's end. */
-  readonly phase: "checks" | "contract";
+  /** Which phase decided: its own checks, an earlier part's checks (at a stage's end), or the contract suite. */
+  readonly phase: "checks" | "earlier" | "contract";
+  /** With phase `earlier`: the earlier exercise whose own checks fail. */
+  readonly blamed?: Exercise;
 }
+
+/** The exercises' own checks, run once per process: the stage's end reuses its earlier parts' verdicts. */
+const ownChecks = new Map<number, Promise<Verdict>>();
 
 async function main(args: string[]): Promise<void> {
   const flags = args.filter((arg) => arg.startsWith("--"));
   const numbers = args.filter((arg) => !arg.startsWith("--"));
-  const unknown = flags.filter((flag) => !["--hint", "--solution", "--reset"].includes(flag));
+  const unknown = flags.filter((flag) => !["--hint", "--solution", "--reset", "--watch"].includes(flag));
   if (unknown.length > 0 || numbers.length > 1 || flags.length > 1 || (flags.length > 0 && numbers.length === 0)) return usage(`cannot read ${args.join(" ")}`);
   mkdirSync(LEARNER_DIR, { recursive: true });
+  moveFormerFiles();
   const written = writeMissingFiles();
   if (numbers.length === 0) return listAll(written);
   const exercise = exerciseNumbered(Number(numbers[0]));
@@ -55,7 +71,8 @@ async function main(args: string[]): Promise<void> {
   if (flags[0] === "--hint") return giveHint(exercise);
   if (flags[0] === "--solution") return showSolution(exercise);
   if (flags[0] === "--reset") return reset(exercise);
-  return checkOne(exercise);
+  if (flags[0] === "--watch") return watchOne(exercise);
+  await checkOne(exercise);
 }
 
 function usage(problem: string): void {
@@ -64,8 +81,42 @@ Usage: npm run learn                 check every exercise and list them
        npm run learn -- N            check exercise N, and say what fails first
        npm run learn -- N --hint     the next hint for exercise N
        npm run learn -- N --solution the library's own code for exercise N
-       npm run learn -- N --reset    exercise N's file afresh (yours is kept as .bak)`);
+       npm run learn -- N --reset    exercise N's file afresh (yours is kept as .bak)
+       npm run learn -- N --watch    check exercise N again each time its file is saved (Ctrl-C ends)`);
   process.exitCode = 2;
+}
+
+/**
+ * Moves a learner's file from its name before the workshop had ten
+ * exercises (`learn/04-future.ts`) to its name now (`learn/05-future.ts`),
+ * its number mended in its header, in its stubs' messages and in the hints
+ * counted; says so. When both names are there, leaves the old one alone and
+ * says so.
+ */
+function moveFormerFiles(): void {
+  const renumbered = new Map<number, number>();
+  for (const exercise of exercises) {
+    if (exercise.formerFile === undefined) continue;
+    const former = resolve(LEARNER_DIR, exercise.formerFile);
+    if (!existsSync(former)) continue;
+    const was = Number(exercise.formerFile.slice(0, 2));
+    if (existsSync(learnerPath(exercise))) {
+      console.log(`${SHOWN_DIR}/${exercise.formerFile} is the old name of exercise ${exercise.number}'s file, and ${shown(exercise)} is there too: the workshop checks ${shown(exercise)} and leaves the old one alone (copy your code across, then delete it).`);
+      continue;
+    }
+    const text = readFileSync(former, "utf8")
+      .replaceAll(`Exercise ${was} of the workshop`, `Exercise ${exercise.number} of the workshop`)
+      .replaceAll(`npm run learn -- ${was} `, `npm run learn -- ${exercise.number} `)
+      .replaceAll(`(exercise ${was}, learn/${exercise.formerFile})`, `(exercise ${exercise.number}, learn/${exercise.file})`);
+    writeFileSync(learnerPath(exercise), text);
+    rmSync(former);
+    renumbered.set(was, exercise.number);
+    console.log(`Renamed ${SHOWN_DIR}/${exercise.formerFile} to ${shown(exercise)}: the workshop has ten exercises now, and this one is number ${exercise.number}.`);
+  }
+  if (renumbered.size === 0 || !existsSync(progressPath())) return;
+  const progress = JSON.parse(readFileSync(progressPath(), "utf8")) as { hints?: Record<string, number> };
+  const hints = Object.fromEntries(Object.entries(progress.hints ?? {}).map(([number, given]) => [String(renumbered.get(Number(number)) ?? number), given]));
+  writeFileSync(progressPath(), JSON.stringify({ ...progress, hints }, null, 2));
 }
 
 /** Writes the exercise files not there yet; returns them. */
@@ -84,7 +135,7 @@ function learnerPath(exercise: Exercise): string {
   return resolve(LEARNER_DIR, exercise.file);
 }
 
-/** `learn/04-future.ts` */
+/** `learn/05-future.ts` */
 function shown(exercise: Exercise): string {
   return `${SHOWN_DIR}/${exercise.file}`;
 }
@@ -98,7 +149,7 @@ async function listAll(written: Exercise[]): Promise<void> {
   for (const [i, exercise] of exercises.entries()) {
     const verdict = verdicts[i] as Verdict;
     console.log(`  ${verdict.passed ? "✓" : "✗"} ${String(exercise.number).padStart(2)}. ${exercise.title.padEnd(width)}  ${shown(exercise)}`);
-    if (verdict.why !== null) console.log(`        ${oneLine(verdict)}`);
+    if (verdict.why !== null) console.log(`        ${oneLine(verdict, exercise)}`);
   }
   const next = exercises.find((_exercise, i) => !(verdicts[i] as Verdict).passed);
   console.log("");
@@ -106,11 +157,24 @@ async function listAll(written: Exercise[]): Promise<void> {
   else console.log(`Next: exercise ${next.number}. \`npm run learn -- ${next.number}\` checks it and says what fails first; add --hint for a hint, --solution for the library's code.`);
 }
 
-/** The first line of why an exercise is not done, for the list. */
-function oneLine(verdict: Verdict): string {
+/** The first line of why an exercise is not done, for the list, with the functions to look at. */
+function oneLine(verdict: Verdict, exercise: Exercise): string {
   const why = verdict.why as Failure;
   const first = why.why.split("\n")[0] ?? "";
-  return verdict.phase === "contract" ? `the contract suite: ${why.check}: ${first}` : first;
+  if (verdict.phase === "earlier" && verdict.blamed !== undefined) return `exercise ${verdict.blamed.number} first (${shown(verdict.blamed)}, ${suspects(verdict.blamed, why).join(", ")}): ${first}`;
+  const look = ` [look at ${suspects(exercise, why).join(", ")}]`;
+  return verdict.phase === "contract" ? `the contract suite: ${why.check}: ${first}${look}` : `${first}${look}`;
+}
+
+/**
+ * The learner's functions a failure is about: those of `exercise.write` that
+ * its check's name, its message or its stack names (`runOnce` names
+ * `EventLoop.runOnce`), or all of them when none is named.
+ */
+function suspects(exercise: Exercise, failure: Failure): string[] {
+  const text = [failure.check, failure.why, ...(failure.stack ?? [])].join("\n");
+  const named = exercise.write.filter((name) => new RegExp(`\\b${name.split(".").at(-1) as string}\\b`).test(text));
+  return named.length > 0 ? named : [...exercise.write];
 }
 
 async function checkOne(exercise: Exercise): Promise<void> {
@@ -128,11 +192,24 @@ async function checkOne(exercise: Exercise): Promise<void> {
     return;
   }
   const why = verdict.why as Failure;
-  console.log(`✗ Not yet. ${verdict.checksPassed} ${verdict.checksPassed === 1 ? "check passes" : "checks pass"} before the first that fails${verdict.phase === "contract" ? ", in the contract suite" : ""}:`);
+  const blamed = verdict.phase === "earlier" && verdict.blamed !== undefined ? verdict.blamed : exercise;
+  if (blamed !== exercise) {
+    console.log(`✗ Not yet: the ${exercise.stage} crawler is built from ${partsOfStage(exercise).map(shown).join(", ")}, and an earlier part fails its own checks first.`);
+    console.log(`  Exercise ${blamed.number}, ${blamed.title} (${shown(blamed)}): ${verdict.checksPassed} ${verdict.checksPassed === 1 ? "check passes" : "checks pass"} before the first that fails:`);
+  } else {
+    console.log(`✗ Not yet. ${verdict.checksPassed} ${verdict.checksPassed === 1 ? "check passes" : "checks pass"} before the first that fails${verdict.phase === "contract" ? ", in the contract suite" : ""}:`);
+  }
   console.log(`    ${why.check}`);
   for (const line of why.why.split("\n")) console.log(`    ${line}`);
-  if (why.where !== null) console.log(`    at ${why.where}`);
-  if (verdict.phase === "contract") console.log(`The crawler is built from ${partsOfStage(exercise).map(shown).join(", ")}: an earlier part of the stage may be the one at fault (\`npm run learn\` lists them).`);
+  if (why.stack !== undefined && why.stack.length > 0) for (const frame of why.stack.slice(0, 6)) console.log(`    at ${frame}`);
+  else if (why.where !== null) console.log(`    at ${why.where}`);
+  console.log(`  Look at ${suspects(blamed, why).join(", ")} in ${shown(blamed)}.`);
+  if (blamed !== exercise) {
+    console.log(`Mend it first: npm run learn -- ${blamed.number}`);
+    process.exitCode = 1;
+    return;
+  }
+  if (verdict.phase === "contract") console.log(`The crawler is built from ${partsOfStage(exercise).map(shown).join(", ")}; their own checks pass, so look at ${shown(exercise)} first.`);
   const given = hintsGiven(exercise);
   if (given < exercise.hints.length) console.log(`Stuck? npm run learn -- ${exercise.number} --hint (hint ${given + 1} of ${exercise.hints.length})`);
   else console.log(`Stuck? npm run learn -- ${exercise.number} --solution shows the library's own code.`);
@@ -141,13 +218,65 @@ async function checkOne(exercise: Exercise): Promise<void> {
 
 /**
  * Runs the exercise's checks with its file swapped in; at a stage's end, if
- * they pass, the contract suite against the stage built from the learner's parts.
+ * they pass, the earlier parts' own checks, and if those pass too, the
+ * contract suite against the stage built from the learner's parts. So a
+ * stage's crawler that fails because of an earlier part blames that part.
  */
 async function check(exercise: Exercise, contractStarts: () => void = function quietly(): void {}): Promise<Verdict> {
-  const own = await runChecks(exercise, "checks");
+  const own = await checksOf(exercise);
   if (!own.passed || !exercise.endsStage) return own;
+  for (const earlier of partsOfStage(exercise).filter((part) => part !== exercise)) {
+    const verdict = await checksOf(earlier);
+    if (!verdict.passed) return { ...verdict, phase: "earlier", blamed: earlier };
+  }
   contractStarts();
   return runChecks(exercise, "contract");
+}
+
+/** The exercise's own checks, run once per process. */
+function checksOf(exercise: Exercise): Promise<Verdict> {
+  let verdict = ownChecks.get(exercise.number);
+  if (verdict === undefined) {
+    verdict = runChecks(exercise, "checks");
+    ownChecks.set(exercise.number, verdict);
+  }
+  return verdict;
+}
+
+/**
+ * Checks the exercise, then again each time its file is saved (a burst of
+ * writes is one save: 300 ms of quiet first), until Ctrl-C. A save during a
+ * run is checked once that run ends.
+ */
+async function watchOne(exercise: Exercise): Promise<void> {
+  let running = false;
+  let again = false;
+  let quiet: NodeJS.Timeout | null = null;
+  async function run(): Promise<void> {
+    if (running) {
+      again = true;
+      return;
+    }
+    running = true;
+    do {
+      again = false;
+      ownChecks.clear();
+      process.exitCode = undefined;
+      await checkOne(exercise);
+      console.log(`\nWatching ${shown(exercise)}: save it to check it again (Ctrl-C ends).`);
+    } while (again);
+    running = false;
+  }
+  // The folder, not the file: an editor that saves by replacing the file would leave a watch on the file deaf.
+  watch(LEARNER_DIR, function changed(_event, name) {
+    if (name !== exercise.file) return;
+    if (quiet !== null) clearTimeout(quiet);
+    quiet = setTimeout(function saved() {
+      quiet = null;
+      void run();
+    }, 300);
+  });
+  await run();
 }
 
 /** One vitest run, in a process of its own, stopping at the first failing check. */
@@ -159,9 +288,9 @@ async function runChecks(exercise: Exercise, phase: Verdict["phase"]): Promise<V
     LEARN_EXERCISES: String(exercise.number),
     LEARN_PHASE: phase,
     LEARN_REPORT: reportPath,
-  });
+  }, STUCK_MS[phase]);
   if (!finished.ok) {
-    const why = `The checks did not finish within ${STUCK_MS / 1000} s: does a loop of yours never give the thread back (a \`for (;;)\` with no \`await\`, a callback that schedules itself at once)?`;
+    const why = `The checks did not finish within ${STUCK_MS[phase] / 1000} s: does a loop of yours never give the thread back (a \`for (;;)\` with no \`await\`, a callback that schedules itself at once)?`;
     return { passed: false, checksPassed: 0, why: { check: "all of them", why, where: null }, phase };
   }
   if (!existsSync(reportPath)) {
@@ -172,7 +301,7 @@ async function runChecks(exercise: Exercise, phase: Verdict["phase"]): Promise<V
   const outcome = report.exercises[String(exercise.number)] ?? { passed: 0, failed: 0, firstFailure: null };
   const why = outcome.firstFailure ?? report.escaped[0] ?? null;
   if (why === null && outcome.passed > 0) return { passed: true, checksPassed: outcome.passed, why: null, phase };
-  return { passed: false, checksPassed: outcome.passed, why: plainWords(why ?? { check: "the checks", why: "no check ran", where: null }, report), phase };
+  return { passed: false, checksPassed: outcome.passed, why: plainWords(why ?? { check: "the checks", why: "no check ran", where: null }, report, exercise), phase };
 }
 
 /**
@@ -180,10 +309,20 @@ async function runChecks(exercise: Exercise, phase: Verdict["phase"]): Promise<V
  * loop caught and printed, or that escaped to Node, says more than the
  * timeout it caused; a timeout says what it means.
  */
-function plainWords(failure: Failure, report: Report): Failure {
+function plainWords(failure: Failure, report: Report, exercise: Exercise): Failure {
   if (/not written yet/.test(failure.why)) return failure;
-  const notWritten = [...report.escaped.map((escaped) => escaped.why), report.printed ?? ""].map((text) => NOT_WRITTEN.exec(text)?.[0]).find(Boolean);
-  if (notWritten !== undefined) return { ...failure, why: `${notWritten}\n(It was thrown inside a loop, away from the check, so the check itself only saw: ${firstLine(failure.why)})` };
+  const away = `(It was thrown inside a loop, away from the check, so the check itself only saw: ${firstLine(failure.why)})`;
+  const escaped = report.escaped.find((error) => NOT_WRITTEN.test(error.why));
+  if (escaped !== undefined) return { ...failure, why: `${NOT_WRITTEN.exec(escaped.why)?.[0]}\n${away}`, where: escaped.where, stack: escaped.stack ?? [] };
+  const printed = NOT_WRITTEN.exec(report.printed ?? "")?.[0];
+  if (printed !== undefined) return { ...failure, why: `${printed}\n${away}` };
+  // A body still a stub says more than what its error turned into (a Task that failed, a count that stayed 0).
+  const stub = NOT_WRITTEN.exec(existsSync(learnerPath(exercise)) ? readFileSync(learnerPath(exercise), "utf8") : "")?.[0];
+  if (stub !== undefined) return { ...failure, why: `${stub}\n(The check itself saw: ${firstLine(failure.why)})` };
+  const thrown = report.escaped.find((error) => (error.stack ?? []).length > 0);
+  if (thrown !== undefined && /Test timed out|Hung:/.test(failure.why)) {
+    return { ...failure, why: `${firstLine(failure.why)}\nYour code threw, away from the check: ${firstLine(thrown.why)}`, where: thrown.where, stack: thrown.stack ?? [] };
+  }
   const timedOut = /Test timed out in (\d+)ms/.exec(failure.why);
   if (timedOut !== null) {
     const seconds = Number(timedOut[1]) / 1000;
@@ -199,14 +338,14 @@ function firstLine(text: string): string {
   return text.split("\n")[0] ?? "";
 }
 
-/** Runs vitest with `env`; `ok` is false when it had to be stopped after {@link STUCK_MS}. */
-function runVitest(args: string[], env: Record<string, string>): Promise<{ ok: boolean; output: string }> {
+/** Runs vitest with `env`; `ok` is false when it had to be stopped after `stuckMs`. */
+function runVitest(args: string[], env: Record<string, string>, stuckMs: number): Promise<{ ok: boolean; output: string }> {
   return new Promise(function run(resolvePromise) {
     const child = spawn(process.execPath, [VITEST, ...args], { cwd: REPO, env: { ...process.env, ...env, FORCE_COLOR: "0" }, stdio: ["ignore", "pipe", "pipe"] });
     let output = "";
     child.stdout.setEncoding("utf8").on("data", function printed(chunk: string) { output += chunk; });
     child.stderr.setEncoding("utf8").on("data", function complained(chunk: string) { output += chunk; });
-    const timer = setTimeout(function stuck() { child.kill("SIGKILL"); }, STUCK_MS);
+    const timer = setTimeout(function stuck() { child.kill("SIGKILL"); }, stuckMs);
     child.on("close", function exited(_code, signal) {
       clearTimeout(timer);
       resolvePromise({ ok: signal !== "SIGKILL", output });

@@ -120,8 +120,7 @@ export class Fetcher {
     this.parser = new ResponseParser(parserOptions(this.options));
     this.timer = this.loop.callLater(this.options.timeoutMs, this.timedOut);
     try {
-      const url = new URL(this.url);
-      this.socket = this.options.connections?.take(url.origin) ?? connect(url, this.options);
+      this.socket = this.open(new URL(this.url));
       this.loop.selector.register(this.socket, EVENT_WRITE, this.connected);
     } catch (error) {
       this.failed(error);
@@ -132,24 +131,17 @@ export class Fetcher {
   readonly connected: IoCallback = (key) => {
     try {
       this.loop.selector.unregister(key.socket);
-      const keepAlive = this.options.connections != null;
-      send(key.socket, formatGetRequest(new URL(this.url), this.options.userAgent, this.options.headers, keepAlive)); // Throws if the connect failed.
+      this.sendRequest(key.socket); // Throws if the connect failed.
       this.loop.selector.register(key.socket, EVENT_READ, this.readResponse);
     } catch (error) {
       this.failed(error);
-      return;
     }
-    if (crawlChannel.hasSubscribers) crawlChannel.publish({ type: "connect", crawl: this.crawl, url: this.url, fd: fileno(key.socket) });
-    if (crawlChannel.hasSubscribers) crawlChannel.publish({ type: "send", crawl: this.crawl, url: this.url });
   };
 
   /** The socket is readable: takes one chunk (at most 4096 bytes) and feeds the parser. */
   readonly readResponse: IoCallback = (key) => {
     try {
-      const chunk = recv(key.socket, 4096);
-      if (this.received === 0 && chunk.length > 0 && crawlChannel.hasSubscribers) crawlChannel.publish({ type: "first-byte", crawl: this.crawl, url: this.url });
-      if (crawlChannel.hasSubscribers) crawlChannel.publish({ type: "read", crawl: this.crawl, url: this.url, bytes: chunk.length });
-      this.received += chunk.length;
+      const chunk = this.receive(key.socket);
       if (chunk.length > 0) this.parser.feed(chunk);
       else this.parser.end(); // The server closed: a close-delimited body ends, anything else was cut short.
       if (!this.parser.done) return; // Not yet: the loop calls readResponse again when more bytes arrive.
@@ -160,6 +152,38 @@ export class Fetcher {
     this.close(this.parser.reusable);
     this.onFetched(this, this.parser.response());
   };
+
+  /**
+   * The attempt's socket: a connection the crawl kept open to `url`'s origin,
+   * if one waits there, or a new non-blocking one. The chapter's Fetcher
+   * always connects anew.
+   */
+  protected open(url: URL): Socket {
+    return this.options.connections?.take(url.origin) ?? connect(url, this.options);
+  }
+
+  /**
+   * Sends the GET request on `socket` (asking to keep the connection when the
+   * crawl keeps connections), and publishes `connect` and `send`. Throws the
+   * connection's error when the connect failed.
+   */
+  protected sendRequest(socket: Socket): void {
+    send(socket, formatGetRequest(new URL(this.url), this.options.userAgent, this.options.headers, this.options.connections != null));
+    if (crawlChannel.hasSubscribers) crawlChannel.publish({ type: "connect", crawl: this.crawl, url: this.url, fd: fileno(socket) });
+    if (crawlChannel.hasSubscribers) crawlChannel.publish({ type: "send", crawl: this.crawl, url: this.url });
+  }
+
+  /**
+   * One `recv` of at most 4096 bytes (empty: the server closed), counted in
+   * `received` and published as `read` (and `first-byte` for the first bytes).
+   */
+  protected receive(socket: Socket): Buffer {
+    const chunk = recv(socket, 4096);
+    if (this.received === 0 && chunk.length > 0 && crawlChannel.hasSubscribers) crawlChannel.publish({ type: "first-byte", crawl: this.crawl, url: this.url });
+    if (crawlChannel.hasSubscribers) crawlChannel.publish({ type: "read", crawl: this.crawl, url: this.url, bytes: chunk.length });
+    this.received += chunk.length;
+    return chunk;
+  }
 
   /**
    * Calls `then` with this Fetcher after `delayMs`: the pause before the next

@@ -9,6 +9,7 @@ import { InvalidStateError } from "../../src/kernel/errors.js";
 import { EVENT_READ, EVENT_WRITE } from "../../src/kernel/selector.js";
 import { connect, fileno, recv } from "../../src/kernel/socket.js";
 import type { LoopMessage } from "../../src/observe/channels.js";
+import { countSelects, nodeTurns } from "../helpers/loop-turns.js";
 
 /** Runs the loop until it stops, resolving then. */
 function run(loop: EventLoop): Promise<void> {
@@ -296,5 +297,135 @@ describe("EventLoop", () => {
     socket.destroy();
     server.close();
     expect(sources).toEqual([key]);
+  });
+});
+
+/** An EventLoop whose `runOnce` a test can call by hand, outside `runForever`, to see what escapes it. */
+class TurnByHand extends EventLoop {
+  turnOnce(): void {
+    this.runOnce();
+  }
+}
+
+/** A server that accepts and sends `greeting` (if any), then holds the connection open; the client socket, connected. */
+async function heldConnection(greeting = ""): Promise<{ socket: Socket; close: () => void }> {
+  const server = net.createServer(function hold(socket) {
+    if (greeting !== "") socket.write(greeting);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as net.AddressInfo;
+  const socket = connect(new URL(`http://127.0.0.1:${port}/`));
+  await new Promise((resolve) => socket.once("connect", resolve));
+  return {
+    socket,
+    close() {
+      socket.destroy();
+      server.close();
+    },
+  };
+}
+
+describe("EventLoop: the lesson's points (runOnce and dispatch)", () => {
+  it("runOnce sleeps while nothing is ready and the next timer is far: a few iterations, not one per Node turn", async () => {
+    const { socket, close } = await heldConnection(); // registered for reading, never readable
+    const loop = new EventLoop();
+    const selects = countSelects(loop.selector);
+    loop.selector.register(socket, EVENT_READ, function neverReady() {});
+    const far = loop.callLater(60_000, function farAway() {});
+    const stopped = run(loop);
+    await nodeTurns(30); // Thirty turns of Node's loop: a loop that spins or polls iterates at each.
+    loop.stop();
+    await stopped;
+    far.cancel();
+    close();
+    expect(selects(), "runOnce went on iterating while it should have slept").toBeLessThanOrEqual(5);
+  });
+
+  it("runOnce sleeps until its next timer, then runs it: a few iterations, however many Node turns the wait takes", async () => {
+    const loop = new EventLoop();
+    const selects = countSelects(loop.selector);
+    loop.callLater(300, function stopLoop() {
+      loop.stop();
+    });
+    await run(loop);
+    // The first iteration, then the one its sleep ends in (and one more or two when Node's timer fires a
+    // moment early, as it may); a loop that polls (setImmediate, or a short setTimeout) iterates many times in 300 ms.
+    expect(selects(), "runOnce did not sleep until its timer").toBeLessThanOrEqual(6);
+  });
+
+  it("runOnce runs every timer that is due in one iteration", async () => {
+    const loop = new EventLoop();
+    const selects = countSelects(loop.selector);
+    const seen: number[] = [];
+    atOneInstant(function setTimers() {
+      for (let i = 0; i < 3; i++) loop.callLater(-1, function due() { seen.push(selects()); });
+      loop.callLater(-1, function stopLoop() { loop.stop(); });
+    });
+    await run(loop);
+    expect(seen, "runOnce ran the due timers over several iterations").toEqual([1, 1, 1]);
+  });
+
+  it("runOnce dispatches a socket that is still ready again in the next iteration, with no new event (level-triggered)", async () => {
+    const { socket, close } = await heldConnection("hello");
+    const loop = new EventLoop();
+    const read: string[] = [];
+    loop.selector.register(socket, EVENT_READ, function readOneByte(key) {
+      read.push(recv(key.socket, 1).toString()); // One byte a call: the other four stay ready in Node's buffer.
+      if (read.length === 5) loop.stop();
+    });
+    const hangGuard = loop.callLater(5_000, function giveUp() {
+      loop.stop();
+    });
+    await run(loop);
+    hangGuard.cancel();
+    close();
+    expect(read.join(""), "runOnce did not dispatch a socket that was still ready").toBe("hello");
+  });
+
+  it("runs nothing after stop(): no timer, no socket callback, no iteration", async () => {
+    const { socket, close } = await heldConnection("ready");
+    const loop = new EventLoop();
+    const selects = countSelects(loop.selector);
+    const late: string[] = [];
+    loop.callLater(0, function stopNow() {
+      loop.stop();
+      loop.callLater(0, function tooLate() { late.push("timer"); });
+      loop.selector.register(socket, EVENT_READ, function readTooLate() { late.push("socket"); });
+    });
+    let stoppedAt = -1;
+    await new Promise<void>((resolve) => {
+      loop.runForever(function onStopped() {
+        stoppedAt = selects();
+        resolve();
+      });
+    });
+    await nodeTurns(5);
+    loop.selector.unregister(socket);
+    close();
+    expect({ late, iterationsAfterStop: selects() - stoppedAt, running: loop.isRunning() }, "runOnce went on after stop()").toEqual({ late: [], iterationsAfterStop: 0, running: false });
+  });
+
+  it("runOnce lets a timer callback's exception escape when no exception handler is set (stack ripping, on purpose)", () => {
+    const loop = new TurnByHand();
+    const bug = new Error("a bug in a timer callback");
+    loop.callLater(-1, function buggyTimer() {
+      throw bug;
+    });
+    expect(() => loop.turnOnce(), "runOnce swallowed the exception").toThrow(bug);
+  });
+
+  it("dispatch lets a socket callback's exception escape when no exception handler is set", async () => {
+    const { socket, close } = await heldConnection();
+    const loop = new TurnByHand();
+    const bug = new Error("a bug in connected");
+    loop.selector.register(socket, EVENT_WRITE, function connected() {
+      throw bug;
+    });
+    try {
+      expect(() => loop.turnOnce(), "dispatch swallowed the exception").toThrow(bug);
+    } finally {
+      loop.selector.unregister(socket);
+      close();
+    }
   });
 });

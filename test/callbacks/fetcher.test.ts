@@ -206,4 +206,75 @@ describe("Fetcher", () => {
     expect(outcome).toBe("ConnectionReset");
     expect(fetcher.tries).toBe(1);
   });
+
+  it("readResponse ends a body the server ends by closing: an empty recv is the end of the stream, not data", async () => {
+    const closing = net.createServer(function answerThenClose(socket) {
+      socket.once("data", function request() {
+        socket.end("HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nConnection: close\r\n\r\n<p>until the close</p>");
+      });
+    });
+    await new Promise<void>((resolve) => closing.listen(0, "127.0.0.1", resolve));
+    const { port } = closing.address() as net.AddressInfo;
+    try {
+      const { outcome, fetcher } = await fetchOne(`http://127.0.0.1:${port}/`, { ...options, timeoutMs: 10_000 });
+      expect(typeof outcome === "string" ? outcome : Buffer.from(outcome.body).toString(), "readResponse did not end the body at the empty recv").toBe("<p>until the close</p>");
+      expect(fetcher.socket).toBeNull();
+    } finally {
+      closing.close();
+    }
+  });
+
+  it("fetch makes each attempt with a new parser, so a second attempt reads its own response", async () => {
+    let answers = 0;
+    const counting = net.createServer(function answer(socket) {
+      socket.once("data", function request() {
+        answers += 1;
+        const body = `answer ${answers}`;
+        socket.end(`HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`);
+      });
+    });
+    await new Promise<void>((resolve) => counting.listen(0, "127.0.0.1", resolve));
+    const { port } = counting.address() as net.AddressInfo;
+    try {
+      const bodies = await new Promise<string[]>((resolve) => {
+        const loop = new EventLoop();
+        const seen: string[] = [];
+        const fetcher = new Fetcher(`http://127.0.0.1:${port}/`, loop, options, function fetched(_fetcher, outcome) {
+          seen.push(typeof outcome === "string" ? outcome : Buffer.from(outcome.body).toString());
+          if (seen.length < 2) fetcher.fetch(); // a second attempt on the same Fetcher
+          else loop.stop();
+        });
+        loop.runForever(function stopped() {
+          resolve(seen);
+        });
+        fetcher.fetch();
+      });
+      expect(bodies, "the second attempt of fetch did not read a response of its own").toEqual(["answer 1", "answer 2"]);
+    } finally {
+      counting.close();
+    }
+  });
+
+  it("readResponse calls onFetched once, outside its try: an exception in onFetched is not taken for a failed fetch", async () => {
+    site = await FixtureSite.start();
+    site.addPage("/page", []);
+    const loop = new EventLoop();
+    const outcomes: FetchOutcome[] = [];
+    const escaped: unknown[] = [];
+    loop.setExceptionHandler(function exceptionHandler(error) {
+      escaped.push(error);
+      loop.stop();
+    });
+    const bug = new Error("a bug in onFetched");
+    const fetcher = new Fetcher(site.urlFor("/page"), loop, options, function fetched(_fetcher, outcome) {
+      outcomes.push(outcome);
+      throw bug;
+    });
+    await new Promise<void>((resolve) => {
+      loop.runForever(resolve);
+      fetcher.fetch();
+    });
+    expect(outcomes.map((outcome) => (typeof outcome === "string" ? outcome : outcome.status)), "readResponse called onFetched again with an error").toEqual([200]);
+    expect(escaped).toEqual([bug]);
+  });
 });

@@ -121,6 +121,35 @@ describe("Future", () => {
     loop.close();
   });
 
+  it("addDoneCallback on a Future already done hands the callback to its loop too, never calling it at once", () => {
+    const loop = new EventLoop();
+    const future = new Future<number>(loop);
+    future.setResult(5);
+    loop.runOnce();
+    const seen: number[] = [];
+    future.addDoneCallback(function late(f) {
+      seen.push(f.result());
+    });
+    expect(seen, "addDoneCallback called a late callback synchronously").toEqual([]);
+    loop.runOnce();
+    expect(seen, "addDoneCallback lost a callback added once the Future was done").toEqual([5]);
+    loop.close();
+  });
+
+  it("setException hands the done callbacks to the loop, and each runs once, in the order they were added", () => {
+    const loop = new EventLoop();
+    const future = new Future<number>(loop);
+    const calls: string[] = [];
+    for (const name of ["a", "b", "c"]) future.addDoneCallback(function onDone(f) { calls.push(`${name} ${(f.exception() as Error).message}`); });
+    future.setException(new Error("failed"));
+    expect(calls, "setException called the done callbacks synchronously").toEqual([]);
+    loop.runOnce();
+    loop.runOnce();
+    expect(calls).toEqual(["a failed", "b failed", "c failed"]);
+    expect(future.done()).toBe(true);
+    loop.close();
+  });
+
   it("takes the running loop by default", () => {
     const loop = new EventLoop();
     let made: Future<number> | null = null;

@@ -173,3 +173,84 @@ describe("JoinableQueue", () => {
     expect(out).toEqual(Array.from({ length: 5000 }, (_, i) => i));
   });
 });
+
+describe("JoinableQueue: the lesson's points (taskDone and join)", () => {
+  /** A Task that joins `queue` and says when join() returned; the loop is turned by hand. */
+  function joiner(queue: JoinableQueue<number>, loop: EventLoop): { joined: () => boolean } {
+    let joined = false;
+    function* join(): Coroutine<void> {
+      yield* queue.join();
+      joined = true;
+    }
+    new Task(join(), loop);
+    return { joined: () => joined };
+  }
+
+  /** A few iterations: enough for a Task whose Future is resolved to resume. */
+  function turns(loop: EventLoop): void {
+    for (let i = 0; i < 4; i++) loop.runOnce();
+  }
+
+  it("join waits for taskDone() of every item taken, though the queue is empty", () => {
+    const loop = new EventLoop();
+    const queue = new JoinableQueue<number>();
+    queue.putNowait(1);
+    queue.putNowait(2);
+    queue.getNowait();
+    queue.getNowait(); // The queue is empty; both items are still in work.
+    const { joined } = joiner(queue, loop);
+    turns(loop);
+    expect(joined(), "join returned while items taken from the queue were not done").toBe(false);
+    queue.taskDone();
+    turns(loop);
+    expect(joined(), "join returned before taskDone() of every item").toBe(false);
+    queue.taskDone();
+    turns(loop);
+    expect(joined(), "taskDone() of the last item did not resume join").toBe(true);
+    loop.close();
+  });
+
+  it("join waits again after new puts, once an earlier join returned (no stale join Future)", () => {
+    const loop = new EventLoop();
+    const queue = new JoinableQueue<number>();
+    queue.putNowait(1);
+    const first = joiner(queue, loop);
+    turns(loop);
+    queue.getNowait();
+    queue.taskDone();
+    turns(loop);
+    expect(first.joined()).toBe(true);
+    queue.putNowait(2);
+    const second = joiner(queue, loop);
+    turns(loop);
+    expect(second.joined(), "join returned at once after new puts: a join Future left resolved from the last join").toBe(false);
+    queue.getNowait();
+    queue.taskDone();
+    turns(loop);
+    expect(second.joined(), "taskDone() did not resume the second join").toBe(true);
+    loop.close();
+  });
+
+  it("join resumes every Task that joins, not only the last", () => {
+    const loop = new EventLoop();
+    const queue = new JoinableQueue<number>();
+    queue.putNowait(1);
+    const joiners = [joiner(queue, loop), joiner(queue, loop), joiner(queue, loop)];
+    turns(loop);
+    queue.getNowait();
+    queue.taskDone();
+    turns(loop);
+    expect(joiners.map(({ joined }) => joined()), "join resumed only some of the Tasks joining").toEqual([true, true, true]);
+    loop.close();
+  });
+
+  it("taskDone throws a RangeError when called more times than items were put, and leaves the count at zero", () => {
+    const queue = new JoinableQueue<number>();
+    expect(() => queue.taskDone(), "taskDone() on a queue nothing was put in").toThrow(RangeError);
+    queue.putNowait(1);
+    queue.getNowait();
+    queue.taskDone();
+    expect(() => queue.taskDone(), "taskDone() once too often").toThrow(RangeError);
+    expect(queue.unfinishedTasks).toBe(0);
+  });
+});

@@ -2,7 +2,9 @@ import { describe, expect, it, vi } from "vitest";
 import { EventLoop } from "../../src/generators/event-loop.js";
 import type { Coroutine } from "../../src/generators/futures.js";
 import { sleep, Task } from "../../src/generators/tasks.js";
+import { within } from "../helpers/within.js";
 import { outcome } from "./outcome.js";
+import { countSelects, nodeTurns } from "../helpers/loop-turns.js";
 
 describe("sleep", () => {
   it("wakes shorter sleepers first while all sleep at once", () => {
@@ -70,5 +72,59 @@ describe("sleep", () => {
 
   it("needs a running loop", () => {
     expect(() => sleep(1).next()).toThrow(/No running event loop/);
+  });
+});
+
+describe("sleep: the lesson's points (callLater and turn)", () => {
+  it("a Task's sleep takes a few iterations of the loop: turn sleeps in Node until the timer instead of spinning", async () => {
+    const loop = new EventLoop();
+    const selects = countSelects(loop.selector);
+    function* sleeper(): Coroutine<string> {
+      yield* sleep(0.3);
+      return "awake";
+    }
+    const task = loop.runUntilComplete(sleeper());
+    expect(await task).toBe("awake");
+    loop.close();
+    // Start the Task, start the sleep, wake at the timer (once or twice more if Node's timer fires a moment early), resume
+    // the Task: a loop that spins iterates at every Node turn, one that polls every few milliseconds dozens of times in 300 ms.
+    expect(selects(), "turn went on iterating while the only Task slept").toBeLessThanOrEqual(8);
+  });
+
+  it("turn sleeps while only a far timer waits, however many times Node's loop goes round", async () => {
+    const loop = new EventLoop();
+    const selects = countSelects(loop.selector);
+    const far = loop.callLater(60_000, function farAway() {});
+    loop.runForever();
+    await nodeTurns(30);
+    loop.stop();
+    await nodeTurns(2);
+    far.cancel();
+    expect(loop.isRunning()).toBe(false);
+    loop.close();
+    expect(selects(), "turn iterated while it should have slept until its timer").toBeLessThanOrEqual(4);
+  });
+
+  it("callLater wakes a loop that sleeps until a far timer, for a timer due sooner", async () => {
+    const loop = new EventLoop();
+    const far = loop.callLater(60_000, function farAway() {});
+    loop.runForever();
+    await nodeTurns(2); // The loop is asleep now, until its timer in a minute.
+    const ran = await within(5_000, new Promise<string>((resolve) => loop.callLater(1, function soon() { resolve("ran"); })), "a timer set with callLater(1) on a sleeping loop");
+    loop.stop();
+    await nodeTurns(2);
+    far.cancel();
+    loop.close();
+    expect(ran, "callLater did not wake the sleeping loop").toBe("ran");
+  });
+
+  it("callLater runs timers due at the same moment first in, first out, however many there are", () => {
+    const loop = new EventLoop();
+    vi.spyOn(loop, "time").mockReturnValue(1000); // One instant for every callLater and for the run.
+    const order: number[] = [];
+    for (let i = 0; i < 40; i++) loop.callLater(0, function tie() { order.push(i); });
+    loop.runOnce();
+    expect(order, "callLater did not keep the order of timers with the same deadline").toEqual(Array.from({ length: 40 }, (_, i) => i));
+    loop.close();
   });
 });
