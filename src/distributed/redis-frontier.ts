@@ -536,6 +536,8 @@ export class RedisFrontier implements Frontier {
       return;
     }
     try {
+      await this.begun; // A process BEGIN refuses hears so before it could take a finished crawl for its own.
+      if (this.failure !== null) return;
       const [queued, leased] = (await this.run("DONE", [])) as [number, number];
       if (queued === 0 && leased === 0) this.joined.resolve();
     } catch (error) {

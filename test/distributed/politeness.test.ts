@@ -197,6 +197,18 @@ describeWithRedis("politeness shared by the processes of a Redis crawl", () => {
     first.shutdown(true);
   });
 
+  it("refuses a process that joins a finished crawl with other options, rather than ending as if it had crawled", async () => {
+    const name = `finished-${++names}`;
+    const first = await frontierFor(name);
+    first.begin(resolveOptions({ maxPerHost: 1 }), ["http://a.test/"]);
+    await within(5_000, first.join(), "the first process's end"); // Nothing queued, nothing leased: finished.
+    const second = await frontierFor(name);
+    second.begin(resolveOptions({ maxPerHost: 3 }), ["http://a.test/"]);
+    const error = await within(5_000, second.join().then(() => null, (e: unknown) => e), "the refusal");
+    expect(error).toBeInstanceOf(FrontierError);
+    expect((error as Error).message).toContain("was started with maxPerHost 1, and this process has 3");
+  });
+
   it("lets a process joining with overridePoliteness make its maxPerHost the crawl's, for every process, and still refuses other roots", async () => {
     const name = `override-${++names}`;
     const first = await frontierFor(name);
