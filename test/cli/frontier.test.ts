@@ -118,7 +118,7 @@ describeWithRedis("crawl --frontier", () => {
   it.each([
     ["Ctrl-C", "SIGINT", 130, "Interrupted\n"],
     ["SIGTERM", "SIGTERM", 143, "Interrupted by SIGTERM\n"],
-  ] as const)("hands its leased URLs back at %s, prints its report and exits with %i; the URLs wait queued", async (_, signal, exit, message) => {
+  ] as const)("hands its leased URLs back at %s (%s), prints its report and exits with %i; the URLs wait queued", async (_, signal, exit, message) => {
     const flags = frontierFlags();
     const crawl = new CliProcess([...flags, "-v", "--max-tasks", "2", "--ignore-robots", `${site.url}/slow`]);
     await crawl.waitForStdout(`${site.url}/slow 200`);
