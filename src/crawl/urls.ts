@@ -5,7 +5,18 @@
  * @module
  */
 
-import { getDomain } from "tldts";
+import { createRequire } from "node:module";
+import type { getDomain as GetDomain } from "tldts";
+
+/**
+ * tldts's `getDomain`, required the first time a lenient policy needs it: a
+ * strict crawl (the default) never loads the Public Suffix List. Required
+ * rather than imported, as tldts is CommonJS: an `import` has Node's ES loader
+ * scan its 200 KB for export names, about 90 ms of CPU at start-up
+ * (docs/benchmarks.md, start-up).
+ */
+let getDomain: typeof GetDomain | null = null;
+const requireWhenNeeded = createRequire(import.meta.url);
 
 /** Matches a scheme followed by `://`, as in `https://` or `HTTP://`. */
 const SCHEME_WITH_AUTHORITY = /^[a-z][a-z\d+.-]*:\/\//i;
@@ -138,6 +149,7 @@ function hostKey(host: string, strict: boolean): string {
   if (strict) return name.startsWith("www.") ? name.slice(4) : name;
   let key = registrableDomains.get(name);
   if (key === undefined) {
+    getDomain ??= (requireWhenNeeded("tldts") as typeof import("tldts")).getDomain;
     key = getDomain(name, { allowPrivateDomains: true, extractHostname: false }) ?? name;
     if (registrableDomains.size >= MAX_KNOWN_DOMAINS) registrableDomains.clear();
     registrableDomains.set(name, key);

@@ -21,6 +21,7 @@ const PARTS = {
   "encoding-sniffer": /\/node_modules\/encoding-sniffer\//,
   "iconv-lite": /\/node_modules\/iconv-lite\//,
   htmlparser2: /\/node_modules\/htmlparser2\//,
+  tldts: /\/node_modules\/tldts\//,
   callbacks: /\/dist\/callbacks\//,
   generators: /\/dist\/generators\//,
   asyncawait: /\/dist\/asyncawait\//,
@@ -39,6 +40,7 @@ beforeAll(async () => {
   site = await FixtureSite.start();
   site.addPage("/", ["/a", "/b"]).addPage("/a", ["/"]).addPage("/b", []);
   site.addPage("/unnamed", "<p>No charset in the header: the body is prescanned</p>", "text/html");
+  site.addPage("/outside", '<a href="http://elsewhere.example/">a host no root has</a>', "text/html; charset=utf-8");
   site.addPage("/latin-1", Buffer.from("<p>caf\xe9</p>", "latin1"), "text/html; charset=windows-1252");
 });
 
@@ -85,13 +87,13 @@ describe("crawl --help and --version", () => {
 });
 
 describe("a crawl of UTF-8 pages that name their charset", () => {
-  it.each(["callbacks", "generators"] as const)("in stage %s loads its stage and htmlparser2, and no undici, Redis client, timeline, site, encoding-sniffer or iconv-lite", async (stage) => {
+  it.each(["callbacks", "generators"] as const)("in stage %s loads its stage and htmlparser2, and no undici, tldts, Redis client, timeline, site, encoding-sniffer or iconv-lite", async (stage) => {
     const { code, parts } = await partsLoaded(["--stage", stage, "-q", site.urlFor("/")]);
     expect(code).toBe(0);
     expect([...parts].sort()).toEqual([stage, "htmlparser2"].sort());
   });
 
-  it("in stage 3 loads undici as well, and no Redis client, timeline, site, encoding-sniffer or iconv-lite", async () => {
+  it("in stage 3 loads undici as well, and no tldts, Redis client, timeline, site, encoding-sniffer or iconv-lite", async () => {
     const { code, parts } = await partsLoaded(["--stage", "asyncawait", "-q", site.urlFor("/")]);
     expect(code).toBe(0);
     expect([...parts].sort()).toEqual(["asyncawait", "htmlparser2", "undici"]);
@@ -111,6 +113,12 @@ describe("what a crawl loads only when it needs it", () => {
     expect(code).toBe(0);
     expect(parts.has("iconv-lite")).toBe(true);
     expect(parts.has("encoding-sniffer")).toBe(false);
+  });
+
+  it("loads tldts (the Public Suffix List) when a --lenient crawl meets a link to another host", async () => {
+    const { code, parts } = await partsLoaded(["--stage", "callbacks", "-q", "--lenient", site.urlFor("/outside")]);
+    expect(code).toBe(0);
+    expect(parts.has("tldts")).toBe(true);
   });
 
   it("loads the timeline with --timeline, and every stage with --compare", async () => {
