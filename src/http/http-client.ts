@@ -6,11 +6,11 @@
  */
 import { constants as bufferConstants } from "node:buffer";
 import type { Socket } from "node:net";
-import { Agent, buildConnector, type Dispatcher } from "undici";
+import type { Dispatcher, buildConnector as BuildConnector } from "undici";
 import { CancelledError, FetchFailure } from "../kernel/errors.js";
 import { MAX_HEADER_BYTES, type HttpResponse, type SkipBody } from "./parser.js";
 import { requestHeaders } from "./request.js";
-import { codeOf, failureFor, GetRequest, joinHeaders, skipBodies, socketOf, watchedPools } from "./undici.js";
+import { Agent, buildConnector, codeOf, failureFor, GetRequest, joinHeaders, skipBodies, socketOf, watchedPools } from "./undici.js";
 
 /** How an {@link HttpClient} connects, waits and reads. */
 export interface HttpClientOptions {
@@ -148,10 +148,10 @@ export class HttpClient {
  * a whole head as one wait, so a head dripped in slowly would fail here and
  * not in stages 1 and 2.
  */
-function idleClockConnector({ idleTimeoutMs, ca, rejectUnauthorized }: HttpClientOptions): buildConnector.connector {
+function idleClockConnector({ idleTimeoutMs, ca, rejectUnauthorized }: HttpClientOptions): BuildConnector.connector {
   const connect = buildConnector({ timeout: idleTimeoutMs, rejectUnauthorized, ...(ca === null ? {} : { ca }) });
   return function connectWithIdleClock(where, connected) {
-    connect(where, function opened(...result: Parameters<buildConnector.Callback>): void {
+    connect(where, function opened(...result: Parameters<BuildConnector.Callback>): void {
       result[1]?.setTimeout(idleTimeoutMs, idledOut); // undici's connector leaves the socket out on failure
       connected(...result);
     });

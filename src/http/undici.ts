@@ -7,11 +7,29 @@
  *
  * @module
  */
+import { createRequire } from "node:module";
 import type { Socket } from "node:net";
-import { type buildConnector, Client, Pool, type Dispatcher } from "undici";
+import type * as Undici from "undici";
+import type { Dispatcher } from "undici";
 import { errorName, FetchFailure } from "../kernel/errors.js";
 import { FIRST_ONLY_HEADERS, type HttpResponse, type SkipBody } from "./parser.js";
 import { ResponseLimits } from "./response-limits.js";
+
+/**
+ * undici's connection classes, each required from the file that defines it
+ * rather than from the package's index, which also loads undici's fetch,
+ * WebSocket, cache and mock parts (some 110 files) and, through them, Node's
+ * own bundled copy of undici: about 90 ms of CPU at the start of every
+ * stage-3 process for nothing it uses (docs/benchmarks.md, start-up). undici
+ * 7 has no `exports` map, so these paths are as open as its index; a test
+ * checks that each is the very class or function the index exports.
+ */
+const requireUndici = createRequire(import.meta.url);
+export const Agent: typeof Undici.Agent = requireUndici("undici/lib/dispatcher/agent.js");
+export type Agent = Undici.Agent;
+export const Pool: typeof Undici.Pool = requireUndici("undici/lib/dispatcher/pool.js");
+export const Client: typeof Undici.Client = requireUndici("undici/lib/dispatcher/client.js");
+export const buildConnector: typeof Undici.buildConnector = requireUndici("undici/lib/core/connect.js");
 
 /** What a Connection keeps in view: its socket, and the bodies the request it answers leaves unread. */
 interface Opened {
@@ -75,7 +93,7 @@ export class GetRequest implements Dispatcher.DispatchOptions {
  * (`buildConnector(...)`, where the connect timeout and TLS options go).
  */
 export function watchedPools(
-  connect: buildConnector.connector,
+  connect: Undici.buildConnector.connector,
   maxBodyBytes: number,
 ): (origin: string | URL, options: object) => Dispatcher {
   return function poolFor(origin, options) {
@@ -115,12 +133,12 @@ export function socketOf(request: Dispatcher.DispatchOptions): Socket | null {
 class Connection extends Client {
   private readonly opened: Opened;
 
-  constructor(origin: URL, options: object, connect: buildConnector.connector, maxBodyBytes: number) {
+  constructor(origin: URL, options: object, connect: Undici.buildConnector.connector, maxBodyBytes: number) {
     const opened: Opened = { socket: null, skipBody: null };
     super(origin, {
       ...options,
-      connect: function connectAndWatch(where: buildConnector.Options, connected: buildConnector.Callback): void {
-        connect(where, function socketOpened(...result: Parameters<buildConnector.Callback>): void {
+      connect: function connectAndWatch(where: Undici.buildConnector.Options, connected: Undici.buildConnector.Callback): void {
+        connect(where, function socketOpened(...result: Parameters<Undici.buildConnector.Callback>): void {
           const socket = result[1] ?? null; // undici's connector leaves it out on failure
           if (socket !== null) watchLimits(socket, new ResponseLimits(maxBodyBytes, function skipBodyOfRequest() { return opened.skipBody; }));
           opened.socket = socket;

@@ -16,7 +16,8 @@ const PRELOAD = fileURLToPath(new URL("module-log.mjs", import.meta.url));
 
 /** What a module's path shows it to be part of. */
 const PARTS = {
-  undici: /\/node_modules\/undici\//,
+  undici: /\/node_modules\/undici\/(?!lib\/web\/)/,
+  "undici's fetch": /\/node_modules\/undici\/lib\/web\//,
   redis: /\/node_modules\/(?:redis|@redis\/[^/]+)\//,
   "encoding-sniffer": /\/node_modules\/encoding-sniffer\//,
   "iconv-lite": /\/node_modules\/iconv-lite\//,
@@ -93,7 +94,7 @@ describe("a crawl of UTF-8 pages that name their charset", () => {
     expect([...parts].sort()).toEqual([stage, "htmlparser2"].sort());
   });
 
-  it("in stage 3 loads undici as well, and no tldts, Redis client, timeline, site, encoding-sniffer or iconv-lite", async () => {
+  it("in stage 3 loads undici's connections as well, and not its fetch, nor tldts, Redis client, timeline, site, encoding-sniffer or iconv-lite", async () => {
     const { code, parts } = await partsLoaded(["--stage", "asyncawait", "-q", site.urlFor("/")]);
     expect(code).toBe(0);
     expect([...parts].sort()).toEqual(["asyncawait", "htmlparser2", "undici"]);
