@@ -4,8 +4,8 @@
  *
  * @module
  */
-import { Tokenizer } from "htmlparser2";
 import type { TokenizerCallbacks } from "htmlparser2";
+import { Tokenizer } from "./htmlparser2-parts.js";
 import { dropCredentials, parseUrl } from "./urls.js";
 
 /** htmlparser2's HTML-mode settings, as its Parser hands them to its Tokenizer. */

@@ -6,7 +6,8 @@
  *
  * @module
  */
-import robotsParserModule from "robots-parser";
+import { createRequire } from "node:module";
+import type robotsParserModule from "robots-parser";
 import type { FetchError } from "../kernel/errors.js";
 import { errorDetail, errorName, isRetryable } from "../kernel/errors.js";
 import type { HttpResponse } from "../http/parser.js";
@@ -202,13 +203,18 @@ export class RobotsReading {
   }
 }
 
+/** robots-parser's function, as its types see it: one level down from the module they declare. */
+type RobotsParser = typeof robotsParserModule.default;
+
 /**
- * robots-parser's function. The package is CommonJS and its `module.exports`
- * is the function, which Node hands an ES import as its default; its types
- * declare an ES module whose default export is the function, which
- * TypeScript then sees one level down.
+ * robots-parser's function, required the first time a `robots.txt` is read:
+ * a crawl whose hosts have none never loads it. Required rather than
+ * imported: the package is CommonJS (its `module.exports` is the function),
+ * and an `import` would have Node's ES loader scan it for export names first,
+ * which cost more than loading it (docs/benchmarks.md, start-up).
  */
-const robotsParser = robotsParserModule as unknown as typeof robotsParserModule.default;
+let robotsParser: RobotsParser | null = null;
+const requireWhenNeeded = createRequire(import.meta.url);
 
 const ALLOW_ALL: RobotsRules = { verdict: "allow-all", crawlDelayMs: null, refusal: null, allows: () => true, sitemaps: [] };
 
@@ -227,6 +233,7 @@ function readRobotsText(response: HttpResponse, maxBodyBytes: number): string {
 
 /** The rules robots-parser reads from `text`, for the group of `token`. */
 function parsedRules(origin: string, text: string, token: string): RobotsRules {
+  robotsParser ??= requireWhenNeeded("robots-parser") as RobotsParser;
   const robot = robotsParser(`${origin}/robots.txt`, text);
   const delay = robot.getCrawlDelay(token);
   return {

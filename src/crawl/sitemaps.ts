@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { Parser } from "htmlparser2";
+import { xmlParser } from "./htmlparser2-parts.js";
 import type { HttpResponse } from "../http/parser.js";
 import { FetchFailure, errorName, type FetchError } from "../kernel/errors.js";
 import { decodeContent, decodeText, mediaType, sniffCharset } from "./body.js";
@@ -85,6 +85,7 @@ function textLocs(text: string): string[] {
 
 function parseXmlSitemap(xml: string): Sitemap {
   const reader = new SitemapReader();
+  const Parser = xmlParser();
   const parser = new Parser(reader, { xmlMode: true });
   parser.write(xml);
   parser.end();

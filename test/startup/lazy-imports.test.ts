@@ -22,6 +22,8 @@ const PARTS = {
   "encoding-sniffer": /\/node_modules\/encoding-sniffer\//,
   "iconv-lite": /\/node_modules\/iconv-lite\//,
   htmlparser2: /\/node_modules\/htmlparser2\//,
+  "htmlparser2's DOM": /\/node_modules\/(?:domhandler|domutils|dom-serializer)\//,
+  "robots-parser": /\/node_modules\/robots-parser\//,
   tldts: /\/node_modules\/tldts\//,
   callbacks: /\/dist\/callbacks\//,
   generators: /\/dist\/generators\//,
@@ -120,6 +122,20 @@ describe("what a crawl loads only when it needs it", () => {
     const { code, parts } = await partsLoaded(["--stage", "callbacks", "-q", "--lenient", site.urlFor("/outside")]);
     expect(code).toBe(0);
     expect(parts.has("tldts")).toBe(true);
+  });
+
+  it("loads robots-parser when a host serves a robots.txt, and htmlparser2's DOM never", async () => {
+    const withRobots = await FixtureSite.start();
+    try {
+      withRobots.addPage("/", ["/a"]).addPage("/a", []);
+      withRobots.addPage("/robots.txt", "User-agent: *\nDisallow: /private\n", "text/plain");
+      const { code, parts } = await partsLoaded(["--stage", "generators", "-q", withRobots.urlFor("/")]);
+      expect(code).toBe(0);
+      expect(parts.has("robots-parser")).toBe(true);
+      expect(parts.has("htmlparser2's DOM")).toBe(false);
+    } finally {
+      await withRobots.close();
+    }
   });
 
   it("loads the timeline with --timeline, and every stage with --compare", async () => {
