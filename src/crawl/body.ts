@@ -11,7 +11,7 @@
  */
 import { constants as bufferConstants } from "node:buffer";
 import { createRequire } from "node:module";
-import { gunzipSync, inflateRawSync, inflateSync } from "node:zlib";
+import type zlibModule from "node:zlib";
 import type { getEncoding } from "encoding-sniffer/sniffer";
 import type iconvLite from "iconv-lite";
 import { FetchFailure } from "../kernel/errors.js";
@@ -60,8 +60,9 @@ function inflate(coding: string, data: Uint8Array, maxBodyBytes: number): Uint8A
   // zlib refuses a maxOutputLength above the largest Buffer (4 GiB on Node 20).
   const options = { maxOutputLength: Math.min(maxBodyBytes, bufferConstants.MAX_LENGTH) };
   try {
-    if (coding === "gzip" || coding === "x-gzip") return gunzipSync(data, options);
-    if (coding === "deflate") return hasZlibHeader(data) ? inflateSync(data, options) : inflateRawSync(data, options);
+    const zlib: typeof zlibModule = process.getBuiltinModule("node:zlib"); // loaded by the first encoded body
+    if (coding === "gzip" || coding === "x-gzip") return zlib.gunzipSync(data, options);
+    if (coding === "deflate") return hasZlibHeader(data) ? zlib.inflateSync(data, options) : zlib.inflateRawSync(data, options);
   } catch (error) {
     if (error instanceof RangeError) {
       throw new FetchFailure("BodyTooLarge", `The decoded body is longer than maxBodyBytes (${maxBodyBytes})`, {

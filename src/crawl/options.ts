@@ -4,7 +4,6 @@
  *
  * @module
  */
-import { X509Certificate } from "node:crypto";
 import pkg from "../../package.json" with { type: "json" };
 import { isHeaderName, isHeaderValue, RESERVED_HEADERS } from "../http/request.js";
 import type { FetchStatistic } from "./fetch-statistic.js";
@@ -468,7 +467,7 @@ function certificates(value: unknown): string | Buffer | null {
 function isPemCertificate(pem: string | Buffer): boolean {
   if (!pem.includes("-----BEGIN CERTIFICATE-----")) return false;
   try {
-    new X509Certificate(pem); // Reads the first certificate only; enough to catch a wrong file.
+    new (process.getBuiltinModule("node:crypto").X509Certificate)(pem); // Reads the first certificate only; enough to catch a wrong file.
     return true;
   } catch {
     return false;

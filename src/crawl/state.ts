@@ -57,7 +57,6 @@
  */
 import { closeSync, constants, fdatasyncSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
-import { crc32 } from "node:zlib";
 import { BlockFifo } from "./block-fifo.js";
 import { resolveOptions, type CrawlOptions, type ResolvedCrawlOptions } from "./options.js";
 import type { FetchStatistic } from "./records.js";
@@ -256,6 +255,11 @@ export class StateError extends Error {
 
 /** Lock files this process holds, by path: a second crawl here on the same state is refused too. */
 const heldLocks = new Set<string>();
+
+/** node:zlib's CRC-32 of `data`; zlib is loaded by the first `--state` crawl that needs it, not by every crawl. */
+function crc32(data: Uint8Array): number {
+  return process.getBuiltinModule("node:zlib").crc32(data);
+}
 
 /** Throws when another live process (or another crawl in this one) holds the state in `dir`. */
 function refuseIfLocked(dir: string): void {

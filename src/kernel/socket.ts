@@ -8,7 +8,12 @@
  */
 import net from "node:net";
 import type { Socket } from "node:net";
-import tls from "node:tls";
+import type tlsModule from "node:tls";
+
+/** node:tls, loaded by the first `https:` connection: a crawl of `http:` sites never pays for it at start-up. */
+function tls(): typeof tlsModule {
+  return process.getBuiltinModule("node:tls");
+}
 
 /** How {@link connect} sets up a connection. */
 export interface ConnectOptions {
@@ -83,7 +88,7 @@ export function connect(url: URL, options: ConnectOptions = {}): Socket {
   const port = url.port === "" ? (secure ? 443 : 80) : Number(url.port);
   const { ca = null, rejectUnauthorized = true, idleTimeoutMs = 0 } = options;
   const socket = secure
-    ? tls.connect({ host, port, ...(net.isIP(host) === 0 ? { servername: host } : {}), ...(ca === null ? {} : { ca }), rejectUnauthorized })
+    ? tls().connect({ host, port, ...(net.isIP(host) === 0 ? { servername: host } : {}), ...(ca === null ? {} : { ca }), rejectUnauthorized })
     : net.connect({ host, port, allowHalfOpen: true });
   socket.on("error", keepErrorOnSocket);
   socket.setNoDelay(true);
