@@ -46,7 +46,13 @@ export async function referenceCrawl(
   rootUrl.hash = "";
   const agent = new Agent({ keepAlive: true, maxSockets: options.maxTasks });
   const seen = new Set<string>([rootUrl.href]);
-  const queue: string[] = [rootUrl.href];
+  // The URLs to fetch are queue[head…]. Not Array#shift(): once the array is
+  // large its backing store sits in V8's large-object space, which cannot be
+  // trimmed from the front, and each shift copies the whole array (about
+  // 80 µs at 100,000 URLs), which made this yardstick quadratic on S4's
+  // 300,000 pages. The taken part is dropped now and then instead.
+  let queue: string[] = [rootUrl.href];
+  let head = 0;
   const records: FetchStatistic[] = [];
   let busy = 0;
   // Workers with nothing to do wait here until a page adds URLs or the crawl ends.
@@ -71,7 +77,11 @@ export async function referenceCrawl(
 
   async function work(): Promise<void> {
     for (;;) {
-      const url = queue.shift();
+      if (head >= 4096 && head * 2 >= queue.length) {
+        queue = queue.slice(head);
+        head = 0;
+      }
+      const url = head < queue.length ? queue[head++] : undefined;
       if (url === undefined) {
         if (busy === 0) return wakeAll(); // nothing queued, nothing in flight: done
         await idle();
@@ -102,7 +112,7 @@ export async function referenceCrawl(
   } finally {
     agent.destroy();
   }
-  return { records, todo: queue.length };
+  return { records, todo: queue.length - head };
 }
 
 /** One response: status, media type and the whole body. */

@@ -8,17 +8,33 @@ import { checkRecordLines, compareRecords } from "../bench/crawl-process.js";
 import { isSetUp, parsePeerOutput, runPeer } from "../bench/peers.js";
 import { describeShape } from "../bench/redis-scenario.js";
 import { redisServerPath } from "../bench/redis-server-process.js";
+import { referenceCrawl } from "../bench/reference-crawler.js";
 import type { BenchResults } from "../bench/results.js";
 import { QUICK_SCENARIOS } from "../bench/scenarios.js";
 import { SiteProcess } from "../bench/site-process.js";
 import { spread } from "../bench/stats.js";
 import { errorRecord, pageRecord, redirectRecord } from "../src/crawl/records.js";
+import { SyntheticSite } from "../src/site/synthetic-site.js";
 
 const page = { status: 200, size: 10, contentType: "text/html", encoding: "utf-8" };
 const root = pageRecord("http://h/", page, 2, 2);
 const redirect = redirectRecord("http://h/r", 301, "http://h/a");
 const target = pageRecord("http://h/a", page, 1, 0);
 const expected = [root, redirect, target];
+
+describe("referenceCrawl", () => {
+  it("fetches each page of a 12,000-page site once, past the points where it drops the taken part of its queue", async () => {
+    const synthetic = await SyntheticSite.start({ pages: 12_000, linksPerPage: 10, seed: 1 });
+    try {
+      const result = await referenceCrawl(synthetic.url, { maxTasks: 50 });
+      expect(result.todo).toBe(0);
+      expect(new Set(result.records.map((record) => record.url)).size).toBe(12_000);
+      expect(compareRecords(result.records, synthetic.expected.records, 0)).toBeNull();
+    } finally {
+      await synthetic.close();
+    }
+  }, 60_000);
+});
 
 describe("compareRecords", () => {
   it("accepts the expected records in another order and with other numNewUrls", () => {
