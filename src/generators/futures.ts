@@ -25,6 +25,9 @@ export type FutureState = "pending" | "finished" | "cancelled";
 /** Futures made so far in this process: each gets the next number, for debugging and traces. */
 let futureCount = 0;
 
+/** The done callbacks of every Future that has none: one shared array, since a Future only ever replaces its list. */
+const NO_CALLBACKS: ReadonlyArray<never> = Object.freeze([]);
+
 /**
  * A result that will exist later. A coroutine waits for one with
  * `const value = yield* future`; whoever has the answer calls
@@ -60,7 +63,7 @@ export class Future<T> {
   private error: unknown = undefined;
   private failed = false;
   /** The done callbacks, in the order they were added (asyncio's `_callbacks`). */
-  private callbacks: Array<(future: Future<unknown>) => void> = [];
+  private callbacks: ReadonlyArray<(future: Future<unknown>) => void> = NO_CALLBACKS;
   /** The loop that runs the done callbacks (declared last, so `console.log` shows the state first). */
   protected loop: EventLoop | null;
 
@@ -160,9 +163,9 @@ export class Future<T> {
    */
   addDoneCallback(fn: (future: Future<T>) => void): void {
     const callback = fn as (future: Future<unknown>) => void; // A sound cast: it is only ever called with this Future.
-    // concat, not push: an array of the exact length, where push would reserve 16 slots (most Futures get one callback).
-    if (this.state === "pending") this.callbacks = this.callbacks.concat(callback);
-    else this.schedule(callback);
+    if (this.state !== "pending") return this.schedule(callback);
+    // A new list of the exact length (most Futures get one callback), where a push would reserve room for 16.
+    this.callbacks = this.callbacks.length === 0 ? [callback] : [...this.callbacks, callback];
   }
 
   /**
@@ -237,7 +240,7 @@ export class Future<T> {
     this.state = state;
     if (loopChannel.hasSubscribers && this.loop !== null && state === "finished") loopChannel.publish({ type: "resolve", loop: this.loop.id, future: this.id, label: this.label });
     const callbacks = this.callbacks;
-    this.callbacks = [];
+    this.callbacks = NO_CALLBACKS;
     for (const fn of callbacks) this.schedule(fn);
   }
 

@@ -298,7 +298,7 @@ export function* waitFor<T>(coro: Coroutine<T>, timeoutMs: number): Coroutine<T>
     inner.cancel();
   });
   try {
-    yield* waitDone(inner); // Only a cancel of our own Task is thrown in here, perhaps just after the timer fired.
+    if (!inner.done()) yield inner; // waitDone(inner), one generator less: only a cancel of our own Task is thrown in here.
   } finally {
     // Then take the inner Task down and wait until it is: we end cancelled, not timed out.
     timer.cancel();
