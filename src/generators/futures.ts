@@ -25,6 +25,9 @@ export type FutureState = "pending" | "finished" | "cancelled";
 /** Futures made so far in this process: each gets the next number, for debugging and traces. */
 let futureCount = 0;
 
+/** The done callbacks of every Future that has none: one shared array, since a Future only ever replaces its list. */
+const NO_CALLBACKS: ReadonlyArray<never> = Object.freeze([]);
+
 /**
  * A result that will exist later. A coroutine waits for one with
  * `const value = yield* future`; whoever has the answer calls
@@ -46,9 +49,10 @@ let futureCount = 0;
  * callbacks inside `set_result`; this one is closer to asyncio's `Future`:
  * states, `InvalidStateError`, cancellation, and callbacks through the loop.
  * The value lives in the field `value`, the method is `result()`. The
- * callbacks are stored as closures, so a `Future<number>` is still a
- * `Future<unknown>` to TypeScript: storing `(f: Future<T>) => void` would make
- * `Future<T>` invariant and `yield this` would not type-check.
+ * callbacks are stored as `(f: Future<unknown>) => void`, so a
+ * `Future<number>` is still a `Future<unknown>` to TypeScript: storing
+ * `(f: Future<T>) => void` would make `Future<T>` invariant and `yield this`
+ * would not type-check (`addDoneCallback` says why its cast is sound).
  * @see Chapter, "Building Coroutines With Generators"; asyncio `Future`
  */
 export class Future<T> {
@@ -58,8 +62,8 @@ export class Future<T> {
   private value: T | undefined = undefined;
   private error: unknown = undefined;
   private failed = false;
-  /** Each done callback: the function, to find it again, and the call to make. */
-  private callbacks: Array<{ fn: object; run: () => void }> = [];
+  /** The done callbacks, in the order they were added (asyncio's `_callbacks`). */
+  private callbacks: ReadonlyArray<(future: Future<unknown>) => void> = NO_CALLBACKS;
   /** The loop that runs the done callbacks (declared last, so `console.log` shows the state first). */
   protected loop: EventLoop | null;
 
@@ -103,7 +107,7 @@ export class Future<T> {
   result(): T {
     const error = this.exception(); // Throws while pending, or once cancelled.
     if (this.failed) throw error;
-    return this.value as T; // The one cast: "finished" without failure means setResult stored a T.
+    return this.value as T; // A cast: "finished" without failure means setResult stored a T.
   }
 
   /**
@@ -158,9 +162,10 @@ export class Future<T> {
    * still runs (scheduled at once), so nobody can miss the moment.
    */
   addDoneCallback(fn: (future: Future<T>) => void): void {
-    const callback = { fn, run: () => fn(this) }; // A closure, so the array's type does not mention T.
-    if (this.state === "pending") this.callbacks.push(callback);
-    else this.schedule(callback);
+    const callback = fn as (future: Future<unknown>) => void; // A sound cast: it is only ever called with this Future.
+    if (this.state !== "pending") return this.schedule(callback);
+    // A new list of the exact length (most Futures get one callback), where a push would reserve room for 16.
+    this.callbacks = this.callbacks.length === 0 ? [callback] : [...this.callbacks, callback];
   }
 
   /**
@@ -170,7 +175,7 @@ export class Future<T> {
    */
   removeDoneCallback(fn: (future: Future<T>) => void): number {
     const before = this.callbacks.length;
-    this.callbacks = this.callbacks.filter((callback) => callback.fn !== fn);
+    this.callbacks = this.callbacks.filter((callback) => callback !== fn);
     return before - this.callbacks.length;
   }
 
@@ -235,8 +240,8 @@ export class Future<T> {
     this.state = state;
     if (loopChannel.hasSubscribers && this.loop !== null && state === "finished") loopChannel.publish({ type: "resolve", loop: this.loop.id, future: this.id, label: this.label });
     const callbacks = this.callbacks;
-    this.callbacks = [];
-    for (const callback of callbacks) this.schedule(callback);
+    this.callbacks = NO_CALLBACKS;
+    for (const fn of callbacks) this.schedule(fn);
   }
 
   /**
@@ -254,8 +259,9 @@ export class Future<T> {
    * @remarks The chapter's Future calls its callbacks inside `set_result`.
    * @see asyncio `Future.__schedule_callbacks` and `loop.call_soon`; docs/guide-generators.md, "1. Future"
    */
-  protected schedule(callback: { run: () => void }): void {
-    if (this.loop === null) callback.run();
-    else this.loop.callSoon(callback.run);
+  protected schedule(fn: (future: Future<unknown>) => void): void {
+    const future = this;
+    if (this.loop === null) fn(future);
+    else this.loop.callSoon(function runDoneCallback() { fn(future); });
   }
 }

@@ -10,7 +10,7 @@ import { ResponseParser, type HttpResponse } from "../http/parser.js";
 import { formatGetRequest } from "../http/request.js";
 import { EVENT_READ, EVENT_WRITE } from "../kernel/selector.js";
 import { cutShort } from "../kernel/errors.js";
-import { connect as startConnect, fileno, recv, send, type ConnectOptions } from "../kernel/socket.js";
+import { connect as startConnect, fileno, recv, send, sendWouldBlock, type ConnectOptions } from "../kernel/socket.js";
 import { crawlChannel } from "../observe/channels.js";
 import { getRunningLoop } from "./events.js";
 import { Future, type Coroutine } from "./futures.js";
@@ -64,14 +64,17 @@ export function* connect(url: URL, options: ConnectOptions = {}): Coroutine<Sock
 
 /**
  * Sends every byte of `bytes`, waiting until the socket is writable first
- * (Python's `sock.sendall`, in coroutine form).
+ * when a send would block (Python's `sock.sendall`, in coroutine form).
  *
+ * @remarks As asyncio's `sock_sendall`, it waits only when it must: on a
+ * connected socket (a kept one, or one `connect` returned) it sends at once,
+ * without a Future or a loop iteration.
  * @throws the socket's error if it failed.
  */
 export function* sendAll(socket: Socket, bytes: Uint8Array): Coroutine<void> {
   let sent = 0;
   while (sent < bytes.length) {
-    yield* writable(socket);
+    if (sendWouldBlock(socket)) yield* writable(socket);
     sent += send(socket, bytes.subarray(sent));
   }
 }

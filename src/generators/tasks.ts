@@ -298,11 +298,11 @@ export function* waitFor<T>(coro: Coroutine<T>, timeoutMs: number): Coroutine<T>
     inner.cancel();
   });
   try {
-    yield* waitDone(inner); // Only a cancel of our own Task is thrown in here, perhaps just after the timer fired.
+    if (!inner.done()) yield inner; // waitDone(inner), one generator less: only a cancel of our own Task is thrown in here.
   } finally {
     // Then take the inner Task down and wait until it is: we end cancelled, not timed out.
     timer.cancel();
-    yield* cancelAndWait([inner]); // Returns at once if it is done.
+    if (!inner.done()) yield* cancelAndWait([inner]); // Done already on a result or an error: nothing to wait for.
   }
   // The inner Task ended cancelled, and only our timer cancels it.
   if (timedOut && inner.cancelled()) throw new FetchFailure("Timeout", `No result after ${timeoutMs} ms`);

@@ -56,6 +56,15 @@ export function isHandshaking(socket: Socket): boolean {
 }
 
 /**
+ * Whether {@link send} would have to wait now: the socket is still
+ * connecting (or in its TLS handshake), or its send buffer is full until
+ * `drain`. What a selector's `EVENT_WRITE` waits out.
+ */
+export function sendWouldBlock(socket: Socket): boolean {
+  return socket.connecting || handshaking.has(socket) || socket.writableNeedDrain;
+}
+
+/**
  * Opens a TCP connection to the URL's host and port (TLS with SNI for
  * `https:`) and returns the socket at once, still connecting: wait for
  * `EVENT_WRITE` before sending.

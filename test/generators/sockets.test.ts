@@ -91,6 +91,26 @@ describe("connect, sendAll, readAll", () => {
     await server.close();
   });
 
+  it("sends at once on a connected socket, without pausing its Task, as asyncio's sock_sendall does", async () => {
+    const server = await startServer(function listen() {});
+    const sends: boolean[] = [];
+    function* sendTwice(): Coroutine<void> {
+      const socket = yield* connect(server.url);
+      try {
+        for (const line of ["one\n", "two\n"]) {
+          const sending = sendAll(socket, Buffer.from(line));
+          sends.push(sending.next().done === true); // done in its first step: no Future yielded, no loop iteration
+        }
+      } finally {
+        socket.destroy();
+      }
+    }
+    await loop.runUntilComplete(sendTwice());
+    expect(sends).toEqual([true, true]);
+    expect(loop.selector.size).toBe(0);
+    await server.close();
+  });
+
   it("reads at most 4096 bytes per read", async () => {
     const server = await startServer(function answer(socket) {
       socket.end(Buffer.alloc(10_000, "y"));
