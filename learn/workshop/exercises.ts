@@ -125,8 +125,8 @@ export const exercises: readonly Exercise[] = [
     hints: [
       "A Future is pending until someone calls `setResult` or `setException` once; then it is done for good, and each done callback runs once. Setting a done Future again throws an `InvalidStateError` (from src/kernel/errors.ts; its message is yours to word).",
       "`setResult(value)`: refuse if `this.done()`, store `this.value`, then `this.finish(\"finished\")`. `setException(error)` is the same with `this.error = error` and `this.failed = true`.",
-      "`finish(state)`: set `this.state`, publish `resolve` on `loopChannel` when it finished (see `cancel()` for the call), then hand every waiting callback to `this.schedule(callback)` and empty the list. `schedule` gives it to the loop with `callSoon`: a callback never runs inside `setResult` itself.",
-      "`addDoneCallback(fn)`: wrap it as `{ fn, run: () => fn(this) }`; while pending, push it on `this.callbacks`; once done, schedule it at once, so that nobody who comes late misses the result.",
+      "`finish(state)`: set `this.state`, publish `resolve` on `loopChannel` when it finished (see `cancel()` for the call), then hand every waiting callback to `this.schedule(callback)` and put the shared empty list `NO_CALLBACKS` back in its place. `schedule` gives it to the loop with `callSoon`: a callback never runs inside `setResult` itself.",
+      "`addDoneCallback(fn)`: once done, schedule it at once (`return this.schedule(callback)`), so that nobody who comes late misses the result; while pending, replace `this.callbacks` with a new list that ends with it (`[callback]` when empty, else `[...this.callbacks, callback]`). Never push: the empty list is one frozen array that every Future without callbacks shares.",
     ],
   },
   {
