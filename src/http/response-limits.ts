@@ -91,6 +91,7 @@ const HEAD_END = Buffer.from("\r\n\r\n", "latin1");
  * lines, each a token, a colon and a value with no control character but HT:
  * lines llhttp-rules.ts lets through as they are (no folded line, no bare CR or LF).
  */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is this pattern's job.
 const PLAIN_HEAD = /^HTTP\/1\.[01] [2-9][0-9]{2}(?: [^\r\n]*)?(?:\r\n[!#$%&'*+\-.^_`|~0-9A-Za-z]+:[^\x00-\x08\x0a-\x1f\x7f]*)*$/;
 /** A header line of a plain head that frames the body: its name, lowercased or not, and its value. */
 const FRAMING = /\r\n(content-length|transfer-encoding):([^\r]*)/gi;
