@@ -96,7 +96,7 @@ export class HttpClient {
       headersTimeout: 0,
       bodyTimeout: 0,
       // Connections that apply the shared parser's limits to their bytes, and that a request can close.
-      factory: watchedPools(idleClockConnector(options), this.options.maxBodyBytes),
+      factory: watchedPools(idleClockConnector(options), this.options.maxBodyBytes, options.connections),
     });
   }
 

@@ -244,6 +244,46 @@ describe("HttpClient", () => {
     await expect(outcome(client.get(`http://127.0.0.1:${port}/`))).resolves.toBe("ConnectionRefused");
   });
 
+  it("takes requests on a connection that was refused, more of them than it keeps connections", async () => {
+    const server: Server = createServer(function answer(_request, response) {
+      response.end("back");
+    });
+    await new Promise<void>(function listen(resolve) {
+      server.listen(0, "127.0.0.1", resolve);
+    });
+    const { port } = server.address() as AddressInfo; // listening on TCP
+    await new Promise<void>(function close(resolve) {
+      server.close(function closed() {
+        resolve();
+      });
+    });
+    const url = `http://127.0.0.1:${port}/`;
+    // Three rounds of as many requests as the pool keeps connections: a refused one must stay free for the next.
+    for (let round = 0; round < 3; round++) {
+      const refused = await Promise.all(Array.from({ length: OPTIONS.connections }, () => outcome(client.get(url))));
+      expect(refused).toEqual(Array(OPTIONS.connections).fill("ConnectionRefused"));
+    }
+    await new Promise<void>(function listenAgain(resolve) {
+      server.listen(port, "127.0.0.1", resolve);
+    });
+    try {
+      await expect(outcome(client.get(url))).resolves.toBe(200);
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
+  });
+
+  it("opens no more connections than requests in flight, and reuses the freed ones", async () => {
+    site.addPage("/a", "a");
+    for (let round = 0; round < 3; round++) {
+      await Promise.all(Array.from({ length: OPTIONS.connections }, () => client.get(site.urlFor("/a"))));
+    }
+    expect(site.totalRequests).toBe(3 * OPTIONS.connections);
+    // As above, undici may open one more while it checks a kept socket for a close.
+    expect(site.peakConnections).toBeLessThanOrEqual(OPTIONS.connections + 1);
+  });
+
   it("fails with ConnectionReset when the server drops the connection before answering", async () => {
     site.addFault("/drop", { kind: "drop" });
     await expect(outcome(client.get(site.urlFor("/drop")))).resolves.toBe("ConnectionReset");
