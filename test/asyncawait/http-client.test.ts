@@ -38,6 +38,20 @@ function sharedOutcome(bytes: string): number | FetchError {
   }
 }
 
+/** A loopback port `server` listened on and no longer does: a connection there is refused. */
+async function closedPort(server: Server): Promise<number> {
+  await new Promise<void>(function listen(resolve) {
+    server.listen(0, "127.0.0.1", resolve);
+  });
+  const { port } = server.address() as AddressInfo; // listening on TCP
+  await new Promise<void>(function close(resolve) {
+    server.close(function closed() {
+      resolve();
+    });
+  });
+  return port;
+}
+
 describe("HttpClient", () => {
   let site: FixtureSite;
   let client: HttpClient;
@@ -231,16 +245,7 @@ describe("HttpClient", () => {
   });
 
   it("fails with ConnectionRefused when nothing listens", async () => {
-    const server: Server = createServer();
-    await new Promise<void>(function listen(resolve) {
-      server.listen(0, "127.0.0.1", resolve);
-    });
-    const { port } = server.address() as AddressInfo; // listening on TCP
-    await new Promise<void>(function close(resolve) {
-      server.close(function closed() {
-        resolve();
-      });
-    });
+    const port = await closedPort(createServer());
     await expect(outcome(client.get(`http://127.0.0.1:${port}/`))).resolves.toBe("ConnectionRefused");
   });
 
@@ -248,15 +253,7 @@ describe("HttpClient", () => {
     const server: Server = createServer(function answer(_request, response) {
       response.end("back");
     });
-    await new Promise<void>(function listen(resolve) {
-      server.listen(0, "127.0.0.1", resolve);
-    });
-    const { port } = server.address() as AddressInfo; // listening on TCP
-    await new Promise<void>(function close(resolve) {
-      server.close(function closed() {
-        resolve();
-      });
-    });
+    const port = await closedPort(server);
     const url = `http://127.0.0.1:${port}/`;
     // Three rounds of as many requests as the pool keeps connections: a refused one must stay free for the next.
     for (let round = 0; round < 3; round++) {
