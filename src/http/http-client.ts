@@ -147,9 +147,8 @@ export class HttpClient {
  * a whole head as one wait, so a head dripped in slowly would fail here and
  * not in stages 1 and 2. Nor its connect timeout (`timeout: 0`): the idle
  * clock, set as soon as the socket is made, already bounds connecting, and
- * undici's would keep a timer, a `WeakRef` and three closures for each
- * socket as long as it lives (at C10K, some 1.5 KB a connection moved to
- * the old generation).
+ * undici's would keep a timer, a `WeakRef` and closures for each socket as
+ * long as it lives: thousands of them at C10K.
  */
 function idleClockConnector({ idleTimeoutMs, ca, rejectUnauthorized }: HttpClientOptions): BuildConnector.connector {
   const connect = buildConnector({ timeout: 0, rejectUnauthorized, ...(ca === null ? {} : { ca }) });
