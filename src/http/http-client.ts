@@ -5,7 +5,7 @@
  * @module
  */
 import { constants as bufferConstants } from "node:buffer";
-import type { Socket } from "node:net";
+import { Socket } from "node:net";
 import type { Dispatcher, buildConnector as BuildConnector } from "undici";
 import { CancelledError, FetchFailure } from "../kernel/errors.js";
 import { MAX_HEADER_BYTES, type HttpResponse, type SkipBody } from "./parser.js";
@@ -96,7 +96,7 @@ export class HttpClient {
       headersTimeout: 0,
       bodyTimeout: 0,
       // Connections that apply the shared parser's limits to their bytes, and that a request can close.
-      factory: watchedPools(idleClockConnector(options), this.options.maxBodyBytes),
+      factory: watchedPools(idleClockConnector(options), this.options.maxBodyBytes, options.connections),
     });
   }
 
@@ -139,22 +139,22 @@ export class HttpClient {
  * undici's connector, checking TLS certificates with `ca` and
  * `rejectUnauthorized`, that gives each socket it opens the idle clock
  * kernel/socket.ts gives stages 1 and 2's: when no byte moves for
- * `idleTimeoutMs`, the socket is closed with a `Timeout` failure, which
- * undici fails the request on it with. Connecting is bounded by undici's
- * connect timeout, set to the same.
+ * `idleTimeoutMs`, connecting included, the socket is closed with a
+ * `Timeout` failure, which undici fails the request on it with.
  *
  * @remarks Not undici's `headersTimeout` and `bodyTimeout`: they tick on its
  * one-second clock (fast timers), up to a second late, and the first counts
  * a whole head as one wait, so a head dripped in slowly would fail here and
- * not in stages 1 and 2.
+ * not in stages 1 and 2. Nor its connect timeout (`timeout: 0`): the idle
+ * clock, set as soon as the socket is made, already bounds connecting, and
+ * undici's would keep a timer, a `WeakRef` and closures for each socket as
+ * long as it lives: thousands of them at C10K.
  */
 function idleClockConnector({ idleTimeoutMs, ca, rejectUnauthorized }: HttpClientOptions): BuildConnector.connector {
-  const connect = buildConnector({ timeout: idleTimeoutMs, rejectUnauthorized, ...(ca === null ? {} : { ca }) });
+  const connect = buildConnector({ timeout: 0, rejectUnauthorized, ...(ca === null ? {} : { ca }) });
   return function connectWithIdleClock(where, connected) {
-    connect(where, function opened(...result: Parameters<BuildConnector.Callback>): void {
-      result[1]?.setTimeout(idleTimeoutMs, idledOut); // undici's connector leaves the socket out on failure
-      connected(...result);
-    });
+    const socket: unknown = connect(where, connected); // undici's connector returns the socket it opens (typed void)
+    if (socket instanceof Socket) socket.setTimeout(idleTimeoutMs, idledOut);
   };
 }
 
@@ -189,8 +189,8 @@ class ResponseCollector implements Dispatcher.DispatchHandler {
   private chunks: Uint8Array[] | null = null;
   private received = 0;
   private readonly timer: NodeJS.Timeout;
-  /** The signal's abort listener, removed once the request settles. */
-  private readonly abandon: (this: AbortSignal) => void;
+  /** The signal's abort listener, removed once the request settles; null without a signal. */
+  private readonly abandon: ((this: AbortSignal) => void) | null = null;
 
   constructor(
     /** What `get()` dispatched: {@link socketOf} finds the request's socket by it. */
@@ -205,10 +205,11 @@ class ResponseCollector implements Dispatcher.DispatchHandler {
     this.timer = setTimeout(function attemptTimedOut() {
       collector.fail(new FetchFailure("Timeout", `No complete response within ${options.timeoutMs} ms`));
     }, options.timeoutMs);
+    if (signal === null) return; // The crawler passes none: no listener to make.
     this.abandon = function requestAborted(this: AbortSignal): void {
       collector.fail(this.reason);
     };
-    signal?.addEventListener("abort", this.abandon, { once: true });
+    signal.addEventListener("abort", this.abandon, { once: true });
   }
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
@@ -304,7 +305,7 @@ class ResponseCollector implements Dispatcher.DispatchHandler {
     this.settled = true;
     this.chunks = null;
     clearTimeout(this.timer);
-    this.signal?.removeEventListener("abort", this.abandon);
+    if (this.abandon !== null) this.signal?.removeEventListener("abort", this.abandon);
     return true;
   }
 

@@ -31,6 +31,21 @@ export const Pool: typeof Undici.Pool = requireUndici("undici/lib/dispatcher/poo
 export const Client: typeof Undici.Client = requireUndici("undici/lib/dispatcher/client.js");
 export const buildConnector: typeof Undici.buildConnector = requireUndici("undici/lib/core/connect.js");
 
+/**
+ * What {@link ConnectionPool} builds on: undici's `PoolBase` (its queue of
+ * waiting requests, close and destroy, the pool's events), which leaves to
+ * a subclass the choice of a client (`kGetDispatcher`), and the symbols of
+ * the pool's own fields it reads. undici's `Pool` is such a subclass.
+ */
+const poolBase: {
+  PoolBase: new () => Dispatcher;
+  kClients: symbol;
+  kNeedDrain: symbol;
+  kAddClient: symbol;
+  kGetDispatcher: symbol;
+} = requireUndici("undici/lib/dispatcher/pool-base.js");
+const { kClients, kNeedDrain, kAddClient, kGetDispatcher } = poolBase;
+
 /** What a Connection keeps in view: its socket, and the bodies the request it answers leaves unread. */
 interface Opened {
   socket: Socket | null;
@@ -88,22 +103,64 @@ export class GetRequest implements Dispatcher.DispatchOptions {
 
 /**
  * The `factory` for an undici `Agent` whose pools are made of
- * {@link Connection}s: each origin gets a `Pool` of up to the Agent's
+ * {@link Connection}s: each origin gets a {@link ConnectionPool} of up to
  * `connections` Connections, each opening its socket with `connect`
  * (`buildConnector(...)`, where the connect timeout and TLS options go).
  */
 export function watchedPools(
   connect: Undici.buildConnector.connector,
   maxBodyBytes: number,
+  connections: number,
 ): (origin: string | URL, options: object) => Dispatcher {
   return function poolFor(origin, options) {
-    return new Pool(origin, {
-      ...options,
-      factory: function connectionFor(url: URL, clientOptions: object): Dispatcher {
-        return new Connection(url, clientOptions, connect, maxBodyBytes);
-      },
+    const url = new URL(origin);
+    return new ConnectionPool(connections, function connectionFor(): Connection {
+      return new Connection(url, options, connect, maxBodyBytes);
     });
   };
+}
+
+/**
+ * undici's `Pool` with a list of its free connections, so that a request
+ * finds one at once: undici's looks through every connection of the pool
+ * for a free one, and at C10K, with 10,000 busy, that search was a fifth of
+ * the crawl's CPU (docs/benchmarks.md, "Stage 3 at C10K").
+ *
+ * A connection goes on the list when it is made and each time it drains
+ * (undici's `'drain'`: it can take a request again); it comes off when it is
+ * found busy, closed or destroyed. The rest is undici's `PoolBase`: requests
+ * wait in its queue when every connection is busy and the pool is full, and
+ * a connection that drains takes the first of them.
+ */
+class ConnectionPool extends poolBase.PoolBase {
+  /** Connections that were free when they went on, the last one freed last. */
+  private readonly free: Connection[] = [];
+
+  constructor(
+    private readonly connections: number,
+    private readonly connectionFor: () => Connection,
+  ) {
+    super();
+  }
+
+  /** The connection for the next request: the last freed that is still free, or a new one while the pool has room; else none. */
+  [kGetDispatcher](): Dispatcher | undefined {
+    const { free } = this;
+    while (free.length > 0) {
+      const connection = free[free.length - 1];
+      if (Reflect.get(connection, kNeedDrain) !== true && !connection.closed && !connection.destroyed) return connection;
+      free.pop();
+    }
+    const clients: unknown = Reflect.get(this, kClients);
+    if (!Array.isArray(clients) || clients.length >= this.connections) return undefined;
+    const connection = this.connectionFor();
+    Reflect.apply(Reflect.get(this, kAddClient), this, [connection]); // Before our 'drain' listener: the pool's runs first.
+    connection.on("drain", function drained(): void {
+      if (Reflect.get(connection, kNeedDrain) !== true) free.push(connection); // Still free once the pool's queue had its turn.
+    });
+    free.push(connection);
+    return connection;
+  }
 }
 
 /**

@@ -38,6 +38,20 @@ function sharedOutcome(bytes: string): number | FetchError {
   }
 }
 
+/** A loopback port `server` listened on and no longer does: a connection there is refused. */
+async function closedPort(server: Server): Promise<number> {
+  await new Promise<void>(function listen(resolve) {
+    server.listen(0, "127.0.0.1", resolve);
+  });
+  const { port } = server.address() as AddressInfo; // listening on TCP
+  await new Promise<void>(function close(resolve) {
+    server.close(function closed() {
+      resolve();
+    });
+  });
+  return port;
+}
+
 describe("HttpClient", () => {
   let site: FixtureSite;
   let client: HttpClient;
@@ -231,17 +245,40 @@ describe("HttpClient", () => {
   });
 
   it("fails with ConnectionRefused when nothing listens", async () => {
-    const server: Server = createServer();
-    await new Promise<void>(function listen(resolve) {
-      server.listen(0, "127.0.0.1", resolve);
-    });
-    const { port } = server.address() as AddressInfo; // listening on TCP
-    await new Promise<void>(function close(resolve) {
-      server.close(function closed() {
-        resolve();
-      });
-    });
+    const port = await closedPort(createServer());
     await expect(outcome(client.get(`http://127.0.0.1:${port}/`))).resolves.toBe("ConnectionRefused");
+  });
+
+  it("takes requests on a connection that was refused, more of them than it keeps connections", async () => {
+    const server: Server = createServer(function answer(_request, response) {
+      response.end("back");
+    });
+    const port = await closedPort(server);
+    const url = `http://127.0.0.1:${port}/`;
+    // Three rounds of as many requests as the pool keeps connections: a refused one must stay free for the next.
+    for (let round = 0; round < 3; round++) {
+      const refused = await Promise.all(Array.from({ length: OPTIONS.connections }, () => outcome(client.get(url))));
+      expect(refused).toEqual(Array(OPTIONS.connections).fill("ConnectionRefused"));
+    }
+    await new Promise<void>(function listenAgain(resolve) {
+      server.listen(port, "127.0.0.1", resolve);
+    });
+    try {
+      await expect(outcome(client.get(url))).resolves.toBe(200);
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
+  });
+
+  it("opens no more connections than requests in flight, and reuses the freed ones", async () => {
+    site.addPage("/a", "a");
+    for (let round = 0; round < 3; round++) {
+      await Promise.all(Array.from({ length: OPTIONS.connections }, () => client.get(site.urlFor("/a"))));
+    }
+    expect(site.totalRequests).toBe(3 * OPTIONS.connections);
+    // As above, undici may open one more while it checks a kept socket for a close.
+    expect(site.peakConnections).toBeLessThanOrEqual(OPTIONS.connections + 1);
   });
 
   it("fails with ConnectionReset when the server drops the connection before answering", async () => {
