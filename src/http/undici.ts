@@ -27,7 +27,6 @@ import { ResponseLimits } from "./response-limits.js";
 const requireUndici = createRequire(import.meta.url);
 export const Agent: typeof Undici.Agent = requireUndici("undici/lib/dispatcher/agent.js");
 export type Agent = Undici.Agent;
-export const Pool: typeof Undici.Pool = requireUndici("undici/lib/dispatcher/pool.js");
 export const Client: typeof Undici.Client = requireUndici("undici/lib/dispatcher/client.js");
 export const buildConnector: typeof Undici.buildConnector = requireUndici("undici/lib/core/connect.js");
 
@@ -36,8 +35,13 @@ export const buildConnector: typeof Undici.buildConnector = requireUndici("undic
  * waiting requests, close and destroy, the pool's events), which leaves to
  * a subclass the choice of a client (`kGetDispatcher`), and the symbols of
  * the pool's own fields it reads. undici's `Pool` is such a subclass.
+ *
+ * @remarks These are undici's internals, not its documented API: package.json
+ * therefore takes undici 7.30 patch releases only (`~7.30.2`), and
+ * test/http/undici-parts.test.ts checks that `Pool` still extends this
+ * `PoolBase` and still finds its client through `kGetDispatcher`.
  */
-const poolBase: {
+export const poolBase: {
   PoolBase: new () => Dispatcher;
   kClients: symbol;
   kNeedDrain: symbol;
