@@ -239,7 +239,7 @@ describe.concurrent("examples", () => {
         crawlOneCoroutine.next
         Task.step
         wakeUp
-        run
+        runDoneCallback
         EventLoop.iterate
 
       Who started the fetch? Stage 1's stack shows neither fetchPage nor crawlOne: it was ripped; stage 2's still shows fetchPageCoroutine and crawlOneCoroutine.
@@ -345,7 +345,7 @@ describe.concurrent("examples", () => {
       Two lines of the trace: once the root's request was sent, its Task paused at a yield* on a Future, and the loop resolved that Future when the socket was ready
       (\`npm run crawl -- --demo --stage generators --trace\` prints every event):
       <t>ms  generators  step task#13 waitFor yielded read
-      <t>ms  generators  resolve future#25 read
+      <t>ms  generators  resolve future#24 read
       "
     `);
   });
