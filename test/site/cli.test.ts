@@ -1,4 +1,4 @@
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { createInterface } from "node:readline";
 import { describe, expect, it } from "vitest";
 import { get } from "./helpers.js";
@@ -32,5 +32,21 @@ describe("site cli", () => {
     expect((await get(line.url)).status).toBe(200);
     child.stdin.end();
     expect(await exited).toBe(0);
+  });
+
+  it("prints its usage with --help, and refuses an unknown option or a value that is not a count with status 2, naming it", () => {
+    const run = (...args: string[]) => spawnSync(process.execPath, ["--import", "tsx", "src/site/cli.ts", ...args], { encoding: "utf8", input: "" });
+    const help = run("--help");
+    expect(help.status).toBe(0);
+    expect(help.stdout).toContain("usage: npm run site --");
+    const unknown = run("--pagse", "10");
+    expect(unknown.status).toBe(2);
+    expect(unknown.stderr).toMatch(/^site: Unknown option '--pagse'/);
+    for (const [option, value] of [["--pages", "many"], ["--links", "-1"], ["--seed", "1.5"], ["--delay", ""]]) {
+      const refused = run(`${option}=${value}`);
+      expect(refused.status).toBe(2);
+      expect(refused.stderr).toMatch(new RegExp(`^site: ${option} must be`));
+      expect(refused.stdout).toBe("");
+    }
   });
 });
