@@ -154,7 +154,8 @@ function idleClockConnector({ idleTimeoutMs, ca, rejectUnauthorized }: HttpClien
   const connect = buildConnector({ timeout: 0, rejectUnauthorized, ...(ca === null ? {} : { ca }) });
   return function connectWithIdleClock(where, connected) {
     const socket: unknown = connect(where, connected); // undici's connector returns the socket it opens (typed void)
-    if (socket instanceof Socket) socket.setTimeout(idleTimeoutMs, idledOut);
+    // A plain listener, not setTimeout()'s callback, which Node wraps in a once() wrapper per socket: the timeout closes the socket anyway.
+    if (socket instanceof Socket) socket.on("timeout", idledOut).setTimeout(idleTimeoutMs);
   };
 }
 
