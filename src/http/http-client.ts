@@ -154,7 +154,8 @@ function idleClockConnector({ idleTimeoutMs, ca, rejectUnauthorized }: HttpClien
   const connect = buildConnector({ timeout: 0, rejectUnauthorized, ...(ca === null ? {} : { ca }) });
   return function connectWithIdleClock(where, connected) {
     const socket: unknown = connect(where, connected); // undici's connector returns the socket it opens (typed void)
-    if (socket instanceof Socket) socket.setTimeout(idleTimeoutMs, idledOut);
+    // A plain listener, not setTimeout()'s callback, which Node wraps in a once() wrapper per socket: the timeout closes the socket anyway.
+    if (socket instanceof Socket) socket.on("timeout", idledOut).setTimeout(idleTimeoutMs);
   };
 }
 
@@ -201,11 +202,9 @@ class ResponseCollector implements Dispatcher.DispatchHandler {
     /** The signal that abandons this request. */
     private readonly signal: AbortSignal | null,
   ) {
-    const collector = this;
-    this.timer = setTimeout(function attemptTimedOut() {
-      collector.fail(new FetchFailure("Timeout", `No complete response within ${options.timeoutMs} ms`));
-    }, options.timeoutMs);
+    this.timer = setTimeout(attemptTimedOut, options.timeoutMs, this); // The collector as the timer's argument: no closure per request.
     if (signal === null) return; // The crawler passes none: no listener to make.
+    const collector = this;
     this.abandon = function requestAborted(this: AbortSignal): void {
       collector.fail(this.reason);
     };
@@ -267,6 +266,11 @@ class ResponseCollector implements Dispatcher.DispatchHandler {
     if (this.settle()) this.reject(failureFor(error, this.started));
   }
 
+  /** The attempt's time ran out before its response was whole. */
+  timedOut(): void {
+    this.fail(new FetchFailure("Timeout", `No complete response within ${this.options.timeoutMs} ms`));
+  }
+
   /** Settles with `reason` and aborts the request, closing its socket with the reason. */
   fail(reason: unknown): void {
     if (!this.settle()) return;
@@ -312,4 +316,9 @@ class ResponseCollector implements Dispatcher.DispatchHandler {
   private tooLarge(what: string): FetchFailure {
     return new FetchFailure("BodyTooLarge", `The body is longer than ${this.options.maxBodyBytes} bytes (maxBodyBytes, or the longest Buffer): ${what}`);
   }
+}
+
+/** The timer of each {@link ResponseCollector}: its attempt took longer than `timeoutMs`. */
+function attemptTimedOut(collector: ResponseCollector): void {
+  collector.timedOut();
 }

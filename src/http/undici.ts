@@ -11,7 +11,7 @@ import { createRequire } from "node:module";
 import type { Socket } from "node:net";
 import type * as Undici from "undici";
 import type { Dispatcher } from "undici";
-import { errorName, FetchFailure } from "../kernel/errors.js";
+import { CancelledError, errorName, FetchFailure } from "../kernel/errors.js";
 import { FIRST_ONLY_HEADERS, type HttpResponse, type SkipBody } from "./parser.js";
 import { ResponseLimits } from "./response-limits.js";
 
@@ -124,6 +124,12 @@ export function watchedPools(
   };
 }
 
+/** Free connections a pool keeps open, as node:http's `Agent` keeps `maxFreeSockets` (256): the rest are closed as they go free. */
+const MAX_FREE = 256;
+
+/** What a connection's socket is closed with when it goes free past {@link MAX_FREE}. */
+const IDLE_CLOSED = new CancelledError("closed: more free connections than the pool keeps");
+
 /**
  * undici's `Pool` with a list of its free connections, so that a request
  * finds one at once: undici's looks through every connection of the pool
@@ -132,13 +138,20 @@ export function watchedPools(
  *
  * A connection goes on the list when it is made and each time it drains
  * (undici's `'drain'`: it can take a request again); it comes off when it is
- * found busy, closed or destroyed. The rest is undici's `PoolBase`: requests
+ * found busy, closed or destroyed. Past {@link MAX_FREE} free ones, a
+ * connection that drains has its socket closed instead, and waits on a second
+ * list to connect again: an open connection holds some 6 KB of heap (its
+ * socket, llhttp's parser, undici's closures), and at the end of a C10K
+ * crawl thousands stood idle until `close()` (docs/benchmarks.md, "Stage 3
+ * at C10K"). The rest is undici's `PoolBase`: requests
  * wait in its queue when every connection is busy and the pool is full, and
  * a connection that drains takes the first of them.
  */
 class ConnectionPool extends poolBase.PoolBase {
   /** Connections that were free when they went on, the last one freed last. */
   private readonly free: Connection[] = [];
+  /** Connections whose socket was closed as they went free past {@link MAX_FREE}: each connects again for its next request. */
+  private readonly closed: Connection[] = [];
 
   constructor(
     private readonly connections: number,
@@ -155,12 +168,19 @@ class ConnectionPool extends poolBase.PoolBase {
       if (Reflect.get(connection, kNeedDrain) !== true && !connection.closed && !connection.destroyed) return connection;
       free.pop();
     }
+    const { closed } = this;
+    while (closed.length > 0) {
+      const connection = closed.pop();
+      if (connection !== undefined && Reflect.get(connection, kNeedDrain) !== true && !connection.closed && !connection.destroyed) return connection;
+    }
     const clients: unknown = Reflect.get(this, kClients);
     if (!Array.isArray(clients) || clients.length >= this.connections) return undefined;
     const connection = this.connectionFor();
     Reflect.apply(Reflect.get(this, kAddClient), this, [connection]); // Before our 'drain' listener: the pool's runs first.
     connection.on("drain", function drained(): void {
-      if (Reflect.get(connection, kNeedDrain) !== true) free.push(connection); // Still free once the pool's queue had its turn.
+      if (Reflect.get(connection, kNeedDrain) === true) return; // Busy again: the pool's queue had its turn first.
+      if (free.length < MAX_FREE) free.push(connection);
+      else if (connection.closeSocket()) closed.push(connection);
     });
     free.push(connection);
     return connection;
@@ -208,6 +228,15 @@ class Connection extends Client {
       },
     });
     this.opened = opened;
+  }
+
+  /** Closes this connection's socket, idle, and leaves the connection to connect again for its next request; false if it has none. */
+  closeSocket(): boolean {
+    const { socket } = this.opened;
+    if (socket === null || socket.destroyed) return false;
+    this.opened.socket = null; // Not kept alive by us until the next connect.
+    socket.destroy(IDLE_CLOSED); // With an error: undici then makes none of its own for the close.
+    return true;
   }
 
   /** Remembers that `options`' request is on this connection (the Pool hands it our options, not our handler). */

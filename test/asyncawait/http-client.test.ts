@@ -1,6 +1,6 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { HttpClient, type HttpClientOptions } from "../../src/http/http-client.js";
 import { CancelledError, FetchFailure } from "../../src/kernel/errors.js";
 import type { FetchError } from "../../src/crawl/records.js";
@@ -279,6 +279,21 @@ describe("HttpClient", () => {
     expect(site.totalRequests).toBe(3 * OPTIONS.connections);
     // As above, undici may open one more while it checks a kept socket for a close.
     expect(site.peakConnections).toBeLessThanOrEqual(OPTIONS.connections + 1);
+  });
+
+  it("keeps 256 free connections open, as node:http's Agent does, and connects again for later requests", async () => {
+    const many = new HttpClient({ ...OPTIONS, connections: 300 });
+    try {
+      site.addPage("/a", "a");
+      for (let round = 1; round <= 2; round++) {
+        await Promise.all(Array.from({ length: 300 }, () => many.get(site.urlFor("/a"))));
+        await vi.waitFor(() => expect(site.openConnections).toBe(256)); // The rest were closed as they went free.
+      }
+      expect(site.totalRequests).toBe(600);
+      expect(site.peakConnections).toBeGreaterThan(256);
+    } finally {
+      await many.close();
+    }
   });
 
   it("fails with ConnectionReset when the server drops the connection before answering", async () => {
