@@ -11,7 +11,7 @@
  * on two cores. So this file runs apart, in `npm run test:workflows`
  * (vitest.workflows.config.ts), not in `npm test`; CI runs both.
  */
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createClient } from "@redis/client";
@@ -357,6 +357,10 @@ describeWithRedis("crawler processes sharing a Redis frontier", () => {
     const name = `redis-died-${++names}`;
     const first = ["a", "b", "c"].map((label) => startCrawler(server.url, name, site.url, label, ["--lease", "1"]));
     await untilRecords(own, name, 1_000, first);
+    // Each process is crawling, past connecting: it has stored a record. Redis then dies mid-crawl for all three.
+    await until("a record stored by each process", first, async function eachStoring() {
+      return ["a", "b", "c"].every((label) => existsSync(jsonlFile(label)) && jsonlUrls(jsonlFile(label)).length > 0) ? true : undefined;
+    });
     own.destroy();
     await server.kill();
     const failed = await outcomesOf(first, "three processes after Redis died", 15_000);
