@@ -450,7 +450,10 @@ export class RedisFrontier implements Frontier {
     this.due = null;
     await Promise.allSettled([...this.pending]);
     for (const connection of [this.subscriber, this.client]) {
-      if (connection.isOpen) await connection.close().catch(() => connection.destroy());
+      if (!connection.isOpen) continue;
+      // After a failure a graceful close may wait for a connection that is gone (node-redis): destroy it.
+      if (this.failure !== null) connection.destroy();
+      else await connection.close().catch(() => connection.destroy());
     }
   }
 
