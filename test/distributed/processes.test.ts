@@ -101,14 +101,16 @@ function keyOf(name: string, part: "records" | "owners" | "leases"): string {
  * Holds back the site's responses for `paths` until `release()`: a crawler
  * that takes one of them waits for it, holding its lease, until then.
  */
-function holdResponses(site: SyntheticSite, paths: readonly string[]): { release(): void } {
+function holdResponses(site: SyntheticSite, paths: readonly string[]): { release(): void; arrived: ReadonlySet<string> } {
   let released = false;
   const waiting: Array<() => void> = [];
+  const arrived = new Set<string>();
   for (const path of paths) {
     const route = site.definition.routes.get(path);
     if (route?.kind !== "page") throw new Error(`${path} is not a page of the site`);
     const { body, headers } = renderPage(path, route);
     site.site.addHandler(path, function serveWhenReleased(_request, response) {
+      arrived.add(path);
       const serve = (): void => {
         if (!response.destroyed) response.writeHead(200, { ...headers, "Content-Length": String(body.length) }).end(body);
       };
@@ -121,6 +123,8 @@ function holdResponses(site: SyntheticSite, paths: readonly string[]): { release
       released = true;
       for (const serve of waiting.splice(0)) serve();
     },
+    /** The held-back paths whose request has come. */
+    arrived,
   };
 }
 
@@ -285,6 +289,12 @@ describeWithRedis("crawler processes sharing a Redis frontier", () => {
     });
     const heldBackBy = (crawler: CrawlerProcess): string[] => heldBack.filter((url) => owners[url]?.includes(`:${crawler.pid}:`));
     const victim = processes.reduce((most, crawler) => (heldBackBy(crawler).length > heldBackBy(most).length ? crawler : most));
+    // A lease is taken before its request is sent: wait until each held-back page the victim leased has been asked
+    // for (its request waits at the site), so that it must be asked for again after the kill. On a loaded machine
+    // one once was not yet, and was fetched only once.
+    await until("the victim's held-back requests at the site", processes, async function victimAsked() {
+      return heldBackBy(victim).every((url) => responses.arrived.has(pathOf(url))) ? true : undefined;
+    });
     const heldBy = (entries: Record<string, string>): string[] => Object.entries(entries).filter(([, owner]) => owner.includes(`:${victim.pid}:`)).map(([url]) => url);
     // What it held just before the kill, with what it held after: a lease renewed a second before the kill has 2 s left,
     // and on a loaded machine the kill's outcome once came later than that, the lease already taken by a survivor
