@@ -10,7 +10,7 @@ import type { Dispatcher, buildConnector as BuildConnector } from "undici";
 import { CancelledError, FetchFailure } from "../kernel/errors.js";
 import { MAX_HEADER_BYTES, type HttpResponse, type SkipBody } from "./parser.js";
 import { requestHeaders } from "./request.js";
-import { Agent, buildConnector, codeOf, failureFor, GetRequest, joinHeaders, skipBodies, socketOf, watchedPools } from "./undici.js";
+import { Agent, buildConnector, codeOf, failureFor, GetRequest, responseHeaders, skipBodies, socketOf, watchedPools } from "./undici.js";
 
 /** How an {@link HttpClient} connects, waits and reads. */
 export interface HttpClientOptions {
@@ -174,10 +174,16 @@ function idledOut(this: Socket): void {
  * body at `maxBodyBytes` as it streams in, and it sees the first response
  * byte (`onResponseStarted`), the only way to tell "closed before any
  * response byte" (`ConnectionReset`) from "cut short after it began"
- * (`BadResponse`), the line stages 1 and 2 draw too.
+ * (`BadResponse`), the line stages 1 and 2 draw too. It is written to the
+ * methods undici's HTTP/1 client calls (`onConnect`, `onHeaders`, `onData`,
+ * `onComplete`, `onError`), not to undici 7's newer `onRequestStart`…
+ * `onResponseEnd`: a handler of those is wrapped, per request, in an adapter
+ * and a controller that parse the head into an object of undici's own
+ * (docs/benchmarks.md, "stage 3's requests through undici").
  */
 class ResponseCollector implements Dispatcher.DispatchHandler {
-  private controller: Dispatcher.DispatchController | null = null;
+  /** undici's abort for this request, handed over when the request is written to a socket; null before. */
+  private abortRequest: ((error: Error) => void) | null = null;
   private started = false;
   private settled = false;
   private status = 0;
@@ -211,10 +217,10 @@ class ResponseCollector implements Dispatcher.DispatchHandler {
     signal.addEventListener("abort", this.abandon, { once: true });
   }
 
-  onRequestStart(controller: Dispatcher.DispatchController): void {
-    this.controller = controller;
+  onConnect(abort: (error: Error) => void): void {
+    this.abortRequest = abort;
     // Given up while waiting for a connection: undici only now hands us the means to abort.
-    if (this.settled) controller.abort(new CancelledError("the request was abandoned"));
+    if (this.settled) abort(new CancelledError("the request was abandoned"));
   }
 
   /** The first response byte came: a failure from now on is `BadResponse`, no longer `ConnectionReset`. */
@@ -222,32 +228,31 @@ class ResponseCollector implements Dispatcher.DispatchHandler {
     this.started = true;
   }
 
-  onResponseStart(
-    _controller: Dispatcher.DispatchController,
-    statusCode: number,
-    headers: Record<string, string | string[] | undefined>,
-  ): void {
+  /** The head came: `rawHeaders` holds its fields as undici read them (name, value, …). */
+  onHeaders(statusCode: number, rawHeaders: Buffer[]): boolean {
     this.started = true;
     this.status = statusCode;
-    this.headers = joinHeaders(headers);
-    if (this.options.skipBody == null || !this.options.skipBody(statusCode, this.headers) || !this.settle()) return;
+    this.headers = responseHeaders(rawHeaders);
+    if (this.options.skipBody == null || !this.options.skipBody(statusCode, this.headers) || !this.settle()) return true;
     // The head says no link is in the body: done, and the connection is closed before its bytes are read.
     this.resolve({ status: statusCode, headers: this.headers, body: new Uint8Array(0), bodySkipped: true });
     this.abort(new CancelledError("the body is not read (skipBody)"));
+    return true;
   }
 
-  onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
-    if (this.settled) return;
+  onData(chunk: Buffer): boolean {
+    if (this.settled) return true;
     this.received += chunk.length;
     if (this.received > this.options.maxBodyBytes) {
       this.fail(this.tooLarge(`more than ${this.received - chunk.length} bytes`));
-      return;
+      return true;
     }
     this.chunks ??= []; // Made now rather than with the collector: see settle().
     this.chunks.push(chunk);
+    return true;
   }
 
-  onResponseEnd(): void {
+  onComplete(): void {
     if (this.settled) return;
     const chunks = this.chunks ?? []; // null: no byte of body came
     const body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, this.received);
@@ -255,12 +260,12 @@ class ResponseCollector implements Dispatcher.DispatchHandler {
     this.resolve({ status: this.status, headers: this.headers, body: body ?? new Uint8Array(0) });
   }
 
-  onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
+  onError(error: Error): void {
     const bodyless = this.status === 204 || this.status === 304; // status is 0 until the headers came
     if (bodyless && this.received === 0 && codeOf(error) === "UND_ERR_RES_CONTENT_LENGTH_MISMATCH") {
       // undici holds a 204 or 304 to its Content-Length, though neither has a
       // body (RFC 9110 §8.6): it is complete, as the shared parser says.
-      this.onResponseEnd();
+      this.onComplete();
       return;
     }
     if (this.settle()) this.reject(failureFor(error, this.started));
@@ -280,10 +285,10 @@ class ResponseCollector implements Dispatcher.DispatchHandler {
 
   /** Aborts the request, settled already, closing its socket with `error`. */
   private abort(error: Error): void {
-    if (this.controller === null) return; // not sent yet: onRequestStart aborts it
+    if (this.abortRequest === null) return; // not sent yet: onConnect aborts it
     // Closed by us first: after undici's abort alone, its Client would connect again for this request.
     socketOf(this.request)?.destroy(error);
-    this.controller.abort(error);
+    this.abortRequest(error);
   }
 
   /**

@@ -258,20 +258,39 @@ function watchLimits(socket: Socket, limits: ResponseLimits): void {
 }
 
 /**
- * undici's parsed headers in the shared {@link HttpResponse} shape: a field
- * sent more than once is joined with `", "` (`cookie` with `"; "`), except the
- * ones node:http keeps only the first of, so every stage sees the same object.
+ * undici's `headerNameToString`: a header name as its HTTP/1 parser hands it
+ * over (a Buffer), lowercased, through its table of known names first. It
+ * is the function undici's own `parseHeaders` names every field with, so
+ * {@link responseHeaders} names them as undici did when stage 3 took its
+ * parsed headers; a test checks it is still there.
  */
-export function joinHeaders(headers: Record<string, string | string[] | undefined>): HttpResponse["headers"] {
-  const joined: Record<string, string> = {};
-  for (const name of Object.keys(headers)) {
-    const value = headers[name];
-    if (value === undefined) continue;
-    if (typeof value === "string") joined[name] = value;
-    else if (FIRST_ONLY_HEADERS.has(name)) joined[name] = value[0] ?? "";
-    else joined[name] = value.join(name === "cookie" ? "; " : ", ");
+export const headerNameToString: (name: Buffer) => string = requireUndici("undici/lib/core/util.js").headerNameToString;
+
+/**
+ * A response head as undici's HTTP/1 parser hands it to a handler (name,
+ * value, name, value…, each a Buffer) in the shared {@link HttpResponse}
+ * shape: names lowercased as undici names them, values read as Latin-1; a
+ * field sent more than once is joined with `", "` (`cookie` with `"; "`),
+ * except the ones node:http keeps only the first of, so every stage sees the
+ * same object.
+ *
+ * @remarks Built from the raw fields in one pass: undici's own parsed object
+ * (`parseHeaders`, made for a handler of its newer API) would be an object
+ * of strings and arrays to copy again into this one.
+ */
+export function responseHeaders(raw: readonly Buffer[]): HttpResponse["headers"] {
+  const headers: Record<string, string> = {};
+  for (let i = 1; i < raw.length; i += 2) {
+    const name = headerNameToString(raw[i - 1]);
+    const value = raw[i].toString("latin1");
+    const previous = headers[name];
+    // A name like `constructor` reads Object.prototype's: only an own property is a field already seen.
+    if (previous === undefined || !Object.hasOwn(headers, name)) {
+      if (name === "__proto__") Object.defineProperty(headers, name, { value, enumerable: true, configurable: true, writable: true });
+      else headers[name] = value;
+    } else if (!FIRST_ONLY_HEADERS.has(name)) headers[name] = `${previous}${name === "cookie" ? "; " : ", "}${value}`;
   }
-  return joined;
+  return headers;
 }
 
 /** undici error codes and the contract's name for each. */
