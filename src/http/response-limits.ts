@@ -84,45 +84,102 @@ export class ResponseLimits {
 
 /** The end of a head: the empty line after the last header line. */
 const HEAD_END = Buffer.from("\r\n\r\n", "latin1");
-
-/**
- * A plain head, as Latin-1 text without its last CRLF CRLF: an HTTP/1.x status
- * line of status 200 to 999 with no CR or LF in its reason, then header
- * lines, each a token, a colon and a value with no control character but HT:
- * lines llhttp-rules.ts lets through as they are (no folded line, no bare CR or LF).
- */
-// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is this pattern's job.
-const PLAIN_HEAD = /^HTTP\/1\.[01] [2-9][0-9]{2}(?: [^\r\n]*)?(?:\r\n[!#$%&'*+\-.^_`|~0-9A-Za-z]+:[^\x00-\x08\x0a-\x1f\x7f]*)*$/;
-/** A header line of a plain head that frames the body: its name, lowercased or not, and its value. */
-const FRAMING = /\r\n(content-length|transfer-encoding):([^\r]*)/gi;
-/** A Content-Length value the parser takes, with the spaces and tabs it trims (15 digits: exact as a number). */
-const LENGTH_VALUE = /^[ \t]*([0-9]{1,15})[ \t]*$/;
+/** How a plain head starts: the version up to its minor digit. */
+const HTTP_1 = Buffer.from("HTTP/1.", "latin1");
+const CR = 0x0d;
+const LF = 0x0a;
+const SP = 0x20;
+const HT = 0x09;
+/** The bytes of a token (RFC 9110 §5.6.2), the only ones a plain head's field names hold: 1 for each. */
+const TOKEN = new Uint8Array(256);
+for (const c of "!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz") TOKEN[c.charCodeAt(0)] = 1;
+const CONTENT_LENGTH = Buffer.from("content-length", "latin1");
+const TRANSFER_ENCODING = Buffer.from("transfer-encoding", "latin1");
 
 /**
  * The body bytes still to come after `chunk`, a response's first, when it
- * holds the whole head in plain form ({@link PLAIN_HEAD}, at most a quarter
- * of {@link MAX_HEADER_BYTES}) with a status other than 204 and 304, no
- * `Transfer-Encoding` and one `Content-Length` of at most `maxBodyBytes`;
- * null otherwise, for the parser to read.
+ * holds the whole head (at most a quarter of {@link MAX_HEADER_BYTES}) in
+ * plain form, with a status other than 204 and 304, no `Transfer-Encoding`
+ * and one `Content-Length` of at most `maxBodyBytes`; null otherwise, for
+ * the parser to read.
  *
- * On such a head the parser finds no fault and no broken limit, and then
- * counts the body by its length (or, with `skipBody`, stops at the head, and
- * the request's handler closes the connection): counting the bytes down
- * gives the same verdict without the parser's work per line and its objects.
+ * A plain head is an HTTP/1.0 or 1.1 status line of status 200 to 999 with
+ * no CR or LF in its reason, then header lines, each a token, a colon and a
+ * value with no control character but HT: lines llhttp-rules.ts lets
+ * through as they are (no folded line, no bare CR or LF). On such a head the
+ * parser finds no fault and no broken limit, and then counts the body by its
+ * length (or, with `skipBody`, stops at the head, and the request's handler
+ * closes the connection): counting the bytes down gives the same verdict
+ * without the parser's work per line and its objects.
+ *
+ * @remarks One pass over the head's bytes, rather than regular expressions
+ * over the head as a string: no string, no match arrays, no iterator
+ * (docs/benchmarks.md, issue 29's third round).
  */
 function plainBodyLeft(chunk: Buffer, maxBodyBytes: number): number | null {
-  const end = chunk.indexOf(HEAD_END);
-  if (end === -1 || end > MAX_HEADER_BYTES / 4) return null;
-  const head = chunk.toString("latin1", 0, end);
-  if (!PLAIN_HEAD.test(head) || head.startsWith("204", 9) || head.startsWith("304", 9)) return null;
-  let length: number | null = null;
-  for (const [, name, value] of head.matchAll(FRAMING)) {
-    const digits = LENGTH_VALUE.exec(value)?.[1];
-    if (name.length !== "content-length".length || length !== null || digits === undefined) return null;
-    length = Number(digits);
+  const last = Math.min(chunk.length, MAX_HEADER_BYTES / 4 + HEAD_END.length); // a head must end before this
+  if (last < 12 + HEAD_END.length || !startsWith(chunk, HTTP_1)) return null;
+  const d0 = chunk[9];
+  const d1 = chunk[10];
+  const d2 = chunk[11];
+  if ((chunk[7] !== 0x30 && chunk[7] !== 0x31) || chunk[8] !== SP || d0 < 0x32 || d0 > 0x39 || !isDigit(d1) || !isDigit(d2)) return null;
+  if (d1 === 0x30 && d2 === 0x34 && (d0 === 0x32 || d0 === 0x33)) return null; // 204, 304: no body, whatever the length says
+  let at = 12;
+  if (chunk[at] === SP) while (at < last && chunk[at] !== CR && chunk[at] !== LF) at++; // the reason
+  let length = -1;
+  for (;;) {
+    // Each line ends with CR LF; the head, with a second CR LF.
+    if (at + 3 >= last || chunk[at] !== CR || chunk[at + 1] !== LF) return null;
+    if (chunk[at + 2] === CR && chunk[at + 3] === LF) break;
+    const name = at + 2;
+    at = name;
+    while (at < last && TOKEN[chunk[at]] === 1) at++;
+    if (at === name || chunk[at] !== 0x3a) return null; // a name, then its colon
+    const nameLength = at - name;
+    const value = ++at;
+    while (at < last && isValueByte(chunk[at])) at++;
+    if (nameLength === TRANSFER_ENCODING.length && isNamed(chunk, name, TRANSFER_ENCODING)) return null;
+    if (nameLength === CONTENT_LENGTH.length && isNamed(chunk, name, CONTENT_LENGTH)) {
+      if (length !== -1) return null; // a second Content-Length
+      length = lengthValue(chunk, value, at);
+      if (length === -1) return null;
+    }
   }
-  if (length === null || length > maxBodyBytes) return null;
-  return Math.max(0, length - (chunk.length - end - HEAD_END.length));
+  if (length === -1 || length > maxBodyBytes) return null;
+  return Math.max(0, length - (chunk.length - at - HEAD_END.length));
+}
+
+/** Whether `chunk` starts with the bytes of `start`. */
+function startsWith(chunk: Buffer, start: Buffer): boolean {
+  for (let i = 0; i < start.length; i++) if (chunk[i] !== start[i]) return false;
+  return true;
+}
+
+function isDigit(byte: number): boolean {
+  return byte >= 0x30 && byte <= 0x39;
+}
+
+/** A byte a plain value may hold: HT, or none of the control characters. */
+function isValueByte(byte: number): boolean {
+  return byte === HT || (byte >= SP && byte !== 0x7f);
+}
+
+/** Whether the token at `at` in `chunk` is `name` (lowercase), in any case: a token's bytes are ASCII letters or punctuation. */
+function isNamed(chunk: Buffer, at: number, name: Buffer): boolean {
+  for (let i = 0; i < name.length; i++) if ((chunk[at + i] | 0x20) !== name[i]) return false;
+  return true;
+}
+
+/** The number a Content-Length value from `start` to `end` holds, with the spaces and tabs the parser trims (up to 15 digits: exact as a number); -1 for any other value. */
+function lengthValue(chunk: Buffer, start: number, end: number): number {
+  let at = start;
+  while (at < end && (chunk[at] === SP || chunk[at] === HT)) at++;
+  const digits = at;
+  let length = 0;
+  for (; at < end && isDigit(chunk[at]); at++) length = length * 10 + chunk[at] - 0x30;
+  if (at === digits || at - digits > 15) return -1;
+  while (at < end && (chunk[at] === SP || chunk[at] === HT)) at++;
+  return at === end ? length : -1;
 }
 
 function noSkipping(): null {
