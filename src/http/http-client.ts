@@ -10,7 +10,7 @@ import type { Dispatcher, buildConnector as BuildConnector } from "undici";
 import { CancelledError, FetchFailure } from "../kernel/errors.js";
 import { MAX_HEADER_BYTES, type HttpResponse, type SkipBody } from "./parser.js";
 import { requestHeaders } from "./request.js";
-import { Agent, buildConnector, codeOf, failureFor, GetRequest, responseHeaders, skipBodies, socketOf, watchedPools } from "./undici.js";
+import { Agent, buildConnector, codeOf, failureFor, GetRequest, responseHeaders, socketOf, watchedPools } from "./undici.js";
 
 /** How an {@link HttpClient} connects, waits and reads. */
 export interface HttpClientOptions {
@@ -118,8 +118,7 @@ export class HttpClient {
     const { agent, headers } = this;
     const options = reading.skipBody === undefined ? this.options : { ...this.options, skipBody: reading.skipBody };
     return new Promise<HttpResponse>(function sendRequest(resolve, reject) {
-      const request = new GetRequest(target, headers);
-      if (options.skipBody != null) skipBodies(request, options.skipBody);
+      const request = new GetRequest(target, headers, options.skipBody ?? null);
       agent.dispatch(request, new ResponseCollector(request, resolve, reject, options, signal ?? null));
     });
   }
@@ -187,7 +186,8 @@ class ResponseCollector implements Dispatcher.DispatchHandler {
   private started = false;
   private settled = false;
   private status = 0;
-  private headers: Record<string, string> = {};
+  /** The head's fields once they came; before, one empty object shared by every collector, never handed out. */
+  private headers: Record<string, string> = NO_HEADERS;
   /**
    * The body as it came: views of the socket's read buffers, in an array made
    * when the first of them comes and dropped once the request settles; null
@@ -201,7 +201,7 @@ class ResponseCollector implements Dispatcher.DispatchHandler {
 
   constructor(
     /** What `get()` dispatched: {@link socketOf} finds the request's socket by it. */
-    private readonly request: Dispatcher.DispatchOptions,
+    private readonly request: GetRequest,
     private readonly resolve: (response: HttpResponse) => void,
     private readonly reject: (reason: unknown) => void,
     private readonly options: HttpClientOptions,
@@ -322,6 +322,9 @@ class ResponseCollector implements Dispatcher.DispatchHandler {
     return new FetchFailure("BodyTooLarge", `The body is longer than ${this.options.maxBodyBytes} bytes (maxBodyBytes, or the longest Buffer): ${what}`);
   }
 }
+
+/** What a {@link ResponseCollector} holds until its head comes: none made per request. */
+const NO_HEADERS: Record<string, string> = {};
 
 /** The timer of each {@link ResponseCollector}: its attempt took longer than `timeoutMs`. */
 function attemptTimedOut(collector: ResponseCollector): void {

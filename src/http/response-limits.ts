@@ -46,13 +46,13 @@ export class ResponseLimits {
 
   /**
    * @param maxBodyBytes - the longest body accepted, before content decoding.
-   * @param skipBodyOf - which bodies the request being answered leaves unread
-   * (its `skipBody`), asked at the start of each response: no body limit
+   * @param answering - which bodies the request being answered leaves unread
+   * (its `skipBody`), read at the start of each response: no body limit
    * applies past such a head, as the request's handler closes the connection there.
    */
   constructor(
     private readonly maxBodyBytes: number,
-    private readonly skipBodyOf: () => SkipBody | null = noSkipping,
+    private readonly answering: { readonly skipBody: SkipBody | null } = NO_SKIPPING,
   ) {}
 
   /** Reads the next bytes of the connection (a Buffer, as a socket gives them); returns the limit they break, or null. */
@@ -68,7 +68,7 @@ export class ResponseLimits {
         this.remaining = left;
         return null;
       }
-      this.parser = new ResponseParser({ maxBodyBytes: this.maxBodyBytes, keepBody: false, skipBody: this.skipBodyOf() });
+      this.parser = new ResponseParser({ maxBodyBytes: this.maxBodyBytes, keepBody: false, skipBody: this.answering.skipBody });
     }
     try {
       this.parser.feed(chunk);
@@ -182,9 +182,8 @@ function lengthValue(chunk: Buffer, start: number, end: number): number {
   return at === end ? length : -1;
 }
 
-function noSkipping(): null {
-  return null;
-}
+/** A connection whose requests read every body. */
+const NO_SKIPPING = { skipBody: null };
 
 function isLimit(error: unknown): error is FetchFailure {
   return error instanceof HeadTooLarge || (error instanceof FetchFailure && error.kind === "BodyTooLarge");

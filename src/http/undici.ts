@@ -56,27 +56,14 @@ interface Opened {
   skipBody: SkipBody | null;
 }
 
-/** What each dispatched request's connection has open, by the request's dispatch options. */
-const sockets = new WeakMap<Dispatcher.DispatchOptions, Opened>();
-
-/** The bodies a request leaves unread, by its dispatch options (see {@link skipBodies}). */
-const bodySkips = new WeakMap<Dispatcher.DispatchOptions, SkipBody>();
-
-/**
- * Says that `request`, before it is dispatched on a {@link watchedPools}
- * Agent, leaves the bodies `skipBody` names unread (its handler closes the
- * connection after such a head): the connection's {@link ResponseLimits}
- * then applies no body limit past that head, as the shared parser does in
- * stages 1 and 2.
- */
-export function skipBodies(request: Dispatcher.DispatchOptions, skipBody: SkipBody): void {
-  bodySkips.set(request, skipBody);
-}
-
 /**
  * What stage 3 dispatches for one `GET url`: undici's dispatch options
  * (`origin`, `path`, `method`, `headers`), the `headers` shared by every
- * request of the crawl.
+ * request of the crawl; and, for the {@link Connection} it is dispatched on,
+ * the bodies it leaves unread (`skipBody`: its handler closes the
+ * connection after such a head, so the connection's {@link ResponseLimits}
+ * applies no body limit past it, as the shared parser does in stages 1 and
+ * 2). The connection says in `opened` what it has open: {@link socketOf}.
  *
  * @remarks A class rather than an object literal, for memory alone. V8
  * decides for each object literal in the code whether to allocate its
@@ -95,10 +82,13 @@ export class GetRequest implements Dispatcher.DispatchOptions {
   readonly method = "GET";
   readonly origin: string;
   readonly path: string;
+  /** What the connection this request was dispatched on has open; null until then, or on another Agent. */
+  opened: Opened | null = null;
 
   constructor(
     url: URL,
     readonly headers: Readonly<Record<string, string>>,
+    readonly skipBody: SkipBody | null,
   ) {
     this.origin = url.origin;
     this.path = url.pathname + url.search;
@@ -118,8 +108,8 @@ export function watchedPools(
 ): (origin: string | URL, options: object) => Dispatcher {
   return function poolFor(origin, options) {
     const url = new URL(origin);
-    return new ConnectionPool(connections, function connectionFor(): Connection {
-      return new Connection(url, options, connect, maxBodyBytes);
+    return new ConnectionPool(connections, function connectionFor(pool: ConnectionPool): Connection {
+      return new Connection(pool, url, options, connect, maxBodyBytes);
     });
   };
 }
@@ -155,7 +145,7 @@ class ConnectionPool extends poolBase.PoolBase {
 
   constructor(
     private readonly connections: number,
-    private readonly connectionFor: () => Connection,
+    private readonly connectionFor: (pool: ConnectionPool) => Connection,
   ) {
     super();
   }
@@ -175,16 +165,24 @@ class ConnectionPool extends poolBase.PoolBase {
     }
     const clients: unknown = Reflect.get(this, kClients);
     if (!Array.isArray(clients) || clients.length >= this.connections) return undefined;
-    const connection = this.connectionFor();
+    const connection = this.connectionFor(this);
     Reflect.apply(Reflect.get(this, kAddClient), this, [connection]); // Before our 'drain' listener: the pool's runs first.
-    connection.on("drain", function drained(): void {
-      if (Reflect.get(connection, kNeedDrain) === true) return; // Busy again: the pool's queue had its turn first.
-      if (free.length < MAX_FREE) free.push(connection);
-      else if (connection.closeSocket()) closed.push(connection);
-    });
+    connection.on("drain", connectionDrained);
     free.push(connection);
     return connection;
   }
+
+  /** `connection` can take a request again: on the free list, or closed past {@link MAX_FREE}. */
+  drained(connection: Connection): void {
+    if (Reflect.get(connection, kNeedDrain) === true) return; // Busy again: the pool's queue had its turn first.
+    if (this.free.length < MAX_FREE) this.free.push(connection);
+    else if (connection.closeSocket()) this.closed.push(connection);
+  }
+}
+
+/** Each connection's `'drain'` listener: one function for all, which undici calls on the connection. */
+function connectionDrained(this: Connection): void {
+  this.pool.drained(this);
 }
 
 /**
@@ -192,8 +190,8 @@ class ConnectionPool extends poolBase.PoolBase {
  * written to, once it was; null before, or on another Agent. undici's handler
  * API gives a request no handle on its socket.
  */
-export function socketOf(request: Dispatcher.DispatchOptions): Socket | null {
-  return sockets.get(request)?.socket ?? null;
+export function socketOf(request: GetRequest): Socket | null {
+  return request.opened?.socket ?? null;
 }
 
 /**
@@ -214,14 +212,21 @@ export function socketOf(request: Dispatcher.DispatchOptions): Socket | null {
 class Connection extends Client {
   private readonly opened: Opened;
 
-  constructor(origin: URL, options: object, connect: Undici.buildConnector.connector, maxBodyBytes: number) {
+  constructor(
+    /** The pool this connection is one of. */
+    readonly pool: ConnectionPool,
+    origin: URL,
+    options: object,
+    connect: Undici.buildConnector.connector,
+    maxBodyBytes: number,
+  ) {
     const opened: Opened = { socket: null, skipBody: null };
     super(origin, {
       ...options,
       connect: function connectAndWatch(where: Undici.buildConnector.Options, connected: Undici.buildConnector.Callback): void {
         connect(where, function socketOpened(...result: Parameters<Undici.buildConnector.Callback>): void {
           const socket = result[1] ?? null; // undici's connector leaves it out on failure
-          if (socket !== null) watchLimits(socket, new ResponseLimits(maxBodyBytes, function skipBodyOfRequest() { return opened.skipBody; }));
+          if (socket !== null) watchLimits(socket, new ResponseLimits(maxBodyBytes, opened));
           opened.socket = socket;
           connected(...result);
         });
@@ -239,10 +244,11 @@ class Connection extends Client {
     return true;
   }
 
-  /** Remembers that `options`' request is on this connection (the Pool hands it our options, not our handler). */
+  /** Tells `options`' request that it is on this connection (the Pool hands it our options, not our handler). */
   override dispatch(options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): boolean {
-    sockets.set(options, this.opened);
-    this.opened.skipBody = bodySkips.get(options) ?? null; // With pipelining 1, the next response answers this request.
+    const request = options instanceof GetRequest ? options : null;
+    if (request !== null) request.opened = this.opened;
+    this.opened.skipBody = request?.skipBody ?? null; // With pipelining 1, the next response answers this request.
     return super.dispatch(options, handler);
   }
 }

@@ -132,7 +132,7 @@ describe("ResponseLimits without a parser", () => {
             start = cut;
           }
           const skipBody: SkipBody | null = skipping ? (status) => status === 404 : null;
-          const limits = new ResponseLimits(MAX_BODY, () => skipBody);
+          const limits = new ResponseLimits(MAX_BODY, { skipBody });
           // With skipBody, the handler closes the connection after a skipped head: nothing after it is compared.
           const upTo = skipping ? 1 : chunks.length;
           expect(verdicts((chunk) => limits.read(chunk), chunks.slice(0, upTo))).toEqual(verdicts(parserOnly(MAX_BODY, skipBody), chunks.slice(0, upTo)));
