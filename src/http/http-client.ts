@@ -178,7 +178,7 @@ function idledOut(this: Socket): void {
  * `onComplete`, `onError`), not to undici 7's newer `onRequestStart`…
  * `onResponseEnd`: a handler of those is wrapped, per request, in an adapter
  * and a controller that parse the head into an object of undici's own
- * (docs/benchmarks.md, "stage 3's requests through undici").
+ * (docs/benchmarks.md, "Issue 29, third round").
  */
 class ResponseCollector implements Dispatcher.DispatchHandler {
   /** undici's abort for this request, handed over when the request is written to a socket; null before. */

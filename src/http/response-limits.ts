@@ -114,7 +114,7 @@ const TRANSFER_ENCODING = Buffer.from("transfer-encoding", "latin1");
  *
  * @remarks One pass over the head's bytes, rather than regular expressions
  * over the head as a string: no string, no match arrays, no iterator
- * (docs/benchmarks.md, issue 29's third round).
+ * (docs/benchmarks.md, "Issue 29, third round").
  */
 function plainBodyLeft(chunk: Buffer, maxBodyBytes: number): number | null {
   const last = Math.min(chunk.length, MAX_HEADER_BYTES / 4 + HEAD_END.length); // a head must end before this
@@ -137,7 +137,7 @@ function plainBodyLeft(chunk: Buffer, maxBodyBytes: number): number | null {
     if (at === name || chunk[at] !== 0x3a) return null; // a name, then its colon
     const nameLength = at - name;
     const value = ++at;
-    while (at < last && isValueByte(chunk[at])) at++;
+    for (let byte = chunk[at]; at < last && (byte === HT || (byte >= SP && byte !== 0x7f)); byte = chunk[++at]); // no control byte but HT
     if (nameLength === TRANSFER_ENCODING.length && isNamed(chunk, name, TRANSFER_ENCODING)) return null;
     if (nameLength === CONTENT_LENGTH.length && isNamed(chunk, name, CONTENT_LENGTH)) {
       if (length !== -1) return null; // a second Content-Length
@@ -157,11 +157,6 @@ function startsWith(chunk: Buffer, start: Buffer): boolean {
 
 function isDigit(byte: number): boolean {
   return byte >= 0x30 && byte <= 0x39;
-}
-
-/** A byte a plain value may hold: HT, or none of the control characters. */
-function isValueByte(byte: number): boolean {
-  return byte === HT || (byte >= SP && byte !== 0x7f);
 }
 
 /** Whether the token at `at` in `chunk` is `name` (lowercase), in any case: a token's bytes are ASCII letters or punctuation. */
