@@ -130,6 +130,7 @@ class LinkTags implements TokenizerCallbacks {
   }
 
   onclosetag(start: number, end: number): void {
+    if (this.foreign.empty()) return; // Nothing open to close: no need to read the name.
     this.foreign.close(this.html.slice(start, end).toLowerCase());
   }
 
@@ -171,6 +172,11 @@ const HTML_ISLANDS = new Set(["mi", "mo", "mn", "ms", "mtext", "annotation-xml",
 class ForeignContent {
   private readonly elements: string[] = [];
   private readonly counts = new Map<string, number>();
+
+  /** Whether no svg, math or island is open: an end tag then closes nothing. */
+  empty(): boolean {
+    return this.elements.length === 0;
+  }
 
   inside(): boolean {
     const current = this.elements.at(-1);
