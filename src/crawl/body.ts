@@ -37,8 +37,8 @@ let iconv: typeof iconvLite | null = null;
  * `BadResponse` for corrupt or truncated data, or an encoding not listed above (such as `br`).
  */
 export function decodeContent(headers: Readonly<Record<string, string>>, body: Uint8Array, maxBodyBytes: number): Uint8Array {
-  const codings = (headers["content-encoding"] ?? "")
-    .split(",")
+  const header = headers["content-encoding"];
+  const codings = (header === undefined ? [] : header.split(","))
     .map(function normalise(coding) {
       return coding.trim().toLowerCase();
     })
@@ -84,9 +84,26 @@ function hasZlibHeader(data: Uint8Array): boolean {
 /** The media type of `Content-Type`, lowercased, without parameters: `text/html`. Null when absent or empty. */
 export function mediaType(headers: Readonly<Record<string, string>>): string | null {
   const contentType = headers["content-type"];
-  if (contentType === undefined) return null;
-  const type = (contentType.split(";")[0] ?? "").trim().toLowerCase();
-  return type === "" ? null : interned(type);
+  return contentType === undefined ? null : contentTypeOf(contentType).type;
+}
+
+/** What a `Content-Type` value says: its media type, and its `charset` label (see {@link headerCharset}). */
+interface ContentType {
+  readonly type: string | null;
+  readonly charset: string | undefined;
+}
+
+/** `Content-Type` values already read (up to 200 characters each): a crawl meets the same few on every page. */
+const contentTypes = new Map<string, ContentType>();
+
+/** The media type and charset a `Content-Type` value names, read once per distinct value. */
+function contentTypeOf(value: string): ContentType {
+  const known = contentTypes.get(value);
+  if (known !== undefined) return known;
+  const type = (value.split(";")[0] ?? "").trim().toLowerCase();
+  const read: ContentType = { type: type === "" ? null : interned(type), charset: headerCharset(value) };
+  if (contentTypes.size < MAX_INTERNED && value.length <= 200) contentTypes.set(value, read);
+  return read;
 }
 
 /** One string per distinct media type or charset label, at most this many. */
@@ -138,7 +155,8 @@ export interface Charset {
  * @see The HTML standard, "Determining the character encoding" (the encoding sniffing algorithm)
  */
 export function sniffCharset(headers: Readonly<Record<string, string>>, bytes: Uint8Array): Charset {
-  const named = headerCharset(headers["content-type"]);
+  const contentType = headers["content-type"];
+  const named = contentType === undefined ? undefined : contentTypeOf(contentType).charset;
   const known = named === undefined ? null : encodingNamed(named);
   const encoding = known === null ? prescan(bytes, named) : (byteOrderMark(bytes) ?? known);
   return { label: interned(named ?? encoding.toLowerCase()), encoding };
@@ -191,8 +209,7 @@ function whatwgCase(name: string): string {
 }
 
 /** The `charset` parameter of a Content-Type, unquoted, trimmed and lowercased; undefined when absent or empty. */
-function headerCharset(contentType: string | undefined): string | undefined {
-  if (contentType === undefined) return undefined;
+function headerCharset(contentType: string): string | undefined {
   for (const [, name = "", rawValue = ""] of contentType.matchAll(PARAMETER)) {
     if (name.toLowerCase() !== "charset") continue;
     const value = rawValue.startsWith('"') ? rawValue.replace(/^"|"$/g, "").replace(/\\(.)/g, "$1") : rawValue;

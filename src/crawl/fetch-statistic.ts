@@ -74,8 +74,22 @@ export interface RecordAt {
   fetchedAt?: string;
 }
 
-function at(given: RecordAt): Pick<FetchStatistic, "depth" | "tries" | "fetchedAt"> {
-  return { depth: given.depth ?? 0, tries: given.tries ?? 1, fetchedAt: given.fetchedAt ?? new Date().toISOString() };
+/** The last time `now()` formatted, in ms since the epoch, and its ISO string. */
+let formattedMs = NaN;
+let formatted = "";
+
+/**
+ * The time now as an ISO 8601 string, formatted once a millisecond: records
+ * made in the same millisecond share it (`toISOString` costs more than the
+ * rest of a record; docs/benchmarks.md, per-page path).
+ */
+function now(): string {
+  const ms = Date.now();
+  if (ms !== formattedMs) {
+    formattedMs = ms;
+    formatted = new Date(ms).toISOString();
+  }
+  return formatted;
 }
 
 /** The record for a URL whose every attempt failed; `detail` says why, when the name does not. */
@@ -92,7 +106,9 @@ export function errorRecord(url: string, error: FetchError, referrer: string | n
     numNewUrls: 0,
     referrer,
     detail,
-    ...at(where),
+    depth: where.depth ?? 0,
+    tries: where.tries ?? 1,
+    fetchedAt: where.fetchedAt ?? now(),
   };
 }
 
@@ -110,7 +126,9 @@ export function redirectRecord(url: string, status: number, nextUrl: string, ref
     numNewUrls: 0,
     referrer,
     detail: null,
-    ...at(where),
+    depth: where.depth ?? 0,
+    tries: where.tries ?? 1,
+    fetchedAt: where.fetchedAt ?? now(),
   };
 }
 
@@ -135,6 +153,8 @@ export function pageRecord(
     numNewUrls,
     referrer,
     detail: null,
-    ...at(where),
+    depth: where.depth ?? 0,
+    tries: where.tries ?? 1,
+    fetchedAt: where.fetchedAt ?? now(),
   };
 }

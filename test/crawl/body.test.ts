@@ -99,6 +99,16 @@ describe("mediaType", () => {
     expect(mediaType({ "content-type": "" })).toBeNull();
     expect(mediaType({ "content-type": " ; charset=utf-8" })).toBeNull();
   });
+
+  it("reads a Content-Type value it has met before (kept once read) as it did the first time", () => {
+    const long = `text/html; charset=latin1; x=${"y".repeat(300)}`; // too long to be kept: read each time
+    for (let round = 0; round < 3; round++) {
+      expect(mediaType({ "content-type": "Text/Plain; Charset=\"Shift_JIS\"" })).toBe("text/plain");
+      expect(sniffCharset({ "content-type": "Text/Plain; Charset=\"Shift_JIS\"" }, new Uint8Array())).toEqual({ label: "shift_jis", encoding: "Shift_JIS" });
+      expect(mediaType({ "content-type": long })).toBe("text/html");
+      expect(sniffCharset({ "content-type": long }, new Uint8Array())).toEqual({ label: "latin1", encoding: "windows-1252" });
+    }
+  });
 });
 
 describe("sniffCharset", () => {

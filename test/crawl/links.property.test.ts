@@ -193,3 +193,38 @@ describe("parseLinks (compared with htmlparser2's Parser)", () => {
     );
   });
 });
+
+/** Hrefs that look like paths, made of the characters where joining strings and `URL` could part ways. */
+const pathlikeHref = fc.tuple(
+  fc.constantFrom("", "", "/", "//", "http://example.com", "http://example.com/", "https://example.com:443/", "HTTP://example.com/", "http://u@example.com/", ".", "./", "../", "?", "#", "mailto:", "a:"),
+  fc.string({
+    unit: fc.constantFrom("a", "Z", "0", "_", "-", "/", "/", ".", "..", "?", "#", ":", "%", "%2e", "%2E", "@", "\\", " ", "\t", "\n", "'", '"', "~", "^", "`", "{", "|", "[", "é", "\u0000", "&", "=", "+", "!", "*", "(", "$"),
+    maxLength: 12,
+  }),
+).map(([start, rest]) => start + rest);
+
+/** Base URLs: a page, a directory, a port, credentials (from a `<base>`), IPv6, no path, a query. */
+const someBase = fc.constantFrom(
+  "http://example.com/dir/page",
+  "http://example.com/dir/",
+  "http://example.com",
+  "https://example.com:8443/a/b?q=1",
+  "http://example.com:80/a",
+  "http://u:p@example.com/x/y",
+  "http://[::1]:8080/a/",
+  "http://example.com/a:b/c",
+);
+
+describe("parseLinks (the simple paths it joins as strings)", () => {
+  it("resolves path-like hrefs as WHATWG URL does, against a page or a <base>", () => {
+    fc.assert(
+      fc.property(fc.array(pathlikeHref, { maxLength: 8 }), someBase, fc.boolean(), (hrefs, base, asBaseTag) => {
+        const anchors = hrefs.map((value) => `<a href="${attribute(value)}">x</a>`).join("");
+        const html = asBaseTag ? `<base href="${attribute(base)}">${anchors}` : anchors;
+        const pageUrl = asBaseTag ? "http://other.example/p" : base;
+        expect(parseLinks(html, pageUrl)).toEqual(parseLinksWithParser(html, pageUrl));
+      }),
+      { numRuns: 3000 },
+    );
+  });
+});

@@ -1,5 +1,5 @@
 import { Buffer, constants as bufferConstants } from "node:buffer";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import type { HttpResponse } from "../../src/http/parser.js";
 import { UrlPolicy } from "../../src/crawl/urls.js";
 import { visit, type QueueItem, type VisitContext } from "../../src/crawl/visit.js";
@@ -24,6 +24,24 @@ function redirect(location: string): HttpResponse {
 }
 
 describe("visit", () => {
+  describe("fetchedAt", () => {
+    afterEach(() => {
+      vi.useRealTimers();
+    });
+
+    it("records the time now, to the millisecond, for a page, a redirect and a failure", () => {
+      vi.useFakeTimers({ toFake: ["Date"] });
+      const item: QueueItem = { url: ROOT, maxRedirect: 10 };
+      for (const ms of [Date.UTC(2026, 10, 28, 1, 2, 3, 4), Date.UTC(2026, 10, 28, 1, 2, 3, 4), Date.UTC(2026, 10, 28, 1, 2, 3, 5), Date.UTC(2030, 0, 1)]) {
+        vi.setSystemTime(ms);
+        const iso = new Date(ms).toISOString();
+        expect(visit(item, html("<p>x</p>"), context()).record.fetchedAt).toBe(iso);
+        expect(visit(item, redirect("/b"), context()).record.fetchedAt).toBe(iso);
+        expect(visit(item, "ConnectionRefused", context()).record.fetchedAt).toBe(iso);
+      }
+    });
+  });
+
   describe("referrer", () => {
     it("records no referrer for a root, and queues the page's new links with the page as their referrer", () => {
       const root: QueueItem = { url: ROOT, maxRedirect: 10 };
