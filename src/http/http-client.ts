@@ -228,7 +228,7 @@ class ResponseCollector implements Dispatcher.DispatchHandler {
     this.started = true;
   }
 
-  /** The head came: `rawHeaders` holds its fields as undici read them (name, value, …). */
+  /** The head came: `rawHeaders` holds its fields as undici read them (name, value, …). Returns true, as `onData` does: keep reading (false would pause the socket). */
   onHeaders(statusCode: number, rawHeaders: Buffer[]): boolean {
     this.started = true;
     this.status = statusCode;
