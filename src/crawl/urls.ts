@@ -244,8 +244,6 @@ export class UrlPolicy {
   readonly maxDepth: number;
   /** Each root's host and directory, for `noParent`. */
   private readonly directories: readonly RootDirectory[];
-  private lastHost: string | null = null;
-  private lastHostAllowed = false;
 
   /**
    * @param roots - Where the crawl starts; each is normalised by {@link normalizeRoot}.
@@ -302,19 +300,10 @@ export class UrlPolicy {
 
   /** The policy's checks, on a URL's string, host name and path. */
   private allows(url: string, hostname: string, pathname: string): boolean {
-    if (!this.hostAllowed(hostname)) return false;
+    if (!hostIsAllowed(hostname, this.rootDomains, this.strict)) return false;
     if (this.exclude?.test(url) === true) return false;
     if (this.include !== null && !this.include.test(url)) return false;
     return !this.noParent || this.isUnderRoot(hostname, pathname);
-  }
-
-  /** {@link hostIsAllowed} for the crawl's roots, the last host asked remembered: a page's links mostly share one. */
-  private hostAllowed(hostname: string): boolean {
-    if (hostname !== this.lastHost) {
-      this.lastHost = hostname;
-      this.lastHostAllowed = hostIsAllowed(hostname, this.rootDomains, this.strict);
-    }
-    return this.lastHostAllowed;
   }
 
   /**
