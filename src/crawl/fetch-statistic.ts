@@ -81,7 +81,7 @@ let formatted = "";
 /**
  * The time now as an ISO 8601 string, formatted once a millisecond: records
  * made in the same millisecond share it (`toISOString` costs more than the
- * rest of a record; docs/benchmarks.md, per-page path).
+ * rest of a record; docs/benchmarks.md, "Issue 29, third round").
  */
 function now(): string {
   const ms = Date.now();

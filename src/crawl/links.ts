@@ -268,7 +268,7 @@ const SIMPLE_PATH = /^(?!\/\/)[\w\-.~!$&()*+,;=:@/]*(?:\?[\w\-.~!$&()*+,;=:@/?%]
 /**
  * Resolves the hrefs most pages are made of (`/p/1`, `page.html`, or this
  * site's own absolute URLs) by joining strings, where `new URL(href, base)`
- * costs about a microsecond a link (docs/benchmarks.md, per-page path). Every
+ * costs about a microsecond a link (docs/benchmarks.md, "Issue 29, third round"). Every
  * other href, and any that has a dot segment (`./`, `../`) or could name a
  * scheme, gets `null`: `URL` resolves it. A property test holds the two to
  * the same answers.
