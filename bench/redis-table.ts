@@ -77,7 +77,7 @@ function memoryTable(reports: readonly FrontierMemoryReport[]): string[] {
   const urls = reports[0]?.urls ?? 0;
   const lines = [
     "",
-    `### Memory per URL: ${urls.toLocaleString("en-US")} URLs added with \`frontier.add()\`, 1,000 at a time`,
+    `### Memory per URL: ${urls.toLocaleString("en-US")} URLs added with \`store.add()\`, 1,000 at a time`,
     "",
     "Each URL about 30 characters (`http://127.0.0.1:40000/p/N`), each item `{ url, maxRedirect, referrer, depth }` as a " +
       "crawl queues it. In memory: V8's heap after a full collection (`--expose-gc`, its own process), with every URL " +
@@ -91,7 +91,7 @@ function memoryTable(reports: readonly FrontierMemoryReport[]): string[] {
     const memory = report.frontier === "memory";
     lines.push(
       row([
-        memory ? "in memory (`MemoryFrontier`: a `Set` and a `JoinableQueue`)" : "Redis (`RedisFrontier`: a set and a list)",
+        memory ? "in memory (`MemoryStore`: a `Set` and a `BlockFifo`)" : "Redis (`RedisFrontier`: a set and a list)",
         bytes(report.seenAndQueued),
         bytes(report.seen),
         bytes(report.queued),

@@ -3,12 +3,13 @@
  * frontier-memory-child.js '<json>'` with a {@link FrontierMemoryRequest};
  * prints one {@link FrontierMemoryReport} as a JSON line.
  *
- * Both frontiers get the same URLs, through `frontier.add()` in batches of
+ * Both stores get the same URLs, through `add()` in batches of
  * 1,000: `http://127.0.0.1:40000/p/N` (31 characters or so, as on the
  * benchmark's sites), each item `{ url, maxRedirect, referrer, depth }` as
  * `visit()` makes it, its referrer the URL of an earlier item (in memory,
  * the same string, as in a crawl).
- * - **memory**: `MemoryFrontier`, the heap after a full collection: before,
+ * - **memory**: `MemoryStore`, the crawl's default store (a `Set` and a
+ *   `BlockFifo`), the heap after a full collection: before,
  *   with every URL seen and queued, and again once every item has been
  *   taken (seen only). Queued = the difference of the last two.
  * - **redis**: `RedisFrontier` on a Redis of its own (flushed first):
@@ -19,7 +20,7 @@
  * @module
  */
 import { createClient } from "@redis/client";
-import { MemoryFrontier } from "../../src/asyncawait/frontier.js";
+import { MemoryStore } from "../../src/crawl/store.js";
 import type { QueueItem } from "../../src/crawl/visit.js";
 import { RedisFrontier } from "../../src/distributed/index.js";
 
@@ -48,7 +49,7 @@ const BATCH = 1_000;
 const ORIGIN = "http://127.0.0.1:40000";
 
 /** Adds `count` items to `frontier` in batches; each URL's string is made here, its referrer an earlier URL's. */
-async function addUrls(frontier: MemoryFrontier | RedisFrontier, count: number): Promise<void> {
+async function addUrls(frontier: MemoryStore | RedisFrontier, count: number): Promise<void> {
   const made: string[] = []; // dropped on return: then only the frontier holds the URLs
   for (let start = 0; start < count; start += BATCH) {
     const batch: QueueItem[] = [];
@@ -57,7 +58,7 @@ async function addUrls(frontier: MemoryFrontier | RedisFrontier, count: number):
       made.push(url);
       batch.push({ url, maxRedirect: 10, referrer: made[Math.floor(i / 10)] ?? null, depth: 3 });
     }
-    await frontier.add(batch);
+    await frontier.add(batch); // In memory, added when add() returns; in Redis, once the promise resolves.
   }
 }
 
@@ -69,12 +70,12 @@ function heapAfterGc(): number {
   return process.memoryUsage().heapUsed;
 }
 
-async function measureMemoryFrontier(urls: number): Promise<FrontierMemoryReport> {
+async function measureMemoryStore(urls: number): Promise<FrontierMemoryReport> {
   const before = heapAfterGc();
-  const frontier = new MemoryFrontier();
+  const frontier = new MemoryStore();
   await addUrls(frontier, urls);
   const both = heapAfterGc();
-  for (let i = 0; i < urls; i++) await frontier.take();
+  for (let i = 0; i < urls; i++) frontier.take();
   const seenOnly = heapAfterGc();
   if (frontier.seenUrls.size !== urls) throw new Error(`${frontier.seenUrls.size} URLs seen, expected ${urls}`);
   return { frontier: "memory", urls, seenAndQueued: (both - before) / urls, seen: (seenOnly - before) / urls, queued: (both - seenOnly) / urls };
@@ -116,5 +117,5 @@ async function measureRedisFrontier(urls: number, redisUrl: string): Promise<Fro
 
 const request = JSON.parse(process.argv[2] ?? "{}") as FrontierMemoryRequest; // written by bench/redis-crawl-process.ts
 const report =
-  request.frontier === "memory" ? await measureMemoryFrontier(request.urls) : await measureRedisFrontier(request.urls, request.redisUrl ?? "");
+  request.frontier === "memory" ? await measureMemoryStore(request.urls) : await measureRedisFrontier(request.urls, request.redisUrl ?? "");
 process.stdout.write(`${JSON.stringify(report)}\n`);

@@ -8,10 +8,10 @@
 import { setMaxListeners } from "node:events";
 import { setTimeout as sleep } from "node:timers/promises";
 import { CrawlCore, type Job } from "../crawl/core.js";
-import { FrontierStore, type Frontier } from "../crawl/frontier.js";
 import type { CrawlOptions } from "../crawl/options.js";
 import { skippableBody } from "../crawl/page.js";
 import type { CrawlResult } from "../crawl/records.js";
+import type { CrawlStore } from "../crawl/store.js";
 import { HttpClient } from "../http/http-client.js";
 import type { HttpResponse } from "../http/parser.js";
 import { errorDetail, errorName, type FetchError } from "../kernel/errors.js";
@@ -54,13 +54,13 @@ export class Crawler {
   private readonly stopping = new AbortController();
 
   /**
-   * @param frontier - Where the URLs wait and the seen set lives, when not
-   * in this process's memory: a `RedisFrontier` shares them with other
-   * processes. A frontier serves one crawl.
+   * @param frontier - The store where the URLs wait and the seen set lives,
+   * when not in this process's memory: a `RedisFrontier` shares them with
+   * other processes. A store serves one crawl.
    * @throws TypeError for a bad option or an unusable root, naming it.
    */
-  constructor(roots: string | string[], options?: CrawlOptions, frontier?: Frontier) {
-    this.core = new CrawlCore("asyncawait", roots, options, frontier === undefined ? undefined : new FrontierStore(frontier));
+  constructor(roots: string | string[], options?: CrawlOptions, frontier?: CrawlStore) {
+    this.core = new CrawlCore("asyncawait", roots, options, frontier);
     const { maxTasks, skipNonHtml } = this.core.options;
     this.client = new HttpClient({ ...this.core.options, connections: maxTasks, skipBody: skipNonHtml ? skippableBody : null });
     setMaxListeners(0, this.stopping.signal); // As many pauses as workers may listen at once.
@@ -89,7 +89,7 @@ export class Crawler {
       await Promise.all(workers);
     } finally {
       await this.client.close();
-      await this.core.store.whenDone(); // A shared store writes what it holds and reads the crawl's summary.
+      await this.core.store.whenDone?.(); // A shared store writes what it holds and reads the crawl's summary.
     }
     return this.core.end();
   }

@@ -22,21 +22,33 @@
  */
 import type { CrawlResult } from "../crawl/records.js";
 import type { CrawlOptions } from "../crawl/options.js";
+import type { CrawlStore } from "../crawl/store.js";
+import { MemoryStore } from "../crawl/store.js";
 import { Crawler } from "./crawler.js";
-import type { Frontier } from "./frontier.js";
 
 export { Crawler } from "./crawler.js";
-export { MemoryFrontier, type Frontier, type FrontierSummary } from "./frontier.js";
+export type { CrawlStore, Frontier, FrontierSummary } from "../crawl/store.js";
 export { HttpClient, type HttpClientOptions } from "../http/http-client.js";
 export { JoinableQueue, QueueShutDown } from "./joinable-queue.js";
+
+/**
+ * The in-memory store, by the name it had when stage 3 kept its own
+ * promise-based one here: a crawl keeps its URLs in memory when given no
+ * store, so it is needed only where a store must be named.
+ *
+ * @deprecated Leave the store out, or give a `MemoryStore` (`coroutine-crawler/shared`).
+ */
+export const MemoryFrontier = MemoryStore;
+/** @deprecated Use `MemoryStore` (`coroutine-crawler/shared`). */
+export type MemoryFrontier = MemoryStore;
 
 /**
  * Crawls from `roots` with `maxTasks` async workers and resolves with every
  * record: `new Crawler(roots, options, frontier).crawl()`.
  *
- * @param frontier - The queue and seen set to crawl with: in memory unless
- * given (a `RedisFrontier` from `coroutine-crawler/redis` shares them with
- * other processes), under the crawl core as its store.
+ * @param frontier - The store to crawl with (see {@link CrawlStore}): in
+ * memory unless given (a `RedisFrontier` from `coroutine-crawler/redis`
+ * shares the queue and seen set with other processes), the crawl core's store.
  * @throws TypeError for a bad option or an unusable root (a rejection).
  * @example
  * const controller = new AbortController();
@@ -44,6 +56,6 @@ export { JoinableQueue, QueueShutDown } from "./joinable-queue.js";
  * const { records, todo } = await crawl("xkcd.com", { signal: controller.signal });
  * @see Chapter, "Coordinating Coroutines"
  */
-export async function crawl(roots: string | string[], options?: CrawlOptions, frontier?: Frontier): Promise<CrawlResult> {
+export async function crawl(roots: string | string[], options?: CrawlOptions, frontier?: CrawlStore): Promise<CrawlResult> {
   return new Crawler(roots, options, frontier).crawl();
 }

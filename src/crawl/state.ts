@@ -301,7 +301,7 @@ export interface StateStoreOptions {
  * from an append-only log (the format and why it is crash-safe: this
  * module's comment, and docs/crawl-core.md). Synchronous, as the core is:
  * every step is written before the call returns, so a stage awaits nothing
- * (`whenDone()` is null). Made by the core for the `state` option.
+ * (it has no `whenDone()`). Made by the core for the `state` option.
  *
  * @remarks It keeps every record in memory, as the default store's crawl
  * result does, and writes each once; `summary()` reports the whole crawl,
@@ -401,10 +401,6 @@ export class StateStore implements CrawlStore {
 
   pending(): boolean {
     return false;
-  }
-
-  whenDone(): null {
-    return null;
   }
 
   stop(): void {

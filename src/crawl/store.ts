@@ -1,7 +1,9 @@
 /**
  * The store under the crawl core: the seen set, the queue of URLs and what
- * becomes of each, behind one narrow interface. In memory by default; a
- * store shared by many processes (`coroutine-crawler/redis`) plugs in here.
+ * becomes of each, behind one narrow interface, {@link CrawlStore}, which
+ * every store keeps: in memory ({@link MemoryStore}, the default), in a local
+ * directory (`StateStore`, the `state` option), or in Redis, shared by many
+ * processes (`RedisFrontier`, `coroutine-crawler/redis`).
  *
  * @module
  */
@@ -12,12 +14,15 @@ import type { RobotsRules } from "./robots.js";
 import type { QueueItem, Visit } from "./visit.js";
 
 /**
- * What the crawl core ({@link CrawlCore}) asks of the place its URLs live.
- * Every call is synchronous: the core never waits. A store that talks to a
- * server answers from what it holds here and does its writes in the
- * background: it hands out only URLs it already has (`take`), says while
- * more may come (`pending`), and reports a record once it is stored
- * (`finish`'s callback).
+ * What the crawl core ({@link CrawlCore}) asks of the place its URLs live:
+ * the one store interface, kept by every store. Every call is synchronous:
+ * the core never waits. A store that talks to a server (a frontier, such as
+ * `RedisFrontier`) answers from what it holds here and does its writes in
+ * the background: it hands out only URLs it already has (`take`), says while
+ * more may come (`pending`), reports a record once it is stored (`finish`'s
+ * callback), and has a `whenDone()` for the stage to await before the
+ * summary. A store in this process has no `whenDone()`: each of its calls is
+ * done when it returns.
  *
  * The one step that must not interleave, checking whether a URL was seen
  * and queueing it if not, is one call (`add`, `finish`): in memory it runs
@@ -73,17 +78,19 @@ export interface CrawlStore {
   /** Whether URLs may still come that `take()` cannot give now: another process's work, a write in flight. Never, in memory. */
   pending(): boolean;
   /**
-   * Null when `summary()` can answer now (in memory); else a promise that
-   * resolves once the store has written what it holds and read what
-   * `summary()` reports (for a shared store, after the crawl's end or
-   * `stop()`). The one thing a stage may have to await of a store.
+   * For a store that writes in the background (optional: a store whose
+   * calls are done when they return has none, and `summary()` answers at
+   * once): a promise that resolves once the store has written what it holds
+   * and read what `summary()` reports (for a shared store, after the crawl's
+   * end or `stop()`), or null when there is nothing to wait for. The one
+   * thing a stage may have to await of a store: `await store.whenDone?.()`.
    */
-  whenDone(): Promise<void> | null;
+  whenDone?(): Promise<void> | null;
   /** The crawl stops taking URLs here (`maxPages`, the signal): hand nothing more out. */
   stop(): void;
   /**
    * What the crawl result reports once the crawl is over (see
-   * {@link StoreSummary}): ready once `whenDone()` has resolved.
+   * {@link StoreSummary}): ready once `whenDone()`, if the store has one, has resolved.
    *
    * @throws an error of the store's when it could not keep the crawl.
    */
@@ -152,10 +159,6 @@ export class MemoryStore implements CrawlStore {
     return false;
   }
 
-  whenDone(): null {
-    return null;
-  }
-
   stop(): void {
     this.stopped = true;
   }
@@ -164,3 +167,28 @@ export class MemoryStore implements CrawlStore {
     return { seen: [...this.seenUrls], todo: this.seenUrls.size - recorded, records: null, recorded: null };
   }
 }
+
+/**
+ * The store interface's name when stage 3 took an asynchronous frontier
+ * beside it: a frontier is now a {@link CrawlStore} (one that writes in the
+ * background, such as `RedisFrontier`).
+ *
+ * @deprecated Use {@link CrawlStore}.
+ */
+export type Frontier = CrawlStore;
+
+/**
+ * What a frontier reported at the end of a crawl: a store's summary.
+ *
+ * @deprecated Use {@link StoreSummary}.
+ */
+export type FrontierSummary = StoreSummary;
+
+/**
+ * The adapter that put an asynchronous frontier under the crawl core. A
+ * frontier is now a {@link CrawlStore} itself, given to the core as it is
+ * (`RedisFrontier` keeps the interface directly), so nothing adapts it.
+ *
+ * @deprecated Use {@link CrawlStore}: pass the frontier itself where a `FrontierStore` of it went.
+ */
+export type FrontierStore = CrawlStore;

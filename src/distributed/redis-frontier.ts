@@ -1,11 +1,11 @@
 /**
- * The joinable queue and the seen set in Redis, shared by crawler processes
- * on any number of machines: stage 3's crawler, unchanged, run with a
- * {@link RedisFrontier} in place of its in-memory one.
+ * The queue and the seen set in Redis, shared by crawler processes on any
+ * number of machines: stage 3's crawler, unchanged, run with a
+ * {@link RedisFrontier} as the crawl core's store in place of the in-memory one.
  *
  * What changes when the workers live in different processes:
  * - **The unfinished count** is the queue's length plus the URLs leased, both in Redis;
- *   `join()` resolves when both are zero, which the last `finish` announces on a channel.
+ *   the crawl is over when both are zero, which the last `finish` announces on a channel.
  * - **A worker may die.** A URL taken is leased, not handed over: the lease has a
  *   deadline, which this process moves on while it lives; a lease past its deadline is
  *   put back in the queue by the next process that takes URLs. So a page may be fetched
@@ -28,8 +28,8 @@ import type { createClient } from "@redis/client";
 import type { ResolvedCrawlOptions } from "../crawl/options.js";
 import type { FetchStatistic } from "../crawl/records.js";
 import { storedRobotsRules, type RobotsRules, type RobotsVerdict } from "../crawl/robots.js";
+import type { CrawlStore, StoreSummary } from "../crawl/store.js";
 import type { QueueItem, Visit } from "../crawl/visit.js";
-import type { Frontier, FrontierSummary } from "../crawl/frontier.js";
 import { ADD, BEGIN, DONE, FINISH, HOLD, RELEASE, RENEW, ROBOTS, STATUS, TAKE } from "./scripts.js";
 import { TakePump } from "./take-pump.js";
 
@@ -122,17 +122,26 @@ type Client = ReturnType<typeof createClient>;
 const NONE_KNOWN: ReadonlySet<string> = new Set<string>();
 
 /**
- * A {@link Frontier} kept in Redis and shared by every process that opens it
- * with the same URL and name. Open it with {@link RedisFrontier.open}, crawl
+ * A {@link CrawlStore} kept in Redis and shared by every process that opens it
+ * with the same URL and name: a frontier. Open it with {@link RedisFrontier.open}, crawl
  * with it (`crawl(roots, options, frontier)` from `coroutine-crawler/asyncawait`),
  * then {@link RedisFrontier.close} it.
  *
- * In this process, workers waiting in `take()` are served by one loop, a
- * `TakePump` (take-pump.ts), that asks Redis for as many URLs as there are waiting
- * workers, and waits for the crawl's channel (`queued`, `done`) when there
- * are none; a slow timer makes it look again, which is also when expired
- * leases are put back. The pump leases through this object, which holds
- * every lease and makes every Redis call.
+ * The crawl core calls it as it calls every store, synchronously; it
+ * answers from what this process holds and does its Redis calls in the
+ * background. It keeps at most `maxTasks` URLs leased to this process
+ * (being fetched, or ready here to be handed out), stores each record and
+ * reports it once Redis has it (`finish`'s callback), and says more may come
+ * (`pending()`) until the crawl is over in every process: so the crawl ends
+ * when Redis says so. `whenDone()` resolves once the crawl's summary has
+ * been read.
+ *
+ * In this process, the URLs `take()` hands out are leased by one loop, a
+ * `TakePump` (take-pump.ts), that asks Redis for as many URLs as this
+ * process has free places, and waits for the crawl's channel (`queued`,
+ * `done`) when there are none; a slow timer makes it look again, which is
+ * also when expired leases are put back. The pump leases through this
+ * object, which holds every lease and makes every Redis call.
  *
  * @remarks Politeness is the crawl's, kept in Redis for every process: TAKE
  * leases a URL only when its host has a free slot (`maxPerHost` counted over
@@ -143,7 +152,7 @@ const NONE_KNOWN: ReadonlySet<string> = new Set<string>();
  * this process's share. `maxPages` counts the records this process makes,
  * and its pages being fetched.
  */
-export class RedisFrontier implements Frontier {
+export class RedisFrontier implements CrawlStore {
   readonly seenUrls = NONE_KNOWN;
   /** This process's name in the crawl, on every lease it holds. */
   readonly owner = `${hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`;
@@ -151,21 +160,33 @@ export class RedisFrontier implements Frontier {
   private readonly leaseMs: number;
   /** Script name → its SHA1, once loaded. */
   private readonly sha = new Map<string, string>();
-  /** URLs this process holds leased, and the item to hand back for each. */
+  /** URLs this process holds leased (ready here or handed out), and the item to hand back for each. */
   private readonly held = new Map<string, QueueItem>();
-  /** Serves `take()`, and holds the items put back here; shut down with this frontier. */
+  /** Leases URLs for `take()`, and holds those ready here; shut down with this frontier. */
   private readonly pump: TakePump;
   /** Script calls in flight that `close()` waits for (lease hand-backs). */
-  private readonly pending = new Set<Promise<unknown>>();
+  private readonly writes = new Set<Promise<unknown>>();
+  /** URLs handed out by `take()` and not finished, released or put back. */
+  private handedOut = 0;
   /** Set by `close()`: the connections closing then are no failure. */
   private closing = false;
+  /** Set by `stop()`: this process takes no more URLs. */
   private stopped = false;
+  /** Set when the crawl is over in every process: no URL will come any more. */
+  private over = false;
   private failure: FrontierError | null = null;
+  /** Settled when the crawl is over (nothing queued or leased anywhere; after `stop()`, nothing held here), or Redis failed. */
   private joined: { promise: Promise<void>; resolve(): void; reject(reason: unknown): void } | null = null;
+  /** Resolves once the summary is read or Redis failed; made by the first `take()` or `whenDone()`. */
+  private done: Promise<void> | null = null;
+  /** The crawl's summary, once read. */
+  private summed: StoreSummary | null = null;
+  /** Stops the crawl, as its signal would: what this frontier does when Redis fails. */
+  private stopCrawl: () => void = () => {};
   private timers: NodeJS.Timeout[] = [];
   /** The pump's wake-up when the next host's start comes (TAKE says when), and when it is due. */
   private due: { timer: NodeJS.Timeout; at: number } | null = null;
-  /** The crawl's options in this process, once `begin()` has them; null for a frontier used without the crawl core. */
+  /** The crawl's options in this process, once `open()` has them; null for a frontier used without the crawl core. */
   private crawl: ResolvedCrawlOptions | null = null;
   /** BEGIN, in flight or done: TAKE waits for it, so a process refused takes nothing. */
   private begun: Promise<unknown> = Promise.resolve();
@@ -183,6 +204,7 @@ export class RedisFrontier implements Frontier {
     this.leaseMs = options.leaseMs;
     const frontier = this;
     this.pump = new TakePump({
+      wanted() { return (frontier.crawl?.maxTasks ?? 1) - frontier.handedOut; },
       lease(count) { return frontier.lease(count); },
       unwanted(items) { frontier.letGo(items); },
       failed(error) { frontier.fail(error); },
@@ -220,14 +242,30 @@ export class RedisFrontier implements Frontier {
     return frontier;
   }
 
-  async add(items: readonly QueueItem[]): Promise<number> {
-    if (items.length === 0) return 0;
-    const reply = await this.run("ADD", triples(items));
-    return Number(reply);
+  /**
+   * Marks each item whose URL was never seen, in any process, as seen, and
+   * queues it, in one script call made now.
+   *
+   * @returns at once; the promise resolves with how many URLs were new, once
+   * Redis has answered (0 when it failed: the crawl then stops). The core
+   * does not wait for it; a test may.
+   */
+  add(items: readonly QueueItem[]): Promise<number> {
+    if (items.length === 0) return Promise.resolve(0);
+    return this.run("ADD", triples(items)).then(Number, () => 0); // A failure stopped the crawl (run()).
   }
 
-  begin(options: ResolvedCrawlOptions, roots: readonly string[]): void {
+  /**
+   * The crawl starts in this process, with these options and roots (as the
+   * crawl core resolved them), and `stopCrawl`, which this frontier calls if
+   * Redis fails: the first process records what the crawl is, and a process
+   * that joins it with other roots or options, which would mix two crawls,
+   * is refused (the crawl stops, and `summary()` throws the
+   * {@link FrontierError} that names the difference).
+   */
+  open(options: ResolvedCrawlOptions, stopCrawl: () => void, roots: readonly string[] = []): void {
     this.crawl = options;
+    this.stopCrawl = stopCrawl;
     const created = JSON.stringify(crawlIdentity(options, roots));
     const robots = options.robots ? "1" : "0";
     const maxPerHost = options.maxPerHost === Infinity ? "0" : String(options.maxPerHost);
@@ -259,22 +297,68 @@ export class RedisFrontier implements Frontier {
     this.track(this.run("ROBOTS", [origin, JSON.stringify(stored), String(this.delayOf(origin))]));
   }
 
-  take(): Promise<QueueItem> {
-    return this.pump.take();
+  /** URLs ready here, for the trace's counters. */
+  get size(): number {
+    return this.pump.size();
   }
 
+  /**
+   * A URL leased to this process and ready here, or undefined when none is
+   * (yet): the pump then leases as many as this process has free places
+   * (`maxTasks` less the URLs handed out). From the first call on, the
+   * crawl's end in Redis is watched: `pending()` turns false when it comes.
+   */
+  take(): QueueItem | undefined {
+    this.whenDone(); // After the roots were added: from now on, nothing queued or leased anywhere means the end.
+    if (this.stopped) return undefined;
+    const item = this.pump.take();
+    if (item !== undefined) this.handedOut += 1;
+    this.pump.fill(); // After counting it: the pump asks for the places free now.
+    return item;
+  }
+
+  /**
+   * A URL handed out goes back to be handed out again (its host's turn came,
+   * or a `Retry-After` put it back, holding its host back `holdMs`, for every
+   * process): still leased here, ready for the next `take()`.
+   */
   putBack(item: QueueItem, holdMs?: number): void {
+    this.handedOut -= 1;
     if (holdMs !== undefined) this.track(this.run("HOLD", [originOf(item.url), String(holdMs), String(this.delayOf(originOf(item.url)))]));
-    if (this.pump.isShutdown()) {
-      this.release(item); // Stopped: not ours to fetch any more.
+    if (this.stopped || this.pump.isShutdown()) {
+      this.handBackHeld(item); // Stopped: not ours to fetch any more.
       return;
     }
     this.held.set(item.url, item); // A Retry-After's item carries its attempts: hand that one back if we stop.
     this.pump.putBack(item);
   }
 
-  async finish(item: QueueItem, visit: Visit): Promise<FetchStatistic | null> {
-    if (this.failure !== null) return null;
+  /**
+   * A URL's work is over: its record is stored in Redis, and the URLs its
+   * visit found that no process has seen are marked seen and queued, in one
+   * step (a page with many links: its links in steps first, see
+   * {@link FINISH_CHUNK}); then `stored` is called with the record as stored
+   * (its `numNewUrls` the URLs that were really new), or null when it was
+   * not stored (recorded already by a process that took the URL after this
+   * one's lease expired, or Redis failed).
+   *
+   * @returns at once; the promise resolves with what `stored` is given (the
+   * core does not wait for it; a test may).
+   */
+  finish(item: QueueItem, visit: Visit, stored: (record: FetchStatistic | null) => void = ignore): Promise<FetchStatistic | null> {
+    this.handedOut -= 1;
+    return this.store(item, visit).then(function report(record) {
+      stored(record);
+      return record;
+    });
+  }
+
+  /** Stores the record and queues the new URLs (see `finish`); resolves with the record as stored, or null. */
+  private async store(item: QueueItem, visit: Visit): Promise<FetchStatistic | null> {
+    if (this.failure !== null) {
+      this.held.delete(item.url);
+      return null;
+    }
     let reply: unknown;
     try {
       // A page with many links: all but the last chunk are queued first, each in a step short enough not to hold Redis up.
@@ -298,14 +382,72 @@ export class RedisFrontier implements Frontier {
     return record.nextUrl !== null || record.numNewUrls === added ? record : { ...record, numNewUrls: added }; // As FINISH stored it.
   }
 
+  /** A URL handed out that this process will not fetch (the crawl stopped): handed back to the queue, for another process or a later run. */
   release(item: QueueItem): void {
+    this.handedOut -= 1;
+    this.handBackHeld(item);
+  }
+
+  /** Whether URLs may still come: until the crawl is over in every process, or this process stopped. */
+  pending(): boolean {
+    return !this.over && !this.stopped;
+  }
+
+  /**
+   * Resolves once the crawl is over (nothing queued or leased in Redis; or,
+   * after `stop()`, once this process's URLs are all finished or released)
+   * and its summary read, or Redis failed (then `summary()` throws).
+   */
+  whenDone(): Promise<void> {
+    if (this.done !== null) return this.done;
+    const frontier = this;
+    this.done = this.join().then(
+      function over() {
+        frontier.over = true;
+        frontier.stop();
+        return frontier.read(frontier.crawl?.keepRecords ?? true);
+      },
+    ).then(
+      function read(summary) { frontier.summed = summary; },
+      function failed(error: unknown) {
+        if (error instanceof FrontierError) frontier.refuse(error); // Says already what it was.
+        else frontier.fail(error);
+      },
+    );
+    return this.done;
+  }
+
+  /** This process takes no more URLs: those ready here are handed back, and the crawl's end here comes once the URLs handed out are finished or released. */
+  stop(): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.letGo(this.pump.shutdown());
+    this.settled();
+  }
+
+  /**
+   * What the crawl result reports (see {@link StoreSummary}), read from
+   * Redis once `whenDone()` resolved: every process's records and seen URLs,
+   * or, with `keepRecords` false (or Redis keeping no records), their counts
+   * only.
+   *
+   * @throws FrontierError when Redis failed, or this process was refused.
+   */
+  summary(recorded: number): StoreSummary {
+    if (this.failure !== null) throw this.failure;
+    return this.summed ?? { seen: [], todo: 0, records: null, recorded };
+  }
+
+  /** A URL held here, as held (a Retry-After's item carries its attempts), handed back to the queue. */
+  private handBackHeld(item: QueueItem): void {
     const held = this.held.get(item.url) ?? item;
     this.held.delete(item.url);
     this.handBack([held]);
     this.settled();
   }
 
-  join(): Promise<void> {
+  /** Settles when the crawl is over (see `whenDone`); starts the timers that renew the leases and look at Redis. */
+  private join(): Promise<void> {
     if (this.joined === null) {
       let resolve = (): void => {};
       let reject = (_reason: unknown): void => {};
@@ -321,30 +463,6 @@ export class RedisFrontier implements Frontier {
     return this.joined.promise;
   }
 
-  shutdown(immediate = false): void {
-    const dropped = this.pump.shutdown(immediate);
-    if (!immediate) return;
-    this.stopped = true;
-    this.letGo(dropped);
-    this.settled();
-  }
-
-  isShutdown(): boolean {
-    return this.pump.isShutdown();
-  }
-
-  counters(): { queued: number; unfinished: number } {
-    return { queued: this.pump.size(), unfinished: this.held.size };
-  }
-
-  /** @throws FrontierError (a rejection) when Redis stops answering while it is read. */
-  async summary(keepRecords: boolean): Promise<FrontierSummary> {
-    try {
-      return await this.read(keepRecords);
-    } catch (error) {
-      throw this.failure ?? new FrontierError(`Redis at ${redact(this.options.url)} stopped answering: ${reason(error)}`, { cause: error });
-    }
-  }
 
   /** Whether Redis keeps each record (the option `records`): only then can {@link RedisFrontier.recordChunks} read them back. */
   get keepsRecords(): boolean {
@@ -399,8 +517,19 @@ export class RedisFrontier implements Frontier {
    * Reads every seen URL and record, a thousand at a time; with
    * `keepRecords` false, only their counts: the URLs stay in Redis, and no
    * process holds a whole crawl in memory at its end.
+   *
+   * @throws FrontierError (a rejection) when Redis stops answering while it is read.
    */
-  private async read(keepRecords: boolean): Promise<FrontierSummary> {
+  private async read(keepRecords: boolean): Promise<StoreSummary> {
+    try {
+      return await this.readAll(keepRecords);
+    } catch (error) {
+      throw this.failure ?? new FrontierError(`Redis at ${redact(this.options.url)} stopped answering: ${reason(error)}`, { cause: error });
+    }
+  }
+
+  /** See {@link RedisFrontier.read}. */
+  private async readAll(keepRecords: boolean): Promise<StoreSummary> {
     if (!keepRecords || !this.options.records) {
       const [seenCount, recordCount] = (await this.client.sendCommand(["EVAL", "return {redis.call('SCARD', KEYS[1]), redis.call('HLEN', KEYS[2])}", "2", this.keys.seen, this.keys.records])) as [number, number];
       return { seen: [], todo: seenCount - recordCount, records: null, recorded: recordCount };
@@ -448,7 +577,7 @@ export class RedisFrontier implements Frontier {
     this.timers = [];
     if (this.due !== null) clearTimeout(this.due.timer);
     this.due = null;
-    await Promise.allSettled([...this.pending]);
+    await Promise.allSettled([...this.writes]);
     for (const connection of [this.subscriber, this.client]) {
       if (!connection.isOpen) continue;
       // After a failure a graceful close may wait for a connection that is gone (node-redis): destroy it.
@@ -518,8 +647,8 @@ export class RedisFrontier implements Frontier {
   /** Keeps a script call that `close()` waits for; its failure stops the crawl. */
   private track(call: Promise<unknown>): void {
     const tracked = call.catch((error: unknown) => this.fail(error));
-    this.pending.add(tracked);
-    void tracked.finally(() => this.pending.delete(tracked));
+    this.writes.add(tracked);
+    void tracked.finally(() => this.writes.delete(tracked));
   }
 
   /** A message on the crawl's channel: URLs were queued (look again), or the crawl may be done (check). */
@@ -606,19 +735,25 @@ export class RedisFrontier implements Frontier {
     });
   }
 
-  /** The crawl is another than this process's: it stops, as when Redis fails, with a message saying why. */
+  /**
+   * The crawl is another than this process's: it stops, as when Redis
+   * fails, with a message saying why, which `summary()` throws.
+   */
   private refuse(error: FrontierError): void {
     if (this.failure !== null || this.closing) return;
     this.failure = error;
     for (const timer of this.timers) clearInterval(timer);
-    this.pump.shutdown();
+    this.stopped = true;
+    this.pump.shutdown(); // The URLs ready here stay leased: taken again once their leases expire.
     this.joined?.reject(this.failure);
+    this.stopCrawl(); // Its requests in flight are abandoned.
   }
 
   /**
-   * Redis failed: the crawl stops. Waiting workers end, `join()` rejects with
-   * a {@link FrontierError}, and nothing more is written. Records written
-   * stay; the URLs leased here are taken again once their leases expire.
+   * Redis failed: the crawl stops (its requests in flight abandoned),
+   * `summary()` throws a {@link FrontierError} that says what it was, and
+   * nothing more is written. Records written stay; the URLs leased here are
+   * taken again once their leases expire.
    */
   private fail(error: unknown): void {
     if (this.failure !== null || this.closing) return;
@@ -664,6 +799,9 @@ interface StoredRobots {
 function originOf(url: string): string {
   return new URL(url).origin;
 }
+
+/** A `finish()` without a callback: its caller awaits what it returns. */
+function ignore(): void {}
 
 /** (url, origin, item JSON) triples, as ADD and FINISH take them. */
 function triples(items: readonly QueueItem[]): string[] {

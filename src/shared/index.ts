@@ -43,7 +43,6 @@ export * from "../crawl/politeness.js";
 export * from "../crawl/core.js";
 export * from "../crawl/store.js";
 export * from "../crawl/state.js";
-export * from "../crawl/frontier.js";
 export * from "../crawl/slots.js";
 export * from "../http/request.js";
 export * from "../http/idle-connections.js";

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { Crawler as AsyncAwaitCrawler, crawl as crawlWithAsyncAwait } from "../../src/asyncawait/index.js";
-import { MemoryFrontier } from "../../src/asyncawait/frontier.js";
+import { MemoryStore } from "../../src/crawl/store.js";
 import { crawl as crawlWithCallbacks } from "../../src/callbacks/index.js";
 import { crawl as crawlWithGenerators } from "../../src/generators/index.js";
 import { pageRecord } from "../../src/crawl/records.js";
@@ -206,7 +206,7 @@ describe("StateStore", () => {
   });
 
   it("is refused alongside a store of the crawl's own (a frontier)", () => {
-    expect(() => new AsyncAwaitCrawler(ROOT, { state: tempDir() }, new MemoryFrontier())).toThrow(
+    expect(() => new AsyncAwaitCrawler(ROOT, { state: tempDir() }, new MemoryStore())).toThrow(
       new TypeError("Expected `state` to be left out with a store of its own (a frontier): that store keeps the crawl"),
     );
   });

@@ -14,7 +14,11 @@ import type { CrawlResult } from "../../src/crawl/records.js";
 import { FrontierError, RedisFrontier } from "../../src/distributed/index.js";
 import { FixtureSite } from "../../src/site/fixture-site.js";
 import { describeWithRedis, startRedis, type RedisServer } from "../helpers/redis-server.js";
+import { ending, taken } from "../helpers/store-steps.js";
 import { within } from "../helpers/within.js";
+
+/** The crawl's stop, for a frontier opened outside a crawl: nothing to stop. */
+function noop(): void {}
 
 /** Pages of each site besides its root, which links to them all; each page links to two others. */
 const PAGES = 20;
@@ -146,22 +150,20 @@ describeWithRedis("politeness shared by the processes of a Redis crawl", () => {
 
   it("frees a killed process's slot at a host when its lease expires, and not before", async () => {
     const name = `slot-${++names}`;
-    const options = resolveOptions({ maxPerHost: 1, robots: false });
     const dying = await frontierFor(name, 400);
     const other = await frontierFor(name, 400);
-    dying.begin(options, ["http://a.test/"]);
-    other.begin(options, ["http://a.test/"]);
+    dying.open(resolveOptions({ maxPerHost: 1, robots: false, maxTasks: 1 }), noop, ["http://a.test/"]);
+    other.open(resolveOptions({ maxPerHost: 1, robots: false, maxTasks: 2 }), noop, ["http://a.test/"]);
     await dying.add([{ url: "http://a.test/1", maxRedirect: 10 }, { url: "http://a.test/2", maxRedirect: 10 }, { url: "http://b.test/1", maxRedirect: 10 }]);
-    const first = await dying.take();
+    const first = await within(5_000, taken(dying), "a.test's first URL");
     expect(first.url).toBe("http://a.test/1");
     await dying.close(); // Killed: its lease, and so a.test's one slot, stays until the lease expires.
-    void other.join();
-    expect((await within(5_000, other.take(), "b.test's URL")).url).toBe("http://b.test/1"); // a.test has no free slot.
+    expect((await within(5_000, taken(other), "b.test's URL")).url).toBe("http://b.test/1"); // a.test has no free slot.
     const status = await other.status();
     expect(status.queued).toBe(1);
-    const next = await within(5_000, other.take(), "a.test's URL after the lease expired");
+    const next = await within(5_000, taken(other), "a.test's URL after the lease expired");
     expect(next.url).toBe("http://a.test/1"); // Put back at the front of a.test's queue, ahead of /2.
-    other.shutdown(true);
+    other.stop();
   });
 
   it("holds a host back for every process after a Retry-After in one of them", async () => {
@@ -182,29 +184,30 @@ describeWithRedis("politeness shared by the processes of a Redis crawl", () => {
     const first = await frontierFor(name);
     const second = await frontierFor(name);
     const options = resolveOptions({ maxPerHost: 2 });
-    first.begin(options, ["http://a.test/"]);
+    first.open(options, noop, ["http://a.test/"]);
     await first.add([{ url: "http://a.test/", maxRedirect: 10 }]);
-    second.begin(resolveOptions({ maxPerHost: 4 }), ["http://a.test/"]);
-    const joined = second.join().then(() => null, (error: unknown) => error);
-    const error = await within(5_000, joined, "the refusal");
+    let stops = 0;
+    second.open(resolveOptions({ maxPerHost: 4 }), () => (stops += 1), ["http://a.test/"]);
+    const error = await within(5_000, ending(second), "the refusal");
     expect(error).toBeInstanceOf(FrontierError);
+    expect(stops).toBe(1); // The refused process's crawl stops.
     expect((error as Error).message).toBe(`crawl ${name} was started with maxPerHost 2, and this process has 4; crawl it with the same ROOTs and options (or change its maxPerHost and delayMs for every process with --override-politeness), or give this crawl another --crawl-name`);
     expect((await first.status()).leased).toBe(0); // It took nothing.
     const third = await frontierFor(name);
-    third.begin(options, ["http://b.test/"]);
-    const other = await within(5_000, third.join().then(() => null, (e: unknown) => e), "the refusal of other roots");
+    third.open(options, noop, ["http://b.test/"]);
+    const other = await within(5_000, ending(third), "the refusal of other roots");
     expect((other as Error).message).toMatch(/was started with roots \["http:\/\/a\.test\/"\], and this process has \["http:\/\/b\.test\/"\]/);
-    first.shutdown(true);
+    first.stop();
   });
 
   it("refuses a process that joins a finished crawl with other options, rather than ending as if it had crawled", async () => {
     const name = `finished-${++names}`;
     const first = await frontierFor(name);
-    first.begin(resolveOptions({ maxPerHost: 1 }), ["http://a.test/"]);
-    await within(5_000, first.join(), "the first process's end"); // Nothing queued, nothing leased: finished.
+    first.open(resolveOptions({ maxPerHost: 1 }), noop, ["http://a.test/"]);
+    expect(await within(5_000, ending(first), "the first process's end")).toBeNull(); // Nothing queued, nothing leased: finished.
     const second = await frontierFor(name);
-    second.begin(resolveOptions({ maxPerHost: 3 }), ["http://a.test/"]);
-    const error = await within(5_000, second.join().then(() => null, (e: unknown) => e), "the refusal");
+    second.open(resolveOptions({ maxPerHost: 3 }), noop, ["http://a.test/"]);
+    const error = await within(5_000, ending(second), "the refusal");
     expect(error).toBeInstanceOf(FrontierError);
     expect((error as Error).message).toContain("was started with maxPerHost 1, and this process has 3");
   });
@@ -212,28 +215,26 @@ describeWithRedis("politeness shared by the processes of a Redis crawl", () => {
   it("lets a process joining with overridePoliteness make its maxPerHost the crawl's, for every process, and still refuses other roots", async () => {
     const name = `override-${++names}`;
     const first = await frontierFor(name);
-    first.begin(resolveOptions({ maxPerHost: 1, robots: false }), ["http://a.test/"]);
+    first.open(resolveOptions({ maxPerHost: 1, robots: false, maxTasks: 1 }), noop, ["http://a.test/"]);
     await first.add(["1", "2", "3"].map((page) => ({ url: `http://a.test/${page}`, maxRedirect: 10 })));
-    void first.join();
-    expect((await within(5_000, first.take(), "the first URL")).url).toBe("http://a.test/1");
+    expect((await within(5_000, taken(first), "the first URL")).url).toBe("http://a.test/1");
     // a.test's one slot is taken: only the override lets another process lease its two other URLs now.
     const second = await frontierFor(name, undefined, true);
-    second.begin(resolveOptions({ maxPerHost: 3, robots: false }), ["http://a.test/"]);
-    void second.join();
-    const taken = await within(5_000, Promise.all([second.take(), second.take()]), "a.test's two other URLs, under maxPerHost 3");
-    expect(taken.map((item) => item.url).sort()).toEqual(["http://a.test/2", "http://a.test/3"]);
+    second.open(resolveOptions({ maxPerHost: 3, robots: false, maxTasks: 2 }), noop, ["http://a.test/"]);
+    const others = [await within(5_000, taken(second), "a.test's second URL, under maxPerHost 3"), await within(5_000, taken(second), "a.test's third URL")];
+    expect(others.map((item) => item.url).sort()).toEqual(["http://a.test/2", "http://a.test/3"]);
     expect((await first.status()).leased).toBe(3);
     // Stored anew: a process with the first options is now the one that differs.
     const third = await frontierFor(name);
-    third.begin(resolveOptions({ maxPerHost: 1, robots: false }), ["http://a.test/"]);
-    const refused = await within(5_000, third.join().then(() => null, (error: unknown) => error), "the refusal of the old maxPerHost");
+    third.open(resolveOptions({ maxPerHost: 1, robots: false }), noop, ["http://a.test/"]);
+    const refused = await within(5_000, ending(third), "the refusal of the old maxPerHost");
     expect((refused as Error).message).toBe(`crawl ${name} was started with maxPerHost 3, and this process has 1; crawl it with the same ROOTs and options (or change its maxPerHost and delayMs for every process with --override-politeness), or give this crawl another --crawl-name`);
     const fourth = await frontierFor(name, undefined, true);
-    fourth.begin(resolveOptions({ maxPerHost: 3, robots: false }), ["http://b.test/"]);
-    const other = await within(5_000, fourth.join().then(() => null, (error: unknown) => error), "the refusal of other roots");
+    fourth.open(resolveOptions({ maxPerHost: 3, robots: false }), noop, ["http://b.test/"]);
+    const other = await within(5_000, ending(fourth), "the refusal of other roots");
     expect(other).toBeInstanceOf(FrontierError);
     expect((other as Error).message).toMatch(/was started with roots \["http:\/\/a\.test\/"\], and this process has \["http:\/\/b\.test\/"\]; crawl it with the same ROOTs and options, or give/);
-    first.shutdown(true);
-    second.shutdown(true);
+    first.stop();
+    second.stop();
   });
 });

@@ -10,9 +10,10 @@ import type { FetchStatistic } from "../../src/crawl/records.js";
 import { errorRecord } from "../../src/crawl/records.js";
 import { FrontierError, RedisFrontier } from "../../src/distributed/index.js";
 import { startDemoSite, type SyntheticSite } from "../../src/site/index.js";
-import { QueueShutDown } from "../../src/asyncawait/joinable-queue.js";
 import { describeWithRedis, startRedis, type RedisServer } from "../helpers/redis-server.js";
+import { ending, taken } from "../helpers/store-steps.js";
 import { within } from "../helpers/within.js";
+import { resolveOptions } from "../../src/crawl/options.js";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -116,7 +117,7 @@ describeWithRedis("RedisFrontier", () => {
   it("leases a URL taken, stores its record and queues its new links in one step, and counts only the links really new", async () => {
     const frontier = await frontierFor();
     await frontier.add([{ url: "http://a.test/", maxRedirect: 10 }]);
-    const item = await frontier.take();
+    const item = await within(5_000, taken(frontier), "the URL");
     expect(await frontier.status()).toMatchObject({ queued: 0, leased: 1, records: 0 });
     await frontier.add([{ url: "http://a.test/seen", maxRedirect: 10 }]);
     const record = { ...errorRecord(item.url, "NetworkError"), numNewUrls: 2 };
@@ -140,7 +141,7 @@ describeWithRedis("RedisFrontier", () => {
       const frontier = await RedisFrontier.open({ url: own.url, name: "wide" });
       open.push(frontier);
       await frontier.add([{ url: "http://a.test/", maxRedirect: 10 }, { url: "http://a.test/7", maxRedirect: 10 }]);
-      const item = await frontier.take();
+      const item = await within(5_000, taken(frontier), "the URL");
       const next = Array.from({ length: 5_000 }, (_, i) => ({ url: `http://a.test/${i}`, maxRedirect: 10 }));
       const calls = async (): Promise<number> => Number(/cmdstat_evalsha:calls=(\d+)/.exec(await client.info("commandstats"))?.[1] ?? 0);
       const before = await calls();
@@ -163,16 +164,14 @@ describeWithRedis("RedisFrontier", () => {
     const dying = await frontierFor({ name, leaseMs: 300 });
     const other = await frontierFor({ name, leaseMs: 300 });
     await dying.add([{ url: "http://a.test/", maxRedirect: 10 }]);
-    const item = await dying.take();
+    const item = await within(5_000, taken(dying), "the URL");
     // The first process stops renewing (as a killed one would): its connection goes, its lease stays.
     await dying.close();
-    const retaken = other.take();
-    void other.join();
-    expect((await within(5_000, retaken, "the expired lease's URL")).url).toBe(item.url);
+    expect((await within(5_000, taken(other), "the expired lease's URL")).url).toBe(item.url);
     const status = await other.status();
     expect(status.leased).toBe(1);
     expect(status.workers.find((worker) => worker.owner === other.owner)?.leased).toBe(1);
-    other.shutdown(true);
+    other.stop();
   });
 
   it("keeps a lease alive while its process renews it, past the lease's length", async () => {
@@ -180,16 +179,14 @@ describeWithRedis("RedisFrontier", () => {
     const holder = await frontierFor({ name, leaseMs: 200 });
     const other = await frontierFor({ name, leaseMs: 200 });
     await holder.add([{ url: "http://a.test/", maxRedirect: 10 }, { url: "http://a.test/2", maxRedirect: 10 }]);
-    void holder.join(); // Starts the renewing.
-    const item = await holder.take();
+    const item = await within(5_000, taken(holder), "the first URL"); // Its first take() starts the renewing.
     await new Promise((resolve) => setTimeout(resolve, 700));
-    void other.join();
-    const second = await within(5_000, other.take(), "the second URL");
+    const second = await within(5_000, taken(other), "the second URL");
     expect(second.url).not.toBe(item.url);
     const status = await other.status();
     expect(status.workers.find((worker) => worker.owner === holder.owner)?.leased).toBe(1);
-    holder.shutdown(true);
-    other.shutdown(true);
+    holder.stop();
+    other.stop();
   });
 
   it("hands a released URL back to the front of the queue at once", async () => {
@@ -197,46 +194,50 @@ describeWithRedis("RedisFrontier", () => {
     const first = await frontierFor({ name });
     const second = await frontierFor({ name });
     await first.add([{ url: "http://a.test/1", maxRedirect: 10 }, { url: "http://a.test/2", maxRedirect: 10 }]);
-    const item = await first.take();
-    first.shutdown(true);
+    const item = await within(5_000, taken(first), "the first URL");
+    first.stop();
     first.release(item);
-    await first.join(); // Resolves once this stopped process holds nothing.
+    await within(5_000, first.whenDone(), "the stopped process's end"); // Resolves once this stopped process holds nothing.
     await first.close(); // Waits for the hand-back.
-    expect((await second.take()).url).toBe(item.url);
-    second.shutdown(true);
+    expect((await within(5_000, taken(second), "the released URL")).url).toBe(item.url);
+    second.stop();
   });
 
-  it("resolves join() in every process once nothing is queued or leased anywhere", async () => {
+  it("expects URLs in every process until nothing is queued or leased anywhere, then is done in each", async () => {
     const name = `join-${++names}`;
     const worker = await frontierFor({ name });
     const idle = await frontierFor({ name });
     await worker.add([{ url: "http://a.test/", maxRedirect: 10 }]);
-    const item = await worker.take();
-    const idleJoined = idle.join();
-    const idleTake = idle.take(); // Parked: nothing is queued.
-    let joined = false;
-    void idleJoined.then(() => (joined = true));
+    const item = await within(5_000, taken(worker), "the URL");
+    expect(idle.take()).toBeUndefined(); // Nothing queued: the URL is the worker's.
+    const idleDone = idle.whenDone();
+    let done = false;
+    void idleDone.then(() => (done = true));
     await new Promise((resolve) => setTimeout(resolve, 100));
-    expect(joined).toBe(false);
+    expect(done).toBe(false);
+    expect(idle.pending()).toBe(true);
     await worker.finish(item, { record: errorRecord(item.url, "NetworkError"), next: [] });
-    await within(5_000, idleJoined, "the idle process's join()");
-    idle.shutdown();
-    await expect(idleTake).rejects.toBeInstanceOf(QueueShutDown);
+    await within(5_000, idleDone, "the idle process's whenDone()");
+    expect(idle.pending()).toBe(false);
+    expect(idle.take()).toBeUndefined();
+    expect(idle.summary(0)).toMatchObject({ recorded: 1, todo: 0 });
   });
 
-  it("rejects join() with a FrontierError when Redis goes away, and ends the waiting take()s", async () => {
+  it("stops the crawl when Redis goes away: summary() throws a FrontierError, and nothing more is handed out", async () => {
     const own = await startRedis();
     try {
       const frontier = await RedisFrontier.open({ url: own.url, name: "gone" });
       open.push(frontier);
+      let stops = 0;
+      frontier.open(resolveOptions({ maxTasks: 2 }), () => (stops += 1), ["http://a.test/"]);
       await frontier.add([{ url: "http://a.test/", maxRedirect: 10 }]);
-      await frontier.take();
-      // Handled from the start, as the crawler awaits both at once: they settle while kill() is awaited.
-      const joined = frontier.join().then(() => null, (error: unknown) => error);
-      const waiting = frontier.take().then(() => null, (error: unknown) => error);
+      await within(5_000, taken(frontier), "the URL");
+      const ended = ending(frontier); // As the crawler awaits it: it settles while kill() is awaited.
       await own.kill();
-      expect(await within(5_000, joined, "join() after Redis went away")).toBeInstanceOf(FrontierError);
-      expect(await waiting).toBeInstanceOf(QueueShutDown);
+      expect(await within(5_000, ended, "whenDone() after Redis went away")).toBeInstanceOf(FrontierError);
+      expect(stops).toBe(1);
+      expect(frontier.pending()).toBe(false);
+      expect(frontier.take()).toBeUndefined();
     } finally {
       await own.remove();
     }
