@@ -1,10 +1,11 @@
 /**
- * Beyond one process: stage 3's joinable queue and seen set in Redis, so that
+ * Beyond one process: the crawl's queue and seen set in Redis, so that
  * many crawler processes, on many machines, share one crawl, survive the
  * death of any of them, and resume it after all have stopped.
  *
- * Read `redis-frontier.ts` (the frontier a stage 3 `Crawler` reads through),
- * then `take-pump.ts` (the loop that serves its waiting `take()`s), then
+ * Read `redis-frontier.ts` (the frontier: the crawl core's store, given to a
+ * stage 3 `Crawler`), then `take-pump.ts` (the loop that leases the URLs its
+ * `take()` hands out), then
  * `scripts.ts` (each of its steps, one Lua script that Redis runs alone),
  * then docs/guide-distributed.md.
  *

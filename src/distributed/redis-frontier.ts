@@ -16,8 +16,8 @@
  *   another process's, as in one process they cannot interleave with another worker's.
  *
  * This file holds the store: the crawl's keys, the script calls, the leases
- * this process holds, and what a Redis failure does. The loop that serves the
- * workers waiting in `take()` is src/distributed/take-pump.ts.
+ * this process holds, and what a Redis failure does. The loop that leases the
+ * URLs `take()` hands out is src/distributed/take-pump.ts.
  *
  * @module
  */
