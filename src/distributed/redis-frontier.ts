@@ -337,7 +337,7 @@ export class RedisFrontier implements CrawlStore {
    * A URL's work is over: its record is stored in Redis, and the URLs its
    * visit found that no process has seen are marked seen and queued, in one
    * step (a page with many links: its links in steps first, see
-   * {@link FINISH_CHUNK}); then `stored` is called with the record as stored
+   * `FINISH_CHUNK`); then `stored` is called with the record as stored
    * (its `numNewUrls` the URLs that were really new), or null when it was
    * not stored (recorded already by a process that took the URL after this
    * one's lease expired, or Redis failed).
