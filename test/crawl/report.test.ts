@@ -13,6 +13,7 @@ function result(records: FetchStatistic[], overrides: Partial<CrawlResult> = {})
     recorded: records.length,
     seen: records.map((record) => record.url),
     todo: 0,
+    stoppedBy: null,
     startedAt: STARTED,
     finishedAt: STARTED + 2000,
     options: resolveOptions({ maxTasks: 2 }),
