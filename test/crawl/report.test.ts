@@ -145,6 +145,12 @@ describe("report", () => {
     expect(text).toContain("\nTodo: 5\nDone: 2\n");
   });
 
+  it("says maxPages stopped the crawl, and how many pages that is, instead of Finished", () => {
+    const text = report(result(records.slice(0, 3), { todo: 4, stoppedBy: "maxPages", options: resolveOptions({ maxTasks: 2, maxPages: 2 }) }));
+    expect(text).toContain("\nStopped at maxPages (2 pages fetched) after 3 urls in 2.000 secs (max_tasks=2) (0.750 urls/sec/task)\nTodo: 4\n");
+    expect(text).not.toContain("Finished");
+  });
+
   it("computes urls/sec/task from the elapsed time and maxTasks", () => {
     const text = report(result(records.slice(0, 3), { finishedAt: STARTED + 500 }));
     expect(text).toContain("Finished 3 urls in 0.500 secs (max_tasks=2) (3.000 urls/sec/task)");
