@@ -55,8 +55,9 @@ export class Job {
 
 /**
  * What an attempt's outcome means for its job ({@link CrawlCore.settle}):
- * `retry` after `delayMs` (a network error, a status of `retryHttpCodes`,
- * a `robots.txt` 5xx or redirect), or `done`.
+ * `retry` after `delayMs`, for a `robots.txt` only (a 5xx, a 429 or a
+ * network error, after the backoff or a `Retry-After` hold; a redirect, at
+ * once); or `done` (a page to try again is put back, and comes out as a new job).
  */
 export type Step = { readonly kind: "retry"; readonly delayMs: number } | { readonly kind: "done" };
 
@@ -230,9 +231,10 @@ export class CrawlCore implements SitemapContext {
 
   /**
    * What the attempt's outcome (a response, or its error's name, with
-   * `detail`, Node's words for a `TlsError`) means: try again after a pause,
-   * or done, the URL recorded and its links queued, its host held back by a
-   * `Retry-After` and the URL queued again, or a `robots.txt` read.
+   * `detail`, Node's words for a `TlsError`) means: a `robots.txt` tried
+   * again after a pause; or done: the URL recorded and its links queued, the
+   * URL put back to be tried again (resting for the backoff, or behind its
+   * host's `Retry-After` hold), or a `robots.txt` read.
    */
   settle(job: Job, outcome: HttpResponse | FetchError, detail: string | null = null): Step {
     const error = typeof outcome === "string" ? outcome : null;
