@@ -127,6 +127,24 @@ describe.each(stages)("$name crawler: holds, maxPages and queued counts", ({ cra
     });
   });
 
+  describe("a retry", () => {
+    it("holds no place at its host while it pauses: with maxPerHost 1, the host's next URL goes meanwhile", async () => {
+      const site = await startSite();
+      const controller = new AbortController();
+      site.addPage("/", ["/flaky", "/other"]);
+      site.addHandler("/flaky", function failOnce(_request, response) {
+        answerStatus(response, 500);
+      });
+      site.addHandler("/other", function stopHere(_request, response) {
+        controller.abort(); // A retry that kept /flaky's place would keep /other waiting for its 30 s pause.
+        answerPage(response);
+      });
+      const result = await crawl(site.url, { maxPerHost: 1, maxTasks: 4, retryDelayMs: 30_000, signal: controller.signal });
+      expect(site.requests().map((request) => request.path)).toEqual(["/", "/flaky", "/other"]);
+      expect(result.todo).toBe(2);
+    });
+  });
+
   describe("a robots.txt 429 or 503", () => {
     it("waits for its Retry-After before robots.txt is asked for again", async () => {
       const held = await startSite();
