@@ -22,7 +22,7 @@ import type { TraceEvent } from "../observe/events.js";
 export class CrawlCounters {
   /** Every record made so far, counted by kind. */
   readonly stats = new Stats();
-  /** URLs waiting in the queue at the last fetch event, or null before any. */
+  /** URLs waiting at the last fetch event (queued, in a host's line, or pausing before a retry), or null before any. */
   queued: number | null = null;
   /** Fetches in flight at the last fetch event, or null before any. */
   inFlight: number | null = null;

@@ -120,6 +120,7 @@ export function resultJson(stage: StageName, result: CrawlResult, interrupted: b
     recorded: result.recorded,
     seen: result.seen,
     todo: result.todo,
+    stoppedBy: result.stoppedBy,
     startedAt: result.startedAt,
     finishedAt: result.finishedAt,
     options: {

@@ -281,15 +281,24 @@ function keptState(commandLine: CommandLine): StateContents | null {
   }
 }
 
-/** The line after the report that says what `--state DIR` holds now, and how to resume or start afresh. */
+/**
+ * The line after the report that says what `--state DIR` holds now, and how
+ * to go on: run again to resume, with a larger `--max-pages` when that
+ * stopped it (it counts the pages of every run), or start afresh.
+ */
 function stateLine(options: CrawlOptions, before: StateContents | null, result: CrawlResult): string {
   const dir = options.state as string;
   const maxPages = options.maxPages ?? Infinity;
-  if (before !== null && before.seen > 0 && (before.todo === 0 || before.recorded >= maxPages)) {
+  if (before !== null && before.seen > 0 && before.todo === 0) {
     return `state ${dir}: this crawl had already finished (${before.recorded} records), nothing fetched; to crawl afresh, delete ${dir} or give another --state\n`;
   }
+  if (before !== null && before.seen > 0 && before.pages >= maxPages) {
+    return `state ${dir}: this crawl had already fetched ${before.pages} pages, --max-pages ${maxPages}: nothing fetched; give a larger --max-pages to go on (${before.todo} URLs to do)\n`;
+  }
   const resumed = before === null ? "" : `, ${before.recorded} of them from before`;
-  const again = result.todo > 0 && result.recorded < maxPages ? `, ${result.todo} URLs to do: run the same command again to resume` : ": the crawl is finished";
+  let again = ": the crawl is finished";
+  if (result.stoppedBy === "maxPages") again = `, ${result.todo} URLs to do: stopped at --max-pages ${maxPages}; run it again with a larger --max-pages to go on`;
+  else if (result.todo > 0) again = `, ${result.todo} URLs to do: run the same command again to resume`;
   return `state ${dir}: ${result.recorded} records${resumed}${again}\n`;
 }
 

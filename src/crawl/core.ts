@@ -8,7 +8,7 @@ import { InvalidStateError, isRetryable, type FetchError } from "../kernel/error
 import { crawlChannel, type QueueCounters, type StageName } from "../observe/channels.js";
 import { resolveOptions, retryDelay, type CrawlOptions, type ResolvedCrawlOptions } from "./options.js";
 import { HostLines, type Cancellable } from "./politeness.js";
-import { appendRecord, errorRecord, type CrawlResult, type FetchStatistic } from "./records.js";
+import { appendRecord, errorRecord, isFetchedPage, type CrawlResult, type FetchStatistic, type StoppedBy } from "./records.js";
 import { RobotsReading } from "./robots.js";
 import { CrawlRun } from "./run.js";
 import { SITEMAP_MAX_FILES, sitemapSeeds, visitSitemap, type SitemapContext } from "./sitemaps.js";
@@ -55,8 +55,9 @@ export class Job {
 
 /**
  * What an attempt's outcome means for its job ({@link CrawlCore.settle}):
- * `retry` after `delayMs` (a network error, a status of `retryHttpCodes`,
- * a `robots.txt` 5xx or redirect), or `done`.
+ * `retry` after `delayMs`, for a `robots.txt` only (a 5xx, a 429 or a
+ * network error, after the backoff or a `Retry-After` hold; a redirect, at
+ * once); or `done` (a page to try again is put back, and comes out as a new job).
  */
 export type Step = { readonly kind: "retry"; readonly delayMs: number } | { readonly kind: "done" };
 
@@ -115,10 +116,13 @@ export class CrawlCore implements SitemapContext {
   /** Records made, kept or not, and records a shared store is storing. */
   private recorded = 0;
   private recording = 0;
+  /** Of those, the records of pages fetched (not of URLs `robots.txt` refused): with `pages`, what `maxPages` counts. */
+  private fetched = 0;
+  private fetching = 0;
   private readonly hosts: HostLines;
   /** Jobs handed out and not finished: pages, `robots.txt` files and waits. */
   private jobs = 0;
-  /** Of those, pages and sitemaps: with `recorded`, what `maxPages` counts. */
+  /** Of those, pages and sitemaps: with `fetched` and `fetching`, what `maxPages` counts. */
   private pages = 0;
   /** Sitemap files queued (option `sitemaps`), of {@link SITEMAP_MAX_FILES}. */
   private sitemapFiles = 0;
@@ -147,7 +151,7 @@ export class CrawlCore implements SitemapContext {
     if (store !== undefined && this.options.state !== null) throw new TypeError("Expected `state` to be left out with a store of its own (a frontier): that store keeps the crawl");
     this.store = store ?? (this.options.state === null ? new MemoryStore() : new StateStore(this.options.state));
     this.store.open?.(this.options, this.aborted, this.policy.roots);
-    this.recorded = this.store.resumed ?? 0; // A resumed crawl's maxPages counts its earlier records.
+    this.fetched = this.store.resumed ?? 0; // A resumed crawl's maxPages counts the pages its earlier runs fetched.
     const core = this;
     this.hosts = new HostLines(this.options, {
       requeue(item) { core.store.putBack(item); }, // Its host's turn came: back in the queue.
@@ -204,7 +208,7 @@ export class CrawlCore implements SitemapContext {
   next(): Job | null {
     if (this.wakeups.length > 0) this.runDueWakeups();
     while (!this.stopped && this.jobs < this.options.maxTasks) {
-      if (this.recorded + this.recording + this.pages >= this.options.maxPages) return this.waitJob(false);
+      if (this.maxPagesReached()) return this.waitJob(false);
       const item = this.store.take();
       if (item === undefined) return this.waitJob(true);
       const turn = this.hosts.turn(item);
@@ -227,9 +231,10 @@ export class CrawlCore implements SitemapContext {
 
   /**
    * What the attempt's outcome (a response, or its error's name, with
-   * `detail`, Node's words for a `TlsError`) means: try again after a pause,
-   * or done, the URL recorded and its links queued, its host held back by a
-   * `Retry-After` and the URL queued again, or a `robots.txt` read.
+   * `detail`, Node's words for a `TlsError`) means: a `robots.txt` tried
+   * again after a pause; or done: the URL recorded and its links queued, the
+   * URL put back to be tried again (resting for the backoff, or behind its
+   * host's `Retry-After` hold), or a `robots.txt` read.
    */
   settle(job: Job, outcome: HttpResponse | FetchError, detail: string | null = null): Step {
     const error = typeof outcome === "string" ? outcome : null;
@@ -318,6 +323,7 @@ export class CrawlCore implements SitemapContext {
       recorded: summary.recorded ?? this.recorded,
       seen: summary.seen,
       todo: summary.todo,
+      stoppedBy: this.stoppedBy(summary.todo),
       startedAt: this.startedAt,
       finishedAt: Date.now(),
       options: this.options,
@@ -332,32 +338,52 @@ export class CrawlCore implements SitemapContext {
   };
 
   /**
-   * Whether a page's attempt is tried again, and how, while `maxTries`
-   * allows: a network error that may not happen again (`isRetryable`) and a
-   * status of `retryHttpCodes` after the backoff (`retryDelayMs`, doubling);
-   * a `429` or `503` by holding its host back for its `Retry-After` or the
-   * backoff, whichever is longer, the URL queued again to wait in its
-   * host's line. Null: the outcome is the URL's last (a `Retry-After` over
-   * `maxRetryAfterMs` is too).
+   * Whether a page's attempt is tried again, while `maxTries` allows: a
+   * network error that may not happen again (`isRetryable`) or a status of
+   * `retryHttpCodes`. The URL is put back, with its attempts so far, and
+   * takes its turn at its host again like any URL: after the backoff
+   * (`retryDelayMs`, doubling), resting meanwhile (`HostLines.rest`); or,
+   * for a `429` or `503`, at once, holding its host back for its
+   * `Retry-After` or the backoff, whichever is longer. Either way a retry
+   * obeys its host's holds, `maxPerHost` and delay, as no retry is made in
+   * place. Null: the outcome is the URL's last (a `Retry-After` over
+   * `maxRetryAfterMs` is too). A URL put back is settled: `done`.
    */
   private retryStep(job: Job, item: QueueItem, outcome: HttpResponse | FetchError, detail: string | null): Step | null {
     if (job.attempt >= this.options.maxTries) return null;
     const backoff = retryDelay(this.options.retryDelayMs, job.attempt);
-    if (typeof outcome === "string") return isRetryable(outcome, detail) ? { kind: "retry", delayMs: backoff } : null;
-    if (!this.options.retryHttpCodes.includes(outcome.status)) return null;
-    const hold = this.hosts.retryAfter(outcome, backoff);
-    if (hold === null) return { kind: "retry", delayMs: backoff };
-    if (hold === "too-long") return null;
-    this.hosts.holdBack(item, hold);
-    this.store.putBack({ ...item, tries: job.attempt }, hold); // To wait in its host's line, not in a worker; a shared store holds the host back for every process.
+    let hold: number | "too-long" | null = null;
+    if (typeof outcome === "string") {
+      if (!isRetryable(outcome, detail)) return null;
+    } else {
+      if (!this.options.retryHttpCodes.includes(outcome.status)) return null;
+      hold = this.hosts.retryAfter(outcome, backoff);
+      if (hold === "too-long") return null;
+    }
+    const again = { ...item, tries: job.attempt }; // The attempts go on from here when it is handed out again.
+    if (hold === null) {
+      this.hosts.rest(again, backoff);
+    } else {
+      this.hosts.holdBack(item.url, hold);
+      this.store.putBack(again, hold); // To wait in its host's line, not in a worker; a shared store holds the host back for every process.
+    }
     return this.settled(job);
   }
 
-  /** What a `robots.txt` attempt's outcome means: again after a pause, at the redirect's target at once, or read. */
+  /**
+   * What a `robots.txt` attempt's outcome means: again after a pause, at the
+   * redirect's target at once, or read. A `429` or `503` holds its host back
+   * for its `Retry-After` or the backoff, whichever is longer, as a page's
+   * does, and the retry waits that long; one whose `Retry-After` is over
+   * `maxRetryAfterMs` is the last attempt (the origin is unreachable). A
+   * retry waits for its host's delay or hold too: it does not go through the
+   * host's line.
+   */
   private robotsStep(job: Job, outcome: HttpResponse | FetchError, detail: string | null): Step {
     const reading = job.reading as RobotsReading;
-    const step = reading.next(outcome, detail);
-    if (step === "retry") return { kind: "retry", delayMs: retryDelay(this.options.retryDelayMs, reading.attempts) };
+    const tooLong = typeof outcome !== "string" && this.hosts.retryAfter(outcome, 0) === "too-long";
+    const step = reading.next(outcome, detail, !tooLong);
+    if (step === "retry") return { kind: "retry", delayMs: this.robotsPause(reading.url, outcome, retryDelay(this.options.retryDelayMs, reading.attempts)) };
     if (step === "follow") {
       job.url = reading.url;
       job.attempt = 0;
@@ -367,6 +393,32 @@ export class CrawlCore implements SitemapContext {
     this.store.robotsRead?.(reading.origin, reading.rules); // A shared store keeps them for every process.
     if (this.options.sitemaps && this.rootOrigins().has(reading.origin)) this.queueSitemaps(sitemapSeeds(reading.rules.sitemaps, reading.url, reading.url, this));
     return this.settled(job);
+  }
+
+  /**
+   * How long a `robots.txt` waits before its retry at `url`: the backoff, or
+   * a `429` or `503`'s hold, which holds the host back for every request;
+   * and no less than the host's delay or hold left.
+   */
+  private robotsPause(url: string, outcome: HttpResponse | FetchError, backoff: number): number {
+    const hold = typeof outcome === "string" ? null : this.hosts.retryAfter(outcome, backoff);
+    if (typeof hold === "number") this.hosts.holdBack(url, hold);
+    return Math.max(typeof hold === "number" ? hold : backoff, this.hosts.holdLeft(url));
+  }
+
+  /**
+   * What stopped a crawl that ends with `todo` URLs left: nothing when none
+   * is left; `maxPages` once that many pages were fetched (unless the signal
+   * aborted); else the signal, or `stop()`.
+   */
+  private stoppedBy(todo: number): StoppedBy | null {
+    if (todo === 0) return null;
+    return this.fetched >= this.options.maxPages && this.options.signal?.aborted !== true ? "maxPages" : "signal";
+  }
+
+  /** Whether `maxPages` pages have been fetched, are being stored, or are out: no more pages are handed out. */
+  private maxPagesReached(): boolean {
+    return this.fetched + this.fetching + this.pages >= this.options.maxPages;
   }
 
   private settled(job: Job): Step {
@@ -413,24 +465,36 @@ export class CrawlCore implements SitemapContext {
     for (const w of due) w.wake();
   }
 
-  /** Hands the URL's visit to the store, which stores the record and queues its new URLs; then counts and reports the record. */
+  /**
+   * Hands the URL's visit to the store, which stores the record and queues
+   * its new URLs; then counts and reports the record. A record of a URL
+   * requested (`tries` over 0) is a page `maxPages` counts; one `robots.txt`
+   * refused is not.
+   */
   private finishUrl(item: QueueItem, v: Visit): void {
     const core = this;
+    const page = isFetchedPage(v.record);
     this.recording += 1;
+    if (page) this.fetching += 1;
     this.store.finish(item, v, function stored(record) {
       core.recording -= 1;
+      if (page) core.fetching -= 1;
       if (record === null) return;
       core.recorded += 1;
+      if (page) core.fetched += 1;
       appendRecord(core.records, record, core.options);
-      if (core.recorded >= core.options.maxPages) core.store.stop(); // maxPages: take no more URLs.
+      if (core.fetched >= core.options.maxPages) core.store.stop(); // maxPages: take no more URLs.
     });
   }
 
-  /** The counters of a fetch message: URLs queued, work left, and the fetches out. */
+  /**
+   * The counters of a fetch message: every URL waiting (in the store, in a
+   * host's line, or resting before a retry), work left, and the fetches out.
+   */
   private counters(): QueueCounters {
-    const queued = this.store.size;
+    const queued = this.store.size + this.hosts.waitingUrls;
     const inFlight = this.jobs - this.waitsUntil.length;
-    return { queued, unfinished: queued + this.hosts.waitingUrls + inFlight, inFlight };
+    return { queued, unfinished: queued + inFlight, inFlight };
   }
 }
 

@@ -111,6 +111,8 @@ export class HostLines {
   private idle: boolean;
   private closed = false;
   private waitingCount = 0;
+  /** URLs resting after a failed attempt until their pause before a retry is over, each with its wake-up. */
+  private readonly resting = new Map<QueueItem, Cancellable>();
 
   constructor(
     private readonly options: Pick<ResolvedCrawlOptions, "robots" | "maxPerHost" | "delayMs" | "delayJitter" | "maxCrawlDelayMs" | "maxRetryAfterMs">,
@@ -121,9 +123,9 @@ export class HostLines {
     this.idle = !options.robots && options.maxPerHost === Infinity && options.delayMs === 0;
   }
 
-  /** URLs waiting in a line now: work left that is neither queued nor in flight. */
+  /** URLs waiting in a line, or resting before a retry, now: work left that is neither queued nor in flight. */
   get waitingUrls(): number {
-    return this.waitingCount;
+    return this.waitingCount + this.resting.size;
   }
 
   /**
@@ -201,14 +203,46 @@ export class HostLines {
   }
 
   /**
-   * Holds the URL's host back for `ms` milliseconds (a `Retry-After`): no
-   * request starts there before then. The caller queues the URL again, with
-   * its attempts so far, and it waits in the host's line.
+   * Holds the host of `url` back for `ms` milliseconds (a `Retry-After`, on
+   * a page or on a `robots.txt`): no request starts there before then, a
+   * retry's included, since every retry of a page comes back through its
+   * host's line ({@link HostLines.rest}). For a page, the caller queues the
+   * URL again, with its attempts so far, and it waits in the host's line.
    */
-  holdBack(item: QueueItem, ms: number): void {
+  holdBack(url: string, ms: number): void {
     this.idle = false;
-    const host = this.host(item.url);
+    const host = this.host(url);
     host.nextStart = Math.max(host.nextStart, this.now() + ms);
+  }
+
+  /**
+   * How long before a request may start at the host of `url` (its delay, or
+   * a `Retry-After` hold, not run out), in milliseconds; 0 when it may now.
+   * A `robots.txt` retry waits this too, since it does not go through the line.
+   */
+  holdLeft(url: string): number {
+    if (this.idle) return 0;
+    return Math.max(0, this.host(url).nextStart - this.now());
+  }
+
+  /**
+   * A page's attempt failed and is to be tried again after `ms` (the pause
+   * before a retry): the URL rests until then, then goes back into the queue
+   * through the stage's `requeue`, and takes its turn at its host like any
+   * URL. So a retry obeys the host's `Retry-After` hold, `maxPerHost` and
+   * delay, and holds no slot there while it rests. It counts in
+   * {@link HostLines.waitingUrls} meanwhile.
+   */
+  rest(item: QueueItem, ms: number): void {
+    if (this.closed) return;
+    const { resting, waiting } = this;
+    let over = false;
+    const wakeup = waiting.later(ms, function restOver() {
+      over = true;
+      resting.delete(item);
+      waiting.requeue(item);
+    });
+    if (!over) resting.set(item, wakeup); // A `later` that calls back at once has requeued it already.
   }
 
   /**
@@ -227,6 +261,11 @@ export class HostLines {
       host.timer?.cancel();
       host.timer = null;
     }
+    for (const [item, wakeup] of this.resting) {
+      wakeup.cancel();
+      dropped.push(item);
+    }
+    this.resting.clear();
     this.waitingCount = 0;
     return dropped;
   }

@@ -13,6 +13,9 @@ import type { RobotsFetch } from "./robots.js";
 export { errorRecord, pageRecord, redirectRecord, type FetchStatistic, type RecordAt } from "./fetch-statistic.js";
 export { FETCH_ERRORS, type FetchError } from "../kernel/errors.js";
 
+/** What stopped a crawl early: see {@link CrawlResult.stoppedBy}. */
+export type StoppedBy = "maxPages" | "signal";
+
 /** What `crawl()` resolves to, in every stage. */
 export interface CrawlResult {
   /** One per URL fetched, in completion order; empty when `keepRecords` was false. */
@@ -21,8 +24,19 @@ export interface CrawlResult {
   recorded: number;
   /** Every URL ever queued, in the order it was first queued. */
   seen: string[];
-  /** URLs left in the queue: non-zero only when the crawl stopped early (`maxPages` or `signal`). */
+  /**
+   * URLs seen that have no record, wherever they wait (the queue, a host's
+   * line, a pause before a retry): non-zero only when the crawl stopped early
+   * (`maxPages` or `signal`).
+   */
   todo: number;
+  /**
+   * Why the crawl stopped with URLs left to do: `"maxPages"` (that many
+   * pages were fetched; run it again with a larger one, and a `state`, to go
+   * on), `"signal"` (the caller's signal aborted, or `stop()`); null when it
+   * ran to its end.
+   */
+  stoppedBy: StoppedBy | null;
   /** `Date.now()` when the crawl started. */
   startedAt: number;
   /** `Date.now()` when the crawl finished. */
@@ -49,17 +63,28 @@ export function crawlResult(
   startedAt: number,
   options: ResolvedCrawlOptions,
   robots: RobotsFetch[] = [],
+  stoppedBy: StoppedBy | null = null,
 ): CrawlResult {
   return {
     records,
     recorded,
     seen: [...seenUrls],
     todo: seenUrls.size - recorded,
+    stoppedBy,
     startedAt,
     finishedAt: Date.now(),
     options,
     robots,
   };
+}
+
+/**
+ * Whether the record is of a page fetched: its URL was requested (`tries`
+ * over 0), unlike a URL `robots.txt` refused, which has a record but was
+ * never requested. What `maxPages` counts.
+ */
+export function isFetchedPage(record: FetchStatistic): boolean {
+  return record.tries > 0;
 }
 
 /**

@@ -137,8 +137,9 @@ export class Stats {
  * are not zero): `html pages` and `other pages` (status 200, `text/html` or
  * not), `redirects`, `status N` for each other status, each error name in
  * {@link FETCH_ERRORS} order, and always `bytes` (the sum of `size`). Then
- * `Finished N urls in S secs (max_tasks=T) (R urls/sec/task)`, `Todo: N`
- * and `Done: N`.
+ * `Finished N urls in S secs (max_tasks=T) (R urls/sec/task)` (or, when
+ * `maxPages` stopped the crawl with URLs left, `Stopped at maxPages (P pages
+ * fetched) after N urls in …`), `Todo: N` and `Done: N`.
  *
  * `quiet` keeps only the error lines among the per-URL lines, and only the
  * unreachable origins among the `robots.txt` lines. `verbose` adds a block
@@ -307,13 +308,18 @@ function counterLine(n: number, label: string): string {
   return `${String(n).padStart(10)} ${label}`;
 }
 
-/** The chapter's `Finished … urls/sec/task` line, with its wording and precision. */
+/**
+ * The chapter's `Finished … urls/sec/task` line, with its wording and
+ * precision; a crawl that `maxPages` stopped with URLs left says so instead
+ * of `Finished`: `Stopped at maxPages (12 pages fetched) after 22 urls in …`.
+ */
 function summaryLine(result: CrawlResult): string {
   const done = result.recorded;
   const seconds = Math.max(0, result.finishedAt - result.startedAt) / 1000;
   const maxTasks = result.options.maxTasks;
   const speed = seconds > 0 && maxTasks > 0 ? done / seconds / maxTasks : 0;
-  return `Finished ${done} urls in ${seconds.toFixed(3)} secs (max_tasks=${maxTasks}) (${speed.toFixed(3)} urls/sec/task)`;
+  const how = result.stoppedBy === "maxPages" ? `Stopped at maxPages (${result.options.maxPages} pages fetched) after` : "Finished";
+  return `${how} ${done} urls in ${seconds.toFixed(3)} secs (max_tasks=${maxTasks}) (${speed.toFixed(3)} urls/sec/task)`;
 }
 
 /**

@@ -133,12 +133,14 @@ export class RobotsReading {
    * after the stage's pause before a retry), `"follow"` (`url` is now the
    * redirect's target) or `"done"` ({@link RobotsReading.rules} and
    * {@link RobotsReading.report} are ready). A failed attempt's `detail` is
-   * `errorDetail`'s.
+   * `errorDetail`'s. With `mayRetry` false the attempt is the last whatever
+   * `maxTries` says: the crawl core passes it for a `429` or `503` whose
+   * `Retry-After` asks for longer than `maxRetryAfterMs`.
    */
-  next(outcome: HttpResponse | FetchError, detail: string | null = null): "retry" | "follow" | "done" {
+  next(outcome: HttpResponse | FetchError, detail: string | null = null, mayRetry = true): "retry" | "follow" | "done" {
     this.attempts += 1;
     this.totalAttempts += 1;
-    const triesLeft = this.attempts < this.options.maxTries;
+    const triesLeft = mayRetry && this.attempts < this.options.maxTries;
     if (typeof outcome === "string") {
       if (isRetryable(outcome, detail) && triesLeft) return "retry";
       return this.finish(outcome, null, this.unreachable(outcome, detail ?? outcome), detail);

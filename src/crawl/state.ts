@@ -59,7 +59,7 @@ import { closeSync, constants, fdatasyncSync, fsyncSync, ftruncateSync, mkdirSyn
 import { join } from "node:path";
 import { BlockFifo } from "./block-fifo.js";
 import { resolveOptions, type CrawlOptions, type ResolvedCrawlOptions } from "./options.js";
-import type { FetchStatistic } from "./records.js";
+import { isFetchedPage, type FetchStatistic } from "./records.js";
 import type { CrawlStore, StoreSummary } from "./store.js";
 import { UrlPolicy } from "./urls.js";
 import type { QueueItem, Visit } from "./visit.js";
@@ -110,6 +110,8 @@ export interface StateContents {
   seen: number;
   /** Records kept. */
   recorded: number;
+  /** Of those, the pages fetched (a URL `robots.txt` refused is a record, not a page): what `maxPages` counts. */
+  pages: number;
   /** URLs seen that have no record yet: 0 when the crawl is finished. */
   todo: number;
 }
@@ -124,7 +126,7 @@ export function readState(dir: string): StateContents | null {
   const replayed = replay(dir);
   if (replayed === null) return null;
   const { shape, seen, records } = replayed;
-  return { shape, seen: seen.size, recorded: records.length, todo: seen.size - records.length };
+  return { shape, seen: seen.size, recorded: records.length, pages: records.filter(isFetchedPage).length, todo: seen.size - records.length };
 }
 
 /**
@@ -309,7 +311,7 @@ export interface StateStoreOptions {
  */
 export class StateStore implements CrawlStore {
   readonly seenUrls = new Set<string>();
-  /** Records kept by earlier runs of this crawl: `maxPages` counts them. */
+  /** Pages fetched by earlier runs of this crawl (their records, but for URLs `robots.txt` refused): `maxPages` counts them. */
   resumed = 0;
   private readonly queue = new BlockFifo<QueueItem>();
   /** URLs seen and not done, with their items: queued, taken, or waiting for their host. */
@@ -360,7 +362,7 @@ export class StateStore implements CrawlStore {
       this.queue.push(item);
     }
     this.records.push(...replayed.records);
-    this.resumed = replayed.records.length;
+    this.resumed = replayed.records.filter(isFetchedPage).length;
     this.kept = replayed;
   }
 

@@ -43,7 +43,7 @@ export interface CrawlStore {
    * store kept across runs checks it is the same crawl.
    */
   open?(options: ResolvedCrawlOptions, stopCrawl: () => void, roots: readonly string[]): void;
-  /** Records an earlier run of this crawl kept here (a local state resumed), which `maxPages` counts; absent: none. */
+  /** Pages an earlier run of this crawl fetched and recorded here (a local state resumed), which `maxPages` counts; absent: none. */
   readonly resumed?: number;
   /** URLs queued here, for the trace's counters. */
   readonly size: number;

@@ -40,9 +40,12 @@ export const loopChannel = diagnostics_channel.channel("coroutine-crawler:loop")
 
 /** The queue's counters at a fetch's start or end. */
 export interface QueueCounters {
-  /** URLs waiting in the crawl's store for their turn (src/crawl/store.ts), in every stage. */
+  /**
+   * URLs waiting, in every stage: in the crawl's store (src/crawl/store.ts),
+   * in a host's line, or resting before a retry (src/crawl/politeness.ts).
+   */
   queued: number;
-  /** URLs queued or in flight: the joinable queue's unfinished count. */
+  /** URLs waiting or in flight: the work left, the joinable queue's unfinished count. */
   unfinished: number;
   /** Fetches in flight, counting the one the message is about. */
   inFlight: number;

@@ -16,6 +16,7 @@ function run(stage: StageName, records: FetchStatistic[], peakInFlight: number |
     recorded: records.length,
     seen: records.map((record) => record.url),
     todo: 0,
+    stoppedBy: null,
     startedAt: 1_000,
     finishedAt: 1_000 + wallMs,
     options: resolveOptions(),

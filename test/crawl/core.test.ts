@@ -82,15 +82,82 @@ describe("CrawlCore", () => {
     expect(result.todo).toBe(0);
   });
 
-  it("asks for a retry after the retry delay on a network error, and records the error after maxTries", () => {
+  it("puts a URL back to rest the retry delay after a network error, hands it out again after it, and records the error after maxTries", () => {
+    useClock();
     const core = begun({ maxTries: 2, retryDelayMs: 100 });
     const [root] = takeAll(core) as [Job];
-    core.started(root);
-    expect(core.settle(root, "ConnectionRefused")).toEqual({ kind: "retry", delayMs: 100 });
-    core.started(root);
-    expect(core.settle(root, "ConnectionRefused")).toEqual({ kind: "done" });
-    core.finish(root);
-    expect(core.records.map(({ status, error }) => ({ status, error }))).toEqual([{ status: null, error: "ConnectionRefused" }]);
+    expect(answer(core, root, "ConnectionRefused")).toBe("done"); // No retry in place: it goes back through its host's line.
+    expect(core.records).toEqual([]);
+    const [wait] = takeAll(core) as [Job];
+    expect(wait.kind).toBe("wait");
+    expect(wait.delayMs).toBe(100);
+    clock += 100;
+    core.finish(wait);
+    const [again] = takeAll(core) as [Job];
+    expect(again.url).toBe(ROOT);
+    expect(again.attempt).toBe(1);
+    expect(answer(core, again, "ConnectionRefused")).toBe("done");
+    expect(core.records.map(({ status, error, tries }) => ({ status, error, tries }))).toEqual([{ status: null, error: "ConnectionRefused", tries: 2 }]);
+  });
+
+  it("makes a retry of a URL whose host a Retry-After holds wait for the hold's end", () => {
+    useClock();
+    const core = begun({ maxTasks: 4, retryDelayMs: 100 });
+    const [root] = takeAll(core) as [Job];
+    answer(core, root, page("/busy", "/flaky"));
+    const [busy, flaky] = takeAll(core) as [Job, Job];
+    core.started(flaky);
+    expect(core.settle(flaky, response(500))).toEqual({ kind: "done" }); // To rest 100 ms.
+    expect(answer(core, busy, response(503, { "retry-after": "2" }))).toBe("done"); // The host is held 2 s.
+    core.finish(flaky);
+    const [wait] = takeAll(core) as [Job];
+    expect(wait.delayMs).toBe(100);
+    clock += 100;
+    core.finish(wait); // /flaky's rest is over: it comes back, and waits in the held host's line.
+    const [hold] = takeAll(core) as [Job];
+    expect(hold.kind).toBe("wait");
+    expect(hold.delayMs).toBe(1_900);
+    clock += 1_900;
+    core.finish(hold);
+    expect(takeAll(core).map((job) => [job.url, job.attempt])).toEqual([
+      [`${ROOT}busy`, 1],
+      [`${ROOT}flaky`, 1],
+    ]);
+  });
+
+  it("waits a robots.txt 503's Retry-After before its retry, and makes the origin unreachable at once when it is over maxRetryAfterMs", () => {
+    useClock();
+    const core = begun({ robots: true, retryDelayMs: 100 });
+    const [robots] = takeAll(core) as [Job];
+    core.started(robots);
+    expect(core.settle(robots, response(503, { "retry-after": "2" }))).toEqual({ kind: "retry", delayMs: 2_000 });
+    clock += 1_000;
+    core.started(robots); // Too early (a stage that did not wait): the host is still held, and the next retry waits for that too.
+    expect(core.settle(robots, response(500))).toEqual({ kind: "retry", delayMs: 1_000 });
+    clock += 1_000;
+    core.started(robots);
+    expect(core.settle(robots, response(429))).toEqual({ kind: "retry", delayMs: 400 }); // No Retry-After: the backoff, doubled twice.
+    const strict = begun({ robots: true, maxRetryAfterMs: 1_000 });
+    const [busy] = takeAll(strict) as [Job];
+    expect(answer(strict, busy, response(429, { "retry-after": "5" }))).toBe("done");
+    expect(takeAll(strict)).toEqual([]); // The root is refused, and recorded.
+    expect(strict.records.map(({ error, detail }) => ({ error, detail }))).toEqual([
+      { error: "RobotsUnreachable", detail: `robots.txt ${ROOT}robots.txt could not be read (1 attempt): status 429` },
+    ]);
+  });
+
+  it("counts pages fetched against maxPages, not the URLs robots.txt refuses, and says maxPages stopped the crawl", () => {
+    const core = begun({ robots: true, maxPages: 2 });
+    const [robots] = takeAll(core) as [Job];
+    answer(core, robots, response(200, { "content-type": "text/plain" }, "User-agent: *\nDisallow: /private/\n"));
+    const [root] = takeAll(core) as [Job];
+    answer(core, root, page("/private/1", "/private/2", "/a", "/b"));
+    const jobs = takeAll(core);
+    expect(jobs.map((job) => job.url)).toEqual([`${ROOT}a`]); // Two refused records, and one page more: maxPages.
+    answer(core, jobs[0] as Job, page());
+    const result = core.end();
+    expect(result.recorded).toBe(4);
+    expect([result.todo, result.stoppedBy]).toEqual([1, "maxPages"]);
   });
 
   it("gives a URL whose job was finished without an outcome a NetworkError record (a bug in the stage), and none once stopped", () => {

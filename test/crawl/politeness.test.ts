@@ -407,7 +407,7 @@ describe("HostLines", () => {
       const bench = new Bench();
       const first = item(`${A}/1`);
       expect(bench.lines.turn(first)).toEqual({ kind: "go" });
-      bench.lines.holdBack(first, 2000);
+      bench.lines.holdBack(first.url, 2000);
       bench.lines.finished(first);
       const again: QueueItem = { ...first, tries: 1 };
       expect(bench.lines.turn(again)).toEqual({ kind: "wait" });
@@ -430,7 +430,7 @@ describe("HostLines", () => {
       bench.lines.robotsRead(robotsOf(A, {}, response(404)));
       expect(bench.takeRequeued()).toEqual(items); // No limit: all three are handed their turn at once.
       expect(bench.lines.turn(items[0])).toEqual({ kind: "go" });
-      bench.lines.holdBack(items[0], 3000); // A 503 with Retry-After: 3.
+      bench.lines.holdBack(items[0].url, 3000); // A 503 with Retry-After: 3.
       bench.lines.finished(items[0]);
       const late = item(`${A}/4`);
       expect(bench.lines.turn(late)).toEqual({ kind: "wait" });
@@ -439,6 +439,53 @@ describe("HostLines", () => {
       expect(bench.lines.waitingUrls).toBe(3);
       bench.advance(3000);
       expect(bench.takeRequeued()).toEqual([items[1], items[2], late]);
+    });
+  });
+
+  describe("rest", () => {
+    it("hands a URL back once its pause before a retry is over, counting it as waiting meanwhile, and frees its host's slot", () => {
+      const bench = new Bench({ maxPerHost: 1 });
+      const flaky = item(`${A}/1`);
+      expect(bench.lines.turn(flaky)).toEqual({ kind: "go" });
+      const again: QueueItem = { ...flaky, tries: 1 };
+      bench.lines.rest(again, 500);
+      bench.lines.finished(flaky);
+      expect(bench.lines.waitingUrls).toBe(1);
+      expect(bench.lines.turn(item(`${A}/2`))).toEqual({ kind: "go" }); // The slot is free while it rests.
+      bench.advance(499);
+      expect(bench.requeued).toEqual([]);
+      bench.advance(1);
+      expect(bench.takeRequeued()).toEqual([again]);
+      expect(bench.lines.waitingUrls).toBe(0);
+      expect(bench.lines.turn(again)).toEqual({ kind: "wait" }); // Back through the line: /2 holds the one slot.
+    });
+
+    it("makes a URL whose rest ends during its host's Retry-After hold wait for the hold", () => {
+      const bench = new Bench();
+      const [busy, flaky] = [item(`${A}/busy`), item(`${A}/flaky`)];
+      bench.lines.turn(busy);
+      bench.lines.turn(flaky);
+      bench.lines.rest({ ...flaky, tries: 1 }, 100);
+      bench.lines.finished(flaky);
+      bench.lines.holdBack(busy.url, 2000);
+      bench.lines.finished(busy);
+      bench.advance(100);
+      const [again] = bench.takeRequeued() as [QueueItem];
+      expect(bench.lines.turn(again)).toEqual({ kind: "wait" });
+      bench.advance(1899);
+      expect(bench.requeued).toEqual([]);
+      bench.advance(1);
+      expect(bench.takeRequeued()).toEqual([again]);
+    });
+
+    it("returns the resting URLs at close, and hands none back afterwards", () => {
+      const bench = new Bench();
+      const resting = { ...item(`${A}/1`), tries: 1 };
+      bench.lines.rest(resting, 100);
+      expect(bench.lines.close()).toEqual([resting]);
+      expect(bench.lines.waitingUrls).toBe(0);
+      bench.advance(1000);
+      expect(bench.requeued).toEqual([]);
     });
   });
 

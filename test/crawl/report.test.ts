@@ -13,6 +13,7 @@ function result(records: FetchStatistic[], overrides: Partial<CrawlResult> = {})
     recorded: records.length,
     seen: records.map((record) => record.url),
     todo: 0,
+    stoppedBy: null,
     startedAt: STARTED,
     finishedAt: STARTED + 2000,
     options: resolveOptions({ maxTasks: 2 }),
@@ -142,6 +143,12 @@ describe("report", () => {
   it("reports the URLs left in the queue as Todo", () => {
     const text = report(result(records.slice(0, 2), { todo: 5 }));
     expect(text).toContain("\nTodo: 5\nDone: 2\n");
+  });
+
+  it("says maxPages stopped the crawl, and how many pages that is, instead of Finished", () => {
+    const text = report(result(records.slice(0, 3), { todo: 4, stoppedBy: "maxPages", options: resolveOptions({ maxTasks: 2, maxPages: 2 }) }));
+    expect(text).toContain("\nStopped at maxPages (2 pages fetched) after 3 urls in 2.000 secs (max_tasks=2) (0.750 urls/sec/task)\nTodo: 4\n");
+    expect(text).not.toContain("Finished");
   });
 
   it("computes urls/sec/task from the elapsed time and maxTasks", () => {
