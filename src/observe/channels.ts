@@ -25,7 +25,7 @@ export type KnownStage = "callbacks" | "generators" | "asyncawait";
 
 /**
  * Which stage published a message: one of the three, or any name a stage of
- * your own gives itself (docs/crawl-core.md, "Write your own stage"). The
+ * your own gives itself (docs/crawl-core.md, "The contract"). The
  * `string & {}` keeps the three names offered by an editor's completion.
  */
 export type StageName = KnownStage | (string & {});
