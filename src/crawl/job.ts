@@ -26,7 +26,7 @@ import type { QueueItem } from "./visit.js";
 export type JobState = "handed" | "attempting" | "settled" | "finished";
 
 /**
- * Something for a stage to do, handed out by {@link CrawlCore.next}:
+ * Something for a stage to do, handed out by `CrawlCore.next()`:
  * - `page`: fetch `url`, a page whose host has given it its turn;
  * - `robots`: fetch `url`, an origin's `robots.txt` (read whole, whatever `skipNonHtml` says);
  * - `sitemap`: fetch `url`, a sitemap (option `sitemaps`) whose host has given it its turn (read whole, as a `robots.txt`);
@@ -64,7 +64,7 @@ export class Job {
 }
 
 /**
- * What an attempt's outcome means for its job ({@link CrawlCore.settle}):
+ * What an attempt's outcome means for its job (`CrawlCore.settle()`):
  * `retry` after `delayMs` (a network error, a status of `retryHttpCodes`,
  * a `robots.txt` 5xx or redirect), or `done`.
  */
@@ -82,7 +82,7 @@ export type Outcome = HttpResponse | AttemptError;
 export type CrawlRequestOptions = Pick<ResolvedCrawlOptions, "userAgent" | "headers" | "timeoutMs" | "idleTimeoutMs" | "maxBodyBytes" | "skipNonHtml" | "ca" | "rejectUnauthorized">;
 
 /**
- * What a stage sends for a job's attempt ({@link CrawlCore.request}): a GET
+ * What a stage sends for a job's attempt (`CrawlCore.request()`): a GET
  * of `url` with the crawl's headers (`requestHeaders(userAgent, headers)`,
  * src/http/request.ts), no redirect followed, and:
  * - `body: "skippable"` (a page): with `skipNonHtml`, a `200` whose media
