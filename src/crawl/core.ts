@@ -91,8 +91,8 @@ export class CrawlCore implements SitemapContext {
   readonly store: CrawlStore;
   /** One record per URL fetched, in completion order (unless `keepRecords` is false). */
   readonly records: FetchStatistic[] = [];
-  /** Where the crawl is: see {@link CrawlState}. */
-  state: CrawlState = "not begun";
+  /** Where the crawl is (read it as `state`). */
+  private crawlState: CrawlState = "not begun";
   /** Records made, kept or not, and records a shared store is storing. */
   private recorded = 0;
   private recording = 0;
@@ -157,6 +157,8 @@ export class CrawlCore implements SitemapContext {
   get maxBodyBytes(): number { return this.options.maxBodyBytes; }
   /** `visitSitemap()` reads this: sitemap files the crawl may still queue. */
   get sitemapFilesLeft(): number { return SITEMAP_MAX_FILES - this.sitemapFiles; }
+  /** Where the crawl is: see {@link CrawlState}. */
+  get state(): CrawlState { return this.crawlState; }
   /** The crawl id every message of this crawl carries (0 before `begin`). */
   get id(): number { return this.run?.id ?? 0; }
 
@@ -174,8 +176,8 @@ export class CrawlCore implements SitemapContext {
    * @throws InvalidStateError when called a second time: a crawl runs once.
    */
   begin(loop: number | null, clock: () => number): void {
-    if (this.state !== "not begun") throw this.crawlMisuse("begin()", "this Crawler has already crawled; make a new one");
-    this.state = "running";
+    if (this.crawlState !== "not begun") throw this.crawlMisuse("begin()", "this Crawler has already crawled; make a new one");
+    this.crawlState = "running";
     this.clock = clock;
     const core = this;
     this.run = new CrawlRun(this.stage, this.options.trace, loop, function counters() { return core.counters(); });
@@ -194,12 +196,12 @@ export class CrawlCore implements SitemapContext {
    * @throws InvalidStateError before `begin()` and after `end()`.
    */
   next(): Job | null {
-    if (this.state !== "running") {
-      if (this.state === "stopping") return null;
+    if (this.crawlState !== "running") {
+      if (this.crawlState === "stopping") return null;
       throw this.crawlMisuse("next()");
     }
     if (this.wakeups.length > 0) this.runDueWakeups();
-    while (this.state === "running" && this.jobs < this.options.maxTasks) {
+    while (this.crawlState === "running" && this.jobs < this.options.maxTasks) {
       if (this.recorded + this.recording + this.pages >= this.options.maxPages) return this.waitJob(false);
       const item = this.store.take();
       if (item === undefined) return this.waitJob(true);
@@ -234,7 +236,7 @@ export class CrawlCore implements SitemapContext {
    * `handed` (a page, `robots.txt` or sitemap, not attempting, settled or finished).
    */
   started(job: Job): void {
-    if (this.state !== "running" || job.state !== "handed" || job.kind === "wait") throw this.startMisuse(job);
+    if (this.crawlState !== "running" || job.state !== "handed" || job.kind === "wait") throw this.startMisuse(job);
     job.state = "attempting";
     job.attempt += 1;
     this.run?.fetchStart(job.url, job.attempt);
@@ -252,7 +254,7 @@ export class CrawlCore implements SitemapContext {
    * @throws InvalidStateError unless the job is `attempting` (started and not settled), or after `end()`.
    */
   settle(job: Job, outcome: Outcome, detail: string | null = null): Step {
-    if (job.state !== "attempting" || this.state === "ended") throw this.jobMisuse("settle()", job);
+    if (job.state !== "attempting" || this.crawlState === "ended") throw this.jobMisuse("settle()", job);
     this.run?.fetchEnd(job.url, job.attempt, outcome, detail);
     const step = this.outcomeStep(job, outcome, detail);
     job.state = step.kind === "done" ? "settled" : "handed";
@@ -268,7 +270,7 @@ export class CrawlCore implements SitemapContext {
    * @throws InvalidStateError for a job already finished, and before `begin()` or after `end()`.
    */
   finish(job: Job): void {
-    if (job.state === "finished" || (this.state !== "running" && this.state !== "stopping")) throw this.jobMisuse("finish()", job);
+    if (job.state === "finished" || (this.crawlState !== "running" && this.crawlState !== "stopping")) throw this.jobMisuse("finish()", job);
     const settled = job.state === "settled";
     job.state = "finished";
     this.jobs -= 1;
@@ -301,7 +303,7 @@ export class CrawlCore implements SitemapContext {
 
   /** Whether the crawl was stopped (`stop()`): no job is handed out any more, and none is started. */
   get stopped(): boolean {
-    return this.state === "stopping" || this.state === "ended";
+    return this.crawlState === "stopping" || this.crawlState === "ended";
   }
 
   /**
@@ -321,11 +323,11 @@ export class CrawlCore implements SitemapContext {
    * @throws InvalidStateError before `begin()`.
    */
   stop(): void {
-    if (this.state !== "running") {
-      if (this.state === "not begun") throw this.crawlMisuse("stop()");
+    if (this.crawlState !== "running") {
+      if (this.crawlState === "not begun") throw this.crawlMisuse("stop()");
       return;
     }
-    this.state = "stopping";
+    this.crawlState = "stopping";
     this.store.stop();
     for (const item of this.hosts.close()) this.store.release(item);
   }
@@ -341,9 +343,9 @@ export class CrawlCore implements SitemapContext {
    * @throws what the store throws when it could not keep the crawl (a shared store that stopped answering).
    */
   end(): CrawlResult {
-    if (this.state !== "running" && this.state !== "stopping") throw this.crawlMisuse("end()");
+    if (this.crawlState !== "running" && this.crawlState !== "stopping") throw this.crawlMisuse("end()");
     if (this.jobs > 0) throw new InvalidStateError(`end() of a crawl with ${this.jobs} job${this.jobs === 1 ? "" : "s"} out: finish() each first`);
-    this.state = "ended";
+    this.crawlState = "ended";
     this.hosts.close();
     this.run?.end();
     return this.result(this.store.summary(this.recorded));
@@ -486,7 +488,7 @@ export class CrawlCore implements SitemapContext {
 
   /** The error for a crawl-level call out of order: `next() of a crawl not begun`. Built only when thrown. */
   private crawlMisuse(call: string, hint?: string): InvalidStateError {
-    const where = this.state === "not begun" ? "not begun" : this.state === "ended" ? "already ended" : `already ${this.state}`;
+    const where = this.crawlState === "not begun" ? "not begun" : this.crawlState === "ended" ? "already ended" : `already ${this.crawlState}`;
     return new InvalidStateError(`${call} of a crawl ${where}${hint === undefined ? "" : `: ${hint}`}`);
   }
 
@@ -494,13 +496,13 @@ export class CrawlCore implements SitemapContext {
   private startMisuse(job: Job): InvalidStateError {
     if (job.kind === "wait") return new InvalidStateError("started() of a wait job: wait its delayMs, then finish() it");
     if (job.state !== "handed") return this.jobMisuse("started()", job);
-    if (this.state === "stopping") return new InvalidStateError(`started() after stop() (${job.url}): check \`stopped\` first, and finish() the job`);
+    if (this.crawlState === "stopping") return new InvalidStateError(`started() after stop() (${job.url}): check \`stopped\` first, and finish() the job`);
     return this.crawlMisuse("started()");
   }
 
   /** The error for a call about a job in the wrong state: `finish() of a job already finished (http://…/a)`. */
   private jobMisuse(call: string, job: Job): InvalidStateError {
-    if (this.state !== "running" && this.state !== "stopping") return this.crawlMisuse(call);
+    if (this.crawlState !== "running" && this.crawlState !== "stopping") return this.crawlMisuse(call);
     return new InvalidStateError(`${call} of a job ${JOB_STATE_WORDS[job.state]} (${job.kind === "wait" ? `a wait of ${job.until} ms` : job.url})`);
   }
 }
