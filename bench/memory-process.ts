@@ -5,7 +5,7 @@
  * @module
  */
 import { execFile } from "node:child_process";
-import type { StageName } from "../src/observe/events.js";
+import type { KnownStage as StageName } from "../src/observe/events.js";
 import { childScript } from "./build.js";
 import type { MemoryReport, MemoryRequest } from "./children/memory-child.js";
 

@@ -40,7 +40,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import type { StageName } from "../src/observe/events.js";
+import type { KnownStage as StageName } from "../src/observe/events.js";
 import { buildChildren, PROJECT_ROOT } from "./build.js";
 import { STAGE_NAMES, SUBJECT_NAMES, type BenchSubject } from "./children/load-stage.js";
 import type { MemoryReport } from "./children/memory-child.js";

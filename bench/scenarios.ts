@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { StageName } from "../src/observe/events.js";
+import type { KnownStage as StageName } from "../src/observe/events.js";
 
 /** One scenario: a site, a worker count, and the question it asks. */
 export interface Scenario {

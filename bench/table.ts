@@ -7,7 +7,7 @@
  *
  * @module
  */
-import type { StageName } from "../src/observe/events.js";
+import type { KnownStage as StageName } from "../src/observe/events.js";
 import type { MemoryReport } from "./children/memory-child.js";
 import type { RunResult } from "./crawl-process.js";
 import { peersSection } from "./peers.js";

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { StageName } from "../src/observe/events.js";
+import type { KnownStage as StageName } from "../src/observe/events.js";
 
 /** One stage's targets. */
 export interface Targets {

@@ -37,7 +37,11 @@ export type { CrawlResult, FetchError, FetchStatistic } from "./crawl/records.js
 export type { RobotsFetch, RobotsVerdict } from "./crawl/robots.js";
 export { FETCH_ERRORS } from "./crawl/records.js";
 export { CancelledError, InvalidStateError } from "./kernel/errors.js";
-export type { TraceEvent } from "./observe/events.js";
+export type { AttemptError, FinalError, RetriedError } from "./kernel/errors.js";
+export type { CrawlState } from "./crawl/core.js";
+export type { CrawlRequestOptions, Job, JobRequest, JobState, Outcome, Step } from "./crawl/job.js";
+export type { CoreWorld } from "./crawl/world.js";
+export type { KnownStage, StageName, TraceEvent } from "./observe/events.js";
 export { report } from "./crawl/report.js";
 export type { ComparisonJson, CrawlResultJson, OptionsJson, RecordLine } from "./cli/result-json.js";
 export { SCHEMA_VERSION } from "./cli/result-json.js";

@@ -6,7 +6,7 @@
  */
 import type { CrawlResult } from "../../src/crawl/records.js";
 import type { CrawlOptions } from "../../src/crawl/options.js";
-import type { StageName } from "../../src/observe/events.js";
+import type { KnownStage as StageName } from "../../src/observe/events.js";
 
 /** The stages, in the order the benchmark runs and prints them. */
 export const STAGE_NAMES: readonly StageName[] = ["callbacks", "generators", "asyncawait"];

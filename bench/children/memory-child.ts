@@ -27,7 +27,7 @@ import type { FetchOutcome } from "../../src/callbacks/index.js";
 import { ResponseParser } from "../../src/http/parser.js";
 import { DEFAULT_OPTIONS } from "../../src/crawl/options.js";
 import { EVENT_READ } from "../../src/kernel/selector.js";
-import type { StageName } from "../../src/observe/events.js";
+import type { KnownStage as StageName } from "../../src/observe/events.js";
 import { loadCrawl } from "./load-stage.js";
 
 /** What the parent asks for. */

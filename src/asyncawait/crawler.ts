@@ -8,13 +8,14 @@
 import { setMaxListeners } from "node:events";
 import { setTimeout as sleep } from "node:timers/promises";
 import { CrawlCore, type Job } from "../crawl/core.js";
-import type { CrawlOptions } from "../crawl/options.js";
+import { resolveOptions, type CrawlOptions } from "../crawl/options.js";
 import { skippableBody } from "../crawl/page.js";
 import type { CrawlResult } from "../crawl/records.js";
 import type { CrawlStore } from "../crawl/store.js";
+import { worldFor } from "../crawl/world.js";
 import { HttpClient } from "../http/http-client.js";
 import type { HttpResponse } from "../http/parser.js";
-import { errorDetail, errorName, type FetchError } from "../kernel/errors.js";
+import { errorDetail, errorName, type AttemptError } from "../kernel/errors.js";
 import { crawlChannel } from "../observe/channels.js";
 import { JoinableQueue, QueueShutDown } from "./joinable-queue.js";
 
@@ -60,7 +61,8 @@ export class Crawler {
    * @throws TypeError for a bad option or an unusable root, naming it.
    */
   constructor(roots: string | string[], options?: CrawlOptions, frontier?: CrawlStore) {
-    this.core = new CrawlCore("asyncawait", roots, options, frontier);
+    const settings = resolveOptions(options);
+    this.core = new CrawlCore("asyncawait", roots, settings, worldFor(settings, frontier));
     const { maxTasks, skipNonHtml } = this.core.options;
     this.client = new HttpClient({ ...this.core.options, connections: maxTasks, skipBody: skipNonHtml ? skippableBody : null });
     setMaxListeners(0, this.stopping.signal); // As many pauses as workers may listen at once.
@@ -79,7 +81,10 @@ export class Crawler {
    * console.log(result.records.length, "pages");
    */
   async crawl(): Promise<CrawlResult> {
-    this.core.begin(null, this.aborted);
+    this.core.begin(null, now);
+    const signal = this.core.options.signal;
+    if (signal?.aborted === true) this.core.stop(); // Aborted before it began: no job is handed out.
+    signal?.addEventListener("abort", this.aborted, { once: true });
     try {
       this.queueJobs();
       const workers: Promise<void>[] = [];
@@ -88,6 +93,7 @@ export class Crawler {
       this.q.shutdown(); // The idle workers, parked in get(), end.
       await Promise.all(workers);
     } finally {
+      signal?.removeEventListener("abort", this.aborted);
       await this.client.close();
       await this.core.store.whenDone?.(); // A shared store writes what it holds and reads the crawl's summary.
     }
@@ -121,9 +127,9 @@ export class Crawler {
     const { url } = job;
     if (this.core.stopped) return; // Handed to our get() before a stop, resumed after it (a promise job later): left to do.
     if (crawlChannel.hasSubscribers) crawlChannel.publish({ type: "take", crawl: this.core.id, url });
-    for (;;) {
+    while (!this.core.stopped) { // Stopped during a pause (a store that failed): no attempt more.
       this.core.started(job);
-      let outcome: HttpResponse | FetchError;
+      let outcome: HttpResponse | AttemptError;
       let detail: string | null = null;
       if (crawlChannel.hasSubscribers) crawlChannel.publish({ type: "await", crawl: this.core.id, url, what: "client.get" });
       try {
@@ -145,8 +151,9 @@ export class Crawler {
     for (let job = this.core.next(); job !== null; job = this.core.next()) this.q.putNowait(job);
   }
 
-  /** The signal's abort listener: drop the jobs not taken (their URLs stay to do), abandon the requests, end the pauses. */
+  /** The signal's abort listener: stop the core, drop the jobs not taken (their URLs stay to do), abandon the requests, end the pauses. */
   private readonly aborted = (): void => {
+    this.core.stop();
     while (this.q.size() > 0) {
       this.core.finish(this.q.getNowait());
       this.q.taskDone();
@@ -154,4 +161,9 @@ export class Crawler {
     void this.client.close();
     this.stopping.abort();
   };
+}
+
+/** Stage 3's clock, in milliseconds: Node's own, as its timers are. */
+function now(): number {
+  return performance.now();
 }

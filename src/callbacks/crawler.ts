@@ -5,9 +5,10 @@
  * @module
  */
 import { CrawlCore, type Job } from "../crawl/core.js";
-import type { CrawlOptions } from "../crawl/options.js";
+import { resolveOptions, type CrawlOptions } from "../crawl/options.js";
 import type { CrawlResult } from "../crawl/records.js";
 import { Slots } from "../crawl/slots.js";
+import { worldFor } from "../crawl/world.js";
 import { IdleConnections } from "../http/idle-connections.js";
 import type { TimerHandle } from "../kernel/timers.js";
 import { EventLoop, type ExceptionSource } from "./event-loop.js";
@@ -33,7 +34,8 @@ import { Fetcher, type FetcherOptions, type FetchOutcome } from "./fetcher.js";
  *
  * @remarks The chapter's callback crawler has no concurrency limit, no
  * redirects and no end but `stopped = True` in a global; here the core keeps
- * count, and an abort stops the loop, whose end closes the Fetchers in flight.
+ * count, and an abort stops the core and the loop, whose end closes the
+ * Fetchers in flight and hands their jobs back to the core.
  * @see Chapter, "Programming With Callbacks"; `crawling.py` (`Crawler`); src/crawl/core.ts
  */
 export class Crawler {
@@ -43,6 +45,8 @@ export class Crawler {
   readonly loop = new EventLoop();
   /** What runs for each job out, its Fetcher or (a wait) its timer, in slots: src/crawl/slots.ts says why not a Map. */
   private readonly running = new Slots<Fetcher | TimerHandle>();
+  /** The jobs out, which the loop's end hands back to the core however the crawl ended. */
+  private readonly out = new Set<Job>();
   /** Connections kept open for the next request to their origin, closed when the crawl ends. */
   private readonly connections = new IdleConnections();
   private readonly pageOptions: FetcherOptions;
@@ -52,7 +56,8 @@ export class Crawler {
 
   /** @throws TypeError for an unusable root or a bad option, naming it. */
   constructor(roots: string | string[], options: CrawlOptions = {}) {
-    this.core = new CrawlCore("callbacks", roots, options);
+    const settings = resolveOptions(options);
+    this.core = new CrawlCore("callbacks", roots, settings, worldFor(settings));
     this.pageOptions = { ...this.core.options, connections: this.connections };
     this.robotsOptions = { ...this.pageOptions, skipNonHtml: false }; // A robots.txt or a sitemap is read whole.
   }
@@ -70,7 +75,10 @@ export class Crawler {
    */
   crawl(onDone: (result: CrawlResult) => void, onFailed: (error: unknown) => void = rethrow): void {
     const loop = this.loop;
-    this.core.begin(loop.id, function aborted() { loop.stop(); }); // The loop's end closes the Fetchers in flight.
+    this.core.begin(loop.id, function time() { return loop.time(); });
+    const signal = this.core.options.signal;
+    if (signal?.aborted === true) this.core.stop(); // Aborted before it began: no job is handed out.
+    signal?.addEventListener("abort", this.aborted, { once: true });
     this.onDone = onDone;
     this.onFailed = onFailed;
     this.loop.setExceptionHandler(this.loopException);
@@ -81,6 +89,7 @@ export class Crawler {
   /** Starts a Fetcher for each job the core hands out (a timer for a wait); stops the loop when nothing is left. */
   private startFetchers(): void {
     for (let job = this.core.next(); job !== null; job = this.core.next()) {
+      this.out.add(job);
       if (job.kind === "wait") this.wait(job);
       else this.attempt(job);
     }
@@ -108,13 +117,21 @@ export class Crawler {
   private fetched(job: Job, slot: number, fetcher: Fetcher, outcome: FetchOutcome): void {
     const step = this.core.settle(job, outcome, fetcher.detail);
     const crawler = this;
-    if (step.kind === "retry") return fetcher.later(step.delayMs, function pauseOver() { crawler.running.remove(slot, fetcher); crawler.attempt(job); });
+    if (step.kind === "retry") return fetcher.later(step.delayMs, function pauseOver() { crawler.pauseOver(job, slot, fetcher); });
     this.jobDone(job, slot, fetcher);
+  }
+
+  /** A retry's pause is over: the next attempt, in a new Fetcher; unless the crawl was stopped meanwhile (a store that failed), which starts none. */
+  private pauseOver(job: Job, slot: number, fetcher: Fetcher): void {
+    if (this.core.stopped) return this.jobDone(job, slot, fetcher);
+    this.running.remove(slot, fetcher);
+    this.attempt(job);
   }
 
   /** A job is over: its slot is free, the core takes it back, and the next Fetchers start. */
   private jobDone(job: Job, slot: number, running: Fetcher | TimerHandle): void {
     this.running.remove(slot, running);
+    this.out.delete(job);
     this.core.finish(job);
     this.startFetchers();
   }
@@ -129,12 +146,26 @@ export class Crawler {
     throw error; // Not from a Fetcher: a bug in the crawler itself, so let it be seen.
   };
 
-  /** Runs once the loop has stopped: closes what still runs; then nothing is registered and no timer is left. */
+  /** The signal's abort: the core stops, and so does the loop, whose end closes the Fetchers in flight. */
+  private readonly aborted = (): void => {
+    this.core.stop();
+    this.loop.stop();
+  };
+
+  /**
+   * Runs once the loop has stopped: closes what still runs and hands every
+   * job out back to the core (a URL cut short stays to do; a `robots.txt`
+   * cut short is reported, as in every stage); then nothing is registered
+   * and no timer is left.
+   */
   private readonly loopStopped = (): void => {
+    this.core.options.signal?.removeEventListener("abort", this.aborted);
     for (const each of this.running.list()) {
       if (each instanceof Fetcher) each.close();
       else each.cancel();
     }
+    for (const job of this.out) this.core.finish(job);
+    this.out.clear();
     this.connections.close();
     this.loop.selector.close();
     let result: CrawlResult;

@@ -86,6 +86,9 @@ export class EventLoop {
   /** Whether the loop is running (between `runForever` and the moment it stops). */
   isRunning(): boolean { return this.running; }
 
+  /** The loop's clock, in milliseconds (`performance.now()`), on which its timers are set: asyncio's `loop.time()`, in ms. */
+  time(): number { return performance.now(); }
+
   /**
    * Calls `callback` after `delayMs` milliseconds, from the loop. Timers due
    * at the same moment run in the order they were set; a negative delay is a

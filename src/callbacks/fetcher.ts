@@ -4,7 +4,7 @@
  * @module
  */
 import type { Socket } from "node:net";
-import { cutShort, errorDetail, errorName, FetchFailure, type FetchError } from "../kernel/errors.js";
+import { cutShort, errorDetail, errorName, FetchFailure, type AttemptError } from "../kernel/errors.js";
 import type { ResolvedCrawlOptions } from "../crawl/options.js";
 import { parserOptions } from "../crawl/page.js";
 import { ResponseParser, type HttpResponse } from "../http/parser.js";
@@ -31,7 +31,7 @@ export type FetcherOptions = Pick<ResolvedCrawlOptions, "timeoutMs" | "idleTimeo
   Partial<Pick<ResolvedCrawlOptions, "headers" | "skipNonHtml">> & { connections?: IdleConnections | null };
 
 /** How an attempt ended: the complete response, or the name of its error. */
-export type FetchOutcome = HttpResponse | FetchError;
+export type FetchOutcome = HttpResponse | AttemptError;
 
 /**
  * Fetches one URL with callbacks: `fetch()` starts connecting and registers

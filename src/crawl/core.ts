@@ -3,70 +3,35 @@
  *
  * @module
  */
-import type { HttpResponse } from "../http/parser.js";
-import { InvalidStateError, isRetryable, type FetchError } from "../kernel/errors.js";
-import { crawlChannel, type QueueCounters, type StageName } from "../observe/channels.js";
-import { resolveOptions, retryDelay, type CrawlOptions, type ResolvedCrawlOptions } from "./options.js";
+import { InvalidStateError, isRetryable } from "../kernel/errors.js";
+import type { QueueCounters, StageName } from "../observe/channels.js";
+import { Job, type JobRequest, type JobState, type Outcome, type Step } from "./job.js";
+import { retryDelay, type ResolvedCrawlOptions } from "./options.js";
 import { HostLines, type Cancellable } from "./politeness.js";
 import { appendRecord, errorRecord, isFetchedPage, type CrawlResult, type FetchStatistic, type StoppedBy } from "./records.js";
 import { RobotsReading } from "./robots.js";
 import { CrawlRun } from "./run.js";
 import { SITEMAP_MAX_FILES, sitemapSeeds, visitSitemap, type SitemapContext } from "./sitemaps.js";
-import { StateStore } from "./state.js";
-import { MemoryStore, type CrawlStore, type StoreSummary } from "./store.js";
+import type { CrawlStore, StoreSummary } from "./store.js";
 import { UrlPolicy } from "./urls.js";
 import { visit, type QueueItem, type Visit } from "./visit.js";
+import type { CoreWorld } from "./world.js";
+
+export { Job, type JobRequest, type JobState, type Outcome, type Step } from "./job.js";
 
 /**
- * Something for a stage to do, handed out by {@link CrawlCore.next}:
- * - `page`: fetch `url`, a page whose host has given it its turn;
- * - `robots`: fetch `url`, an origin's `robots.txt` (read whole, whatever `skipNonHtml` says);
- * - `sitemap`: fetch `url`, a sitemap (option `sitemaps`) whose host has given it its turn (read whole, as a `robots.txt`);
- * - `wait`: wait `delayMs`, then `finish(job)`: URLs wait for a host's delay, and nothing else can run now.
- *
- * Fetch a page, a `robots.txt` or a sitemap the same way: `started(job)`, one attempt,
- * `settle(job, outcome)`, as often as `settle` says; then `finish(job)`.
+ * Where the crawl is: `not begun` until `begin()`, `running`, `stopping`
+ * from `stop()` on (no job is handed out; the jobs out are finished), and
+ * `ended` once `end()` returned the result.
  */
-export class Job {
-  /** Attempts started at `url` (a `robots.txt` redirect starts the count again). */
-  attempt: number;
-  /** Set once `settle` said `done`. */
-  settled = false;
-
-  constructor(
-    readonly kind: "page" | "robots" | "sitemap" | "wait",
-    /** The URL to fetch; a `robots.txt` redirect changes it. Empty for a wait. */
-    public url: string,
-    /** For a wait, when it is over (performance.now() ms); else 0. */
-    readonly until: number,
-    /** For a page or a sitemap, the URL as it was queued. */
-    readonly item: QueueItem | null,
-    /** For a `robots.txt`, its reading. */
-    readonly reading: RobotsReading | null,
-  ) {
-    this.attempt = item?.tries ?? 0; // After a Retry-After, the attempts go on from where they were.
-  }
-
-  /** For a wait, how long from now, in ms. */
-  get delayMs(): number {
-    return Math.max(0, this.until - performance.now());
-  }
-}
-
-/**
- * What an attempt's outcome means for its job ({@link CrawlCore.settle}):
- * `retry` after `delayMs`, for a `robots.txt` only (a 5xx, a 429 or a
- * network error, after the backoff or a `Retry-After` hold; a redirect, at
- * once); or `done` (a page to try again is put back, and comes out as a new job).
- */
-export type Step = { readonly kind: "retry"; readonly delayMs: number } | { readonly kind: "done" };
+export type CrawlState = "not begun" | "running" | "stopping" | "ended";
 
 const DONE: Step = { kind: "done" };
 
 /** How long a wait lasts when only a shared store may bring more URLs (another process's, a write in flight): short, since its answers come in a millisecond or so, and a wait costs nothing but a timer. */
 const STORE_POLL_MS = 5;
 
-/** A wake-up the host lines asked for, due at `at` (performance.now() ms) unless called off. */
+/** A wake-up the host lines asked for, due at `at` (the stage's clock, ms) unless called off. */
 class Wakeup implements Cancellable {
   cancelled = false;
   constructor(
@@ -87,10 +52,19 @@ class Wakeup implements Cancellable {
  * to queue through `visit()`), when the crawl is over, and what it reports.
  * It keeps its URLs in a {@link CrawlStore}.
  *
- * It never waits and never imports a stage: a stage asks it for jobs, runs
- * each in its own style, and hands back the outcomes. Between two calls
- * nothing changes here, so a stage needs no lock (the chapter's point about
- * cooperative multitasking): whatever one call reads, it also writes.
+ * It never waits, never imports a stage and reads nothing from the world:
+ * the stage hands in its clock (`begin()`), and a {@link CoreWorld} with the
+ * store, the wall clock and a seeded random source (src/crawl/world.ts). It
+ * calls nothing back either: the stage asks it for jobs, runs each in its
+ * own style, hands back the outcomes, and calls `stop()` on an abort.
+ * Between two calls nothing changes here, so a stage needs no lock (the
+ * chapter's point about cooperative multitasking): whatever one call reads,
+ * it also writes.
+ *
+ * It is a protocol object: the crawl has a state ({@link CrawlState}) and
+ * each job one ({@link JobState}), and a call out of order throws an
+ * {@link InvalidStateError} naming the call and the state, before it
+ * changes anything: the core stays as it was and usable.
  *
  * The one wait it needs, for a host whose delay has not run out while
  * nothing else can run, it hands out as a `wait` job: so the stage's queue
@@ -99,10 +73,14 @@ class Wakeup implements Cancellable {
  *
  * @remarks This is the shape of h11 and hyper's h2 (Cory Benfield and Brett
  * Cannon, "network protocols, sans I/O"): a synchronous object takes events
- * and returns actions; the code around it does the I/O. The chapter's
- * crawler makes these decisions inline in `fetch()`; three stages making
- * them each their own way came to decide one case three ways.
- * @see Chapter, "Coordinating Coroutines"; docs/behaviour.md
+ * and returns actions; the code around it does the I/O. h11's `Connection`
+ * goes to an `ERROR` state after a protocol error, since a byte stream half
+ * parsed cannot be trusted; here a refused call has changed nothing, so the
+ * core stays usable, and one job's misuse does not take the other jobs'
+ * records down with it. The chapter's crawler makes these decisions inline
+ * in `fetch()`; three stages making them each their own way came to decide
+ * one case three ways.
+ * @see Chapter, "Coordinating Coroutines"; docs/crawl-core.md; docs/behaviour.md
  */
 export class CrawlCore implements SitemapContext {
   /** The options in force, defaults filled in. */
@@ -113,6 +91,8 @@ export class CrawlCore implements SitemapContext {
   readonly store: CrawlStore;
   /** One record per URL fetched, in completion order (unless `keepRecords` is false). */
   readonly records: FetchStatistic[] = [];
+  /** Where the crawl is (read it as `state`). */
+  private crawlState: CrawlState = "not begun";
   /** Records made, kept or not, and records a shared store is storing. */
   private recorded = 0;
   private recording = 0;
@@ -126,42 +106,50 @@ export class CrawlCore implements SitemapContext {
   private pages = 0;
   /** Sitemap files queued (option `sitemaps`), of {@link SITEMAP_MAX_FILES}. */
   private sitemapFiles = 0;
-  /** Of those, waits: when each is over (performance.now() ms). */
+  /** Of those, waits: when each is over (the stage's clock, ms). */
   private waitsUntil: number[] = [];
   /** The host lines' wake-ups not yet run. */
   private wakeups: Wakeup[] = [];
   private run: CrawlRun | null = null;
   private startedAt = 0;
-  private stopping = false;
-  private cancelStage: () => void = noop;
+  /** The stage's clock, in ms: given to `begin()`; waits, host delays and holds are measured on it. */
+  private clock: () => number = notBegun;
+  private readonly wallClock: () => number;
 
   /**
-   * @param stage - The stage that crawls, for the trace.
-   * @param store - Where the URLs live: unless given, a {@link StateStore} in the `state` directory, or a {@link MemoryStore}.
-   * @throws TypeError for an unusable root or a bad option, naming it (`state`: another crawl's state).
+   * @param stage - The stage that crawls, for the trace: any name (a fourth stage names itself).
+   * @param options - The options in force (`resolveOptions()`): a stage resolves them first, to build the world.
+   * @param world - The store, the wall clock and the random source (`worldFor(options)`, src/crawl/world.ts).
+   * @throws TypeError for an unusable root, naming it; what the store's `open` throws (`state`: another crawl's state).
    */
   constructor(
     private readonly stage: StageName,
     roots: string | string[],
-    options: CrawlOptions = {},
-    store?: CrawlStore,
+    options: ResolvedCrawlOptions,
+    world: CoreWorld,
   ) {
-    this.options = resolveOptions(options);
+    this.options = options;
     this.policy = new UrlPolicy(typeof roots === "string" ? [roots] : roots, this.options);
-    if (store !== undefined && this.options.state !== null) throw new TypeError("Expected `state` to be left out with a store of its own (a frontier): that store keeps the crawl");
-    this.store = store ?? (this.options.state === null ? new MemoryStore() : new StateStore(this.options.state));
-    this.store.open?.(this.options, this.aborted, this.policy.roots);
-    this.fetched = this.store.resumed ?? 0; // A resumed crawl's maxPages counts the pages its earlier runs fetched.
+    this.store = world.store;
+    this.wallClock = world.wallClock;
     const core = this;
-    this.hosts = new HostLines(this.options, {
-      requeue(item) { core.store.putBack(item); }, // Its host's turn came: back in the queue.
-      robotsKnown(origin) { return core.store.robotsRules?.(origin) ?? null; }, // Read by another process sharing the store.
-      later(ms, wake) {
-        const wakeup = new Wakeup(performance.now() + ms, wake);
-        core.wakeups.push(wakeup);
-        return wakeup;
+    this.store.open?.(this.options, function stopCrawl() { core.stop(); }, this.policy.roots);
+    this.fetched = this.store.resumed ?? 0; // A resumed crawl's maxPages counts the pages its earlier runs fetched.
+    this.hosts = new HostLines(
+      this.options,
+      {
+        requeue(item) { core.store.putBack(item); }, // Its host's turn came: back in the queue.
+        robotsKnown(origin) { return core.store.robotsRules?.(origin) ?? null; }, // Read by another process sharing the store.
+        later(ms, wake) {
+          const wakeup = new Wakeup(core.clock() + ms, wake);
+          core.wakeups.push(wakeup);
+          return wakeup;
+        },
       },
-    });
+      function now() { return core.clock(); },
+      world.random,
+      world.wallClock,
+    );
   }
 
   /** The URLs seen so far, which `visit()` reads. */
@@ -172,6 +160,8 @@ export class CrawlCore implements SitemapContext {
   get maxBodyBytes(): number { return this.options.maxBodyBytes; }
   /** `visitSitemap()` reads this: sitemap files the crawl may still queue. */
   get sitemapFilesLeft(): number { return SITEMAP_MAX_FILES - this.sitemapFiles; }
+  /** Where the crawl is: see {@link CrawlState}. */
+  get state(): CrawlState { return this.crawlState; }
   /** The crawl id every message of this crawl carries (0 before `begin`). */
   get id(): number { return this.run?.id ?? 0; }
 
@@ -181,41 +171,48 @@ export class CrawlCore implements SitemapContext {
   }
 
   /**
-   * Starts the crawl: queues the roots, and listens to the caller's signal,
-   * which stops the crawl and calls `cancel`, the stage's way of ending what
-   * is in flight.
+   * Starts the crawl: queues the roots (and, with `sitemaps`, the root
+   * origins' `/sitemap.xml`), and says so on the crawl channel.
    *
    * @param loop - The id of the hand-made loop the crawl runs in (stages 1 and 2), else null.
+   * @param clock - The stage's clock, in milliseconds: `loop.time()` in stages 1 and 2, the high-resolution clock of `node:perf_hooks` in stage 3. It comes here, not to the constructor, since a stage 2 Crawler meets its loop only when its crawl runs.
    * @throws InvalidStateError when called a second time: a crawl runs once.
    */
-  begin(loop: number | null, cancel: () => void): void {
-    if (this.run !== null) throw new InvalidStateError("This Crawler has already crawled; make a new one");
-    this.run = new CrawlRun(this.stage, this.options.trace, loop);
-    this.startedAt = Date.now();
-    this.cancelStage = cancel;
+  begin(loop: number | null, clock: () => number): void {
+    if (this.crawlState !== "not begun") throw this.crawlMisuse("begin()", "this Crawler has already crawled; make a new one");
+    this.crawlState = "running";
+    this.clock = clock;
+    const core = this;
+    this.run = new CrawlRun(this.stage, this.options.trace, loop, function counters() { return core.counters(); });
+    this.startedAt = this.wallClock();
     this.store.add(this.policy.roots.map((url) => ({ url, maxRedirect: this.options.maxRedirect })));
     if (this.options.sitemaps) for (const origin of this.rootOrigins()) this.queueSitemaps(sitemapSeeds(["/sitemap.xml"], origin, null, this));
-    if (this.options.signal?.aborted === true) this.stop();
-    this.options.signal?.addEventListener("abort", this.aborted, { once: true });
   }
 
   /**
    * The next job to run, or null when there is none now (`maxTasks` jobs are
-   * out, or nothing can run): a URL whose host lets it go, that host's
-   * `robots.txt` first, or a wait while URLs wait only for time. URLs whose
-   * host is busy wait in its line; those `robots.txt` refuses are recorded.
+   * out, or nothing can run, or the crawl is stopping): a URL whose host lets
+   * it go, that host's `robots.txt` first, or a wait while URLs wait only for
+   * time. URLs whose host is busy wait in its line; those `robots.txt`
+   * refuses are recorded.
+   *
+   * @throws InvalidStateError before `begin()` and after `end()`.
    */
   next(): Job | null {
+    if (this.crawlState !== "running") {
+      if (this.crawlState === "stopping") return null;
+      throw this.crawlMisuse("next()");
+    }
     if (this.wakeups.length > 0) this.runDueWakeups();
-    while (!this.stopped && this.jobs < this.options.maxTasks) {
+    while (this.crawlState === "running" && this.jobs < this.options.maxTasks) {
       if (this.maxPagesReached()) return this.waitJob(false);
       const item = this.store.take();
       if (item === undefined) return this.waitJob(true);
       const turn = this.hosts.turn(item);
-      if (turn.kind === "go") return this.handOut(new Job(item.sitemap === undefined ? "page" : "sitemap", item.url, 0, item, null));
+      if (turn.kind === "go") return this.handOut(new Job(item.sitemap === undefined ? "page" : "sitemap", item.url, 0, item, null, this.clock));
       if (turn.kind === "robots") {
         const reading = new RobotsReading(turn.origin, this.options, this.policy);
-        return this.handOut(new Job("robots", reading.url, 0, null, reading));
+        return this.handOut(new Job("robots", reading.url, 0, null, reading, this.clock));
       }
       if (turn.kind === "refused") this.finishUrl(item, { record: errorRecord(item.url, turn.error, item.referrer ?? null, turn.detail, { depth: item.depth ?? 0, tries: item.tries ?? 0 }), next: [] });
       // "wait": it waits in its host's line, and comes back through the store when its turn comes.
@@ -223,36 +220,49 @@ export class CrawlCore implements SitemapContext {
     return null;
   }
 
-  /** An attempt at the job starts now. */
+  /**
+   * What to send for the job's next attempt: its URL, whether its body may
+   * be left unread (a page) or is read whole, and the options that shape
+   * every request of the crawl. The stages build the same from `options`
+   * once; a new stage may ask here.
+   */
+  request(job: Job): JobRequest {
+    const { userAgent, headers, timeoutMs, idleTimeoutMs, maxBodyBytes, skipNonHtml, ca, rejectUnauthorized } = this.options;
+    return { url: job.url, body: job.kind === "page" ? "skippable" : "whole", userAgent, headers, timeoutMs, idleTimeoutMs, maxBodyBytes, skipNonHtml, ca, rejectUnauthorized };
+  }
+
+  /**
+   * An attempt at the job starts now: counts it, and publishes `fetch-start`.
+   *
+   * @throws InvalidStateError unless the crawl is running (check `stopped`
+   * first: after a stop, a job is finished, not attempted) and the job is
+   * `handed` (a page, `robots.txt` or sitemap, not attempting, settled or finished).
+   */
   started(job: Job): void {
+    if (this.crawlState !== "running" || job.state !== "handed" || job.kind === "wait") throw this.startMisuse(job);
+    job.state = "attempting";
     job.attempt += 1;
-    if (crawlChannel.hasSubscribers) crawlChannel.publish({ type: "fetch-start", crawl: this.id, url: job.url, attempt: job.attempt, ...this.counters() });
+    this.run?.fetchStart(job.url, job.attempt);
   }
 
   /**
    * What the attempt's outcome (a response, or its error's name, with
    * `detail`, Node's words for a `TlsError`) means: a `robots.txt` tried
-   * again after a pause; or done: the URL recorded and its links queued, the
-   * URL put back to be tried again (resting for the backoff, or behind its
-   * host's `Retry-After` hold), or a `robots.txt` read.
+   * again after a pause (the job is `handed` again: `started()` comes next);
+   * or done (the job is `settled`): the URL recorded and its links queued,
+   * the URL put back to be tried again (resting for the backoff, or behind
+   * its host's `Retry-After` hold), or a `robots.txt` read.
+   * Publishes `fetch-end` first: a subscriber that stops the crawl there
+   * stops it before this outcome counts.
+   *
+   * @throws InvalidStateError unless the job is `attempting` (started and not settled), or after `end()`.
    */
-  settle(job: Job, outcome: HttpResponse | FetchError, detail: string | null = null): Step {
-    const error = typeof outcome === "string" ? outcome : null;
-    if (crawlChannel.hasSubscribers) crawlChannel.publish({ type: "fetch-end", crawl: this.id, url: job.url, attempt: job.attempt, status: error === null ? (outcome as HttpResponse).status : null, error, detail: error === null ? null : detail, ...this.counters() });
-    if (this.stopped) return DONE; // Stopping: no more attempts, and no record; finish() leaves the URL to do.
-    if (job.reading !== null) return this.robotsStep(job, outcome, detail);
-    const item = job.item as QueueItem; // A page: it has its item.
-    const retry = this.retryStep(job, item, outcome, detail);
-    if (retry !== null) return retry;
-    let v: Visit;
-    try {
-      v = job.kind === "sitemap" ? visitSitemap(item, outcome, this, detail, job.attempt) : visit(item, outcome, this, detail, job.attempt);
-    } catch {
-      v = { record: errorRecord(item.url, "NetworkError", item.referrer ?? null, null, { depth: item.depth ?? 0, tries: job.attempt }), next: [] }; // A bug: the URL still gets its one record.
-    }
-    if (job.kind === "sitemap") this.sitemapFiles += v.next.filter((each) => each.sitemap !== undefined).length;
-    this.finishUrl(item, v);
-    return this.settled(job);
+  settle(job: Job, outcome: Outcome, detail: string | null = null): Step {
+    if (job.state !== "attempting" || this.crawlState === "ended") throw this.jobMisuse("settle()", job);
+    this.run?.fetchEnd(job.url, job.attempt, outcome, detail);
+    const step = this.outcomeStep(job, outcome, detail);
+    job.state = step.kind === "done" ? "settled" : "handed";
+    return step;
   }
 
   /**
@@ -260,8 +270,13 @@ export class CrawlCore implements SitemapContext {
    * never settled was cut short: by the crawl stopping (no record, it stays
    * to do), or by a bug in the stage (a `NetworkError` record). A wait is
    * over: the hosts whose time has come hand out their URLs.
+   *
+   * @throws InvalidStateError for a job already finished, and before `begin()` or after `end()`.
    */
   finish(job: Job): void {
+    if (job.state === "finished" || (this.crawlState !== "running" && this.crawlState !== "stopping")) throw this.jobMisuse("finish()", job);
+    const settled = job.state === "settled";
+    job.state = "finished";
     this.jobs -= 1;
     if (job.kind === "wait") {
       this.waitsUntil.splice(this.waitsUntil.indexOf(job.until), 1);
@@ -271,8 +286,8 @@ export class CrawlCore implements SitemapContext {
     if (job.kind === "page" || job.kind === "sitemap") {
       this.pages -= 1;
       const item = job.item as QueueItem;
-      if (!job.settled && this.stopped) this.store.release(item);
-      else if (!job.settled) this.finishUrl(item, { record: errorRecord(item.url, "NetworkError", item.referrer ?? null, null, { depth: item.depth ?? 0, tries: job.attempt }), next: [] });
+      if (!settled && this.stopped) this.store.release(item);
+      else if (!settled) this.finishUrl(item, { record: errorRecord(item.url, "NetworkError", item.referrer ?? null, null, { depth: item.depth ?? 0, tries: job.attempt }), next: [] });
       this.hosts.finished(item); // Its host may let the next URL go.
       return;
     }
@@ -290,27 +305,51 @@ export class CrawlCore implements SitemapContext {
     return this.jobs === 0 && this.recording === 0 && !this.store.pending();
   }
 
-  /** Whether the crawl was stopped (the signal, or `stop()`): no job is handed out any more. */
+  /** Whether the crawl was stopped (`stop()`): no job is handed out any more, and none is started. */
   get stopped(): boolean {
-    return this.stopping;
+    return this.crawlState === "stopping" || this.crawlState === "ended";
   }
 
-  /** Stops the crawl: no job is handed out from now on, and the URLs waiting for their hosts stay to do. */
+  /**
+   * Stops the crawl: no job is handed out or started from now on, an outcome
+   * settled from now on makes no record, and the URLs waiting for their
+   * hosts stay to do. The stage then ends what is in flight in its own way
+   * and finishes each job out.
+   *
+   * Safe at any time after `begin()`, any number of times, and inside another
+   * call of the core: a subscriber of `fetch-start` or `fetch-end`, or an
+   * `onRecord`, may abort the crawl, and the stage's abort handling calls
+   * `stop()` (and `finish()` for the jobs it had queued) from there. It
+   * changes nothing the call it interrupts still reads: that call's job is
+   * settled without a record, or handed back when finished. After `end()` it
+   * does nothing.
+   *
+   * @throws InvalidStateError before `begin()`.
+   */
   stop(): void {
-    if (this.stopping) return;
-    this.stopping = true;
+    if (this.crawlState !== "running") {
+      if (this.crawlState === "not begun") throw this.crawlMisuse("stop()");
+      return;
+    }
+    this.crawlState = "stopping";
     this.store.stop();
     for (const item of this.hosts.close()) this.store.release(item);
   }
 
   /**
-   * Ends the crawl and returns its result: stops listening to the signal,
-   * calls off every wake-up, ends the trace.
+   * Ends the crawl and returns its result: calls off every wake-up and ends
+   * the trace.
    *
+   * @throws InvalidStateError before `begin()`, a second time, or while a
+   * job is out: a stage finishes every job it was handed, however the crawl
+   * ended, so that each URL is recorded or left to do, and each `robots.txt`
+   * read or reported cut short, the same in every stage.
    * @throws what the store throws when it could not keep the crawl (a shared store that stopped answering).
    */
   end(): CrawlResult {
-    this.options.signal?.removeEventListener("abort", this.aborted);
+    if (this.crawlState !== "running" && this.crawlState !== "stopping") throw this.crawlMisuse("end()");
+    if (this.jobs > 0) throw new InvalidStateError(`end() of a crawl with ${this.jobs} job${this.jobs === 1 ? "" : "s"} out: finish() each first`);
+    this.crawlState = "ended";
     this.hosts.close();
     this.run?.end();
     return this.result(this.store.summary(this.recorded));
@@ -325,17 +364,35 @@ export class CrawlCore implements SitemapContext {
       todo: summary.todo,
       stoppedBy: this.stoppedBy(summary.todo),
       startedAt: this.startedAt,
-      finishedAt: Date.now(),
+      finishedAt: this.wallClock(),
       options: this.options,
       robots: this.hosts.robotsFetches,
     };
   }
 
-  /** The signal's abort listener: stop, and let the stage end what is in flight. */
-  private readonly aborted = (): void => {
-    this.stop();
-    this.cancelStage();
-  };
+  /** What an attempt's outcome means (the decision of {@link CrawlCore.settle}, which publishes nothing). */
+  private outcomeStep(job: Job, outcome: Outcome, detail: string | null): Step {
+    if (this.stopped) return this.cutShort(job); // Stopping: no more attempts, and no record.
+    if (job.reading !== null) return this.robotsStep(job, outcome, detail);
+    const item = job.item as QueueItem; // A page: it has its item.
+    const retry = this.retryStep(job, item, outcome, detail);
+    if (retry !== null) return retry;
+    let v: Visit;
+    try {
+      v = job.kind === "sitemap" ? visitSitemap(item, outcome, this, detail, job.attempt) : visit(item, outcome, this, detail, job.attempt);
+    } catch {
+      v = { record: errorRecord(item.url, "NetworkError", item.referrer ?? null, null, { depth: item.depth ?? 0, tries: job.attempt }), next: [] }; // A bug: the URL still gets its one record.
+    }
+    if (job.kind === "sitemap") this.sitemapFiles += v.next.filter((each) => each.sitemap !== undefined).length;
+    this.finishUrl(item, v);
+    return DONE;
+  }
+
+  /** An outcome that came after a stop: no record; a page's URL stays to do, a `robots.txt` is reported cut short when finished. */
+  private cutShort(job: Job): Step {
+    if (job.item !== null) this.store.release(job.item);
+    return DONE;
+  }
 
   /**
    * Whether a page's attempt is tried again, while `maxTries` allows: a
@@ -349,7 +406,7 @@ export class CrawlCore implements SitemapContext {
    * place. Null: the outcome is the URL's last (a `Retry-After` over
    * `maxRetryAfterMs` is too). A URL put back is settled: `done`.
    */
-  private retryStep(job: Job, item: QueueItem, outcome: HttpResponse | FetchError, detail: string | null): Step | null {
+  private retryStep(job: Job, item: QueueItem, outcome: Outcome, detail: string | null): Step | null {
     if (job.attempt >= this.options.maxTries) return null;
     const backoff = retryDelay(this.options.retryDelayMs, job.attempt);
     let hold: number | "too-long" | null = null;
@@ -367,7 +424,7 @@ export class CrawlCore implements SitemapContext {
       this.hosts.holdBack(item.url, hold);
       this.store.putBack(again, hold); // To wait in its host's line, not in a worker; a shared store holds the host back for every process.
     }
-    return this.settled(job);
+    return DONE;
   }
 
   /**
@@ -379,7 +436,7 @@ export class CrawlCore implements SitemapContext {
    * retry waits for its host's delay or hold too: it does not go through the
    * host's line.
    */
-  private robotsStep(job: Job, outcome: HttpResponse | FetchError, detail: string | null): Step {
+  private robotsStep(job: Job, outcome: Outcome, detail: string | null): Step {
     const reading = job.reading as RobotsReading;
     const tooLong = typeof outcome !== "string" && this.hosts.retryAfter(outcome, 0) === "too-long";
     const step = reading.next(outcome, detail, !tooLong);
@@ -392,7 +449,7 @@ export class CrawlCore implements SitemapContext {
     this.hosts.robotsRead(reading); // Its URLs waiting for it go on, or are refused when taken.
     this.store.robotsRead?.(reading.origin, reading.rules); // A shared store keeps them for every process.
     if (this.options.sitemaps && this.rootOrigins().has(reading.origin)) this.queueSitemaps(sitemapSeeds(reading.rules.sitemaps, reading.url, reading.url, this));
-    return this.settled(job);
+    return DONE;
   }
 
   /**
@@ -400,7 +457,7 @@ export class CrawlCore implements SitemapContext {
    * a `429` or `503`'s hold, which holds the host back for every request;
    * and no less than the host's delay or hold left.
    */
-  private robotsPause(url: string, outcome: HttpResponse | FetchError, backoff: number): number {
+  private robotsPause(url: string, outcome: Outcome, backoff: number): number {
     const hold = typeof outcome === "string" ? null : this.hosts.retryAfter(outcome, backoff);
     if (typeof hold === "number") this.hosts.holdBack(url, hold);
     return Math.max(typeof hold === "number" ? hold : backoff, this.hosts.holdLeft(url));
@@ -421,11 +478,6 @@ export class CrawlCore implements SitemapContext {
     return this.fetched + this.fetching + this.pages >= this.options.maxPages;
   }
 
-  private settled(job: Job): Step {
-    job.settled = true;
-    return DONE;
-  }
-
   private handOut(job: Job): Job {
     this.jobs += 1;
     if (job.kind === "page" || job.kind === "sitemap") this.pages += 1;
@@ -440,10 +492,10 @@ export class CrawlCore implements SitemapContext {
   private waitJob(hosts: boolean): Job | null {
     let at = Infinity;
     if (hosts) for (const w of this.wakeups) if (!w.cancelled && w.at < at) at = w.at;
-    if (at === Infinity && (this.recording > 0 || this.store.pending())) at = performance.now() + STORE_POLL_MS;
+    if (at === Infinity && (this.recording > 0 || this.store.pending())) at = this.clock() + STORE_POLL_MS;
     if (at === Infinity || this.waitsUntil.some((until) => until <= at)) return null;
     this.waitsUntil.push(at);
-    return this.handOut(new Job("wait", "", at, null, null));
+    return this.handOut(new Job("wait", "", at, null, null, this.clock));
   }
 
   /** The origins of the roots, whose sitemaps option `sitemaps` reads. */
@@ -459,7 +511,7 @@ export class CrawlCore implements SitemapContext {
 
   /** Runs the host lines' wake-ups whose time has come. */
   private runDueWakeups(): void {
-    const now = performance.now();
+    const now = this.clock();
     const due = this.wakeups.filter((w) => w.at <= now && !w.cancelled);
     this.wakeups = this.wakeups.filter((w) => w.at > now && !w.cancelled);
     for (const w of due) w.wake();
@@ -496,6 +548,37 @@ export class CrawlCore implements SitemapContext {
     const inFlight = this.jobs - this.waitsUntil.length;
     return { queued, unfinished: queued + inFlight, inFlight };
   }
+
+  /** The error for a crawl-level call out of order: `next() of a crawl not begun`. Built only when thrown. */
+  private crawlMisuse(call: string, hint?: string): InvalidStateError {
+    const where = this.crawlState === "not begun" ? "not begun" : this.crawlState === "ended" ? "already ended" : `already ${this.crawlState}`;
+    return new InvalidStateError(`${call} of a crawl ${where}${hint === undefined ? "" : `: ${hint}`}`);
+  }
+
+  /** The error for `started()` out of order: a stopped crawl, a wait, or a job not `handed`. */
+  private startMisuse(job: Job): InvalidStateError {
+    if (job.kind === "wait") return new InvalidStateError("started() of a wait job: wait its delayMs, then finish() it");
+    if (job.state !== "handed") return this.jobMisuse("started()", job);
+    if (this.crawlState === "stopping") return new InvalidStateError(`started() after stop() (${job.url}): check \`stopped\` first, and finish() the job`);
+    return this.crawlMisuse("started()");
+  }
+
+  /** The error for a call about a job in the wrong state: `finish() of a job already finished (http://…/a)`. */
+  private jobMisuse(call: string, job: Job): InvalidStateError {
+    if (this.crawlState !== "running" && this.crawlState !== "stopping") return this.crawlMisuse(call);
+    return new InvalidStateError(`${call} of a job ${JOB_STATE_WORDS[job.state]} (${job.kind === "wait" ? `a wait of ${job.until} ms` : job.url})`);
+  }
 }
 
-function noop(): void {}
+/** How a misuse message names a job's state. */
+const JOB_STATE_WORDS: Readonly<Record<JobState, string>> = {
+  handed: "not started",
+  attempting: "already attempting",
+  settled: "already settled",
+  finished: "already finished",
+};
+
+/** The clock before `begin()`: nothing may read it then. */
+function notBegun(): number {
+  throw new InvalidStateError("the crawl core's clock was read before begin()");
+}

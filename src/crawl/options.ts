@@ -8,6 +8,7 @@ import pkg from "../../package.json" with { type: "json" };
 import { isHeaderName, isHeaderValue, RESERVED_HEADERS } from "../http/request.js";
 import type { FetchStatistic } from "./fetch-statistic.js";
 import type { TraceEvent } from "../observe/events.js";
+import { drawSeed, SEED_LIMIT } from "./random.js";
 
 /** Options every stage's `crawl()` and `Crawler` accept. All are optional. */
 export interface CrawlOptions {
@@ -120,7 +121,7 @@ export interface CrawlOptions {
   maxPerHost?: number;
   /** Milliseconds between the starts of two requests to one host. Default 0. */
   delayMs?: number;
-  /** Adds up to this fraction of `delayMs` at random to each delay (0 to 1). Default 0: exact delays. */
+  /** Adds up to this fraction of `delayMs` at random to each delay (0 to 1), drawn from `seed`. Default 0: exact delays. */
   delayJitter?: number;
   /** A `robots.txt` `Crawl-delay` longer than `delayMs` is honoured up to this many milliseconds. Default 30,000. */
   maxCrawlDelayMs?: number;
@@ -150,6 +151,13 @@ export interface CrawlOptions {
   state?: string;
   /** Called with every {@link TraceEvent} the stage emits; off (and free) when absent. */
   trace?: (event: TraceEvent) => void;
+  /**
+   * The seed of the crawl's random source (src/crawl/random.ts), an integer
+   * from 0 to 2³²−1: the same seed draws the same `delayJitter`, so a crawl
+   * can be replayed. Default: a seed drawn once per crawl, which the result
+   * reports in `options.seed`.
+   */
+  seed?: number;
 }
 
 /** The options in force during a crawl: every field filled in. */
@@ -216,6 +224,8 @@ export interface ResolvedCrawlOptions {
   state: string | null;
   /** Called with each trace event; null: no tracing. */
   trace: ((event: TraceEvent) => void) | null;
+  /** The seed of the crawl's random source: the one given, or the one drawn for this crawl. */
+  seed: number;
 }
 
 /**
@@ -225,8 +235,11 @@ export interface ResolvedCrawlOptions {
  */
 export const VERSION: string = pkg.version;
 
-/** The defaults, as the chapter's `crawl.py` has them where it has them. */
-export const DEFAULT_OPTIONS: Readonly<ResolvedCrawlOptions> = Object.freeze({
+/**
+ * The defaults, as the chapter's `crawl.py` has them where it has them.
+ * `seed` is null here: {@link resolveOptions} draws one for each crawl that gives none.
+ */
+export const DEFAULT_OPTIONS: Readonly<Omit<ResolvedCrawlOptions, "seed"> & { seed: null }> = Object.freeze({
   maxRedirect: 10,
   maxTries: 4,
   maxTasks: 10,
@@ -258,6 +271,7 @@ export const DEFAULT_OPTIONS: Readonly<ResolvedCrawlOptions> = Object.freeze({
   signal: null,
   trace: null,
   state: null,
+  seed: null,
 });
 
 const KNOWN = new Set<string>(Object.keys(DEFAULT_OPTIONS));
@@ -308,7 +322,17 @@ export function resolveOptions(options: CrawlOptions = {}): ResolvedCrawlOptions
     trace: callback("trace", options.trace),
     signal: abortSignal(options.signal),
     state: stateDirectory(options.state),
+    seed: seed(options.seed),
   };
+}
+
+/** The seed given, or one drawn now: each crawl resolves its options once, so it draws one seed. */
+function seed(value: unknown): number {
+  if (value === undefined) return drawSeed();
+  if (typeof value !== "number" || !Number.isInteger(value) || value < 0 || value >= SEED_LIMIT) {
+    throw new TypeError(`Expected \`seed\` to be an integer from 0 to ${SEED_LIMIT - 1}, got ${show(value)}`);
+  }
+  return value;
 }
 
 function stateDirectory(value: unknown): string | null {

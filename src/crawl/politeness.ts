@@ -9,6 +9,7 @@
 import type { HttpResponse } from "../http/parser.js";
 import type { FetchError } from "../kernel/errors.js";
 import type { ResolvedCrawlOptions } from "./options.js";
+import type { RandomSource } from "./random.js";
 import type { RobotsFetch, RobotsReading, RobotsRules } from "./robots.js";
 import type { QueueItem } from "./visit.js";
 
@@ -117,8 +118,12 @@ export class HostLines {
   constructor(
     private readonly options: Pick<ResolvedCrawlOptions, "robots" | "maxPerHost" | "delayMs" | "delayJitter" | "maxCrawlDelayMs" | "maxRetryAfterMs">,
     private readonly waiting: HostWaiting,
-    /** The clock, in milliseconds; a test may pass its own. */
-    private readonly now: () => number = () => performance.now(),
+    /** The stage's clock, in milliseconds (the crawl core's, which the stage hands it). */
+    private readonly now: () => number,
+    /** Uniform floats in [0, 1), seeded (src/crawl/random.ts): each delay's `delayJitter`. */
+    private readonly random: RandomSource,
+    /** The wall clock, ms since the epoch: a `Retry-After` given as an HTTP date is counted from it. */
+    private readonly wallClock: () => number,
   ) {
     this.idle = !options.robots && options.maxPerHost === Infinity && options.delayMs === 0;
   }
@@ -197,7 +202,7 @@ export class HostLines {
    */
   retryAfter(response: HttpResponse, backoffMs: number): number | "too-long" | null {
     if (response.status !== 429 && response.status !== 503) return null;
-    const ms = retryAfterMs(response.headers["retry-after"], Date.now());
+    const ms = retryAfterMs(response.headers["retry-after"], this.wallClock());
     if (ms !== null && ms > this.options.maxRetryAfterMs) return "too-long";
     return Math.max(ms ?? 0, backoffMs);
   }
@@ -291,7 +296,7 @@ export class HostLines {
   private start(host: Host): void {
     const now = this.now();
     host.lastStart = now;
-    const jitter = this.options.delayJitter === 0 ? 0 : host.delayMs * this.options.delayJitter * Math.random();
+    const jitter = this.options.delayJitter === 0 ? 0 : host.delayMs * this.options.delayJitter * this.random();
     host.nextStart = Math.max(host.nextStart, now + host.delayMs + jitter);
     if (host.head < host.line.length) this.wake(host); // Its line goes on once the delay is over.
   }

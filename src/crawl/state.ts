@@ -295,6 +295,12 @@ export interface StateStoreOptions {
    * and by as many as it then had. Default 4 MiB.
    */
   compactBytes?: number;
+  /**
+   * The clock that paces `fdatasync` (at most once a second), in
+   * milliseconds: the crawl's wall clock, given by `storeFor` (src/crawl/world.ts).
+   * Default `Date.now`.
+   */
+  clock?: () => number;
 }
 
 /**
@@ -303,7 +309,7 @@ export interface StateStoreOptions {
  * from an append-only log (the format and why it is crash-safe: this
  * module's comment, and docs/crawl-core.md). Synchronous, as the core is:
  * every step is written before the call returns, so a stage awaits nothing
- * (it has no `whenDone()`). Made by the core for the `state` option.
+ * (it has no `whenDone()`). Made by `storeFor` (src/crawl/world.ts) for the `state` option.
  *
  * @remarks It keeps every record in memory, as the default store's crawl
  * result does, and writes each once; `summary()` reports the whole crawl,
@@ -331,6 +337,7 @@ export class StateStore implements CrawlStore {
   private failure: unknown = null;
   private stopCrawl: () => void = () => {};
   private readonly compactBytes: number;
+  private readonly clock: () => number;
 
   /** @param dir - The state directory: made if missing; its `crawl.log` replayed if there. */
   constructor(
@@ -338,6 +345,7 @@ export class StateStore implements CrawlStore {
     options: StateStoreOptions = {},
   ) {
     this.compactBytes = options.compactBytes ?? 4 * 1024 * 1024;
+    this.clock = options.clock ?? Date.now;
   }
 
   /**
@@ -488,7 +496,7 @@ export class StateStore implements CrawlStore {
       const framed = frameEntry(entry);
       writeWhole(this.fd as number, framed);
       this.logBytes += framed.length;
-      const now = performance.now();
+      const now = this.clock();
       if (now - this.lastSync >= SYNC_EVERY_MS) {
         fdatasyncSync(this.fd as number);
         this.lastSync = now;
@@ -526,7 +534,7 @@ export class StateStore implements CrawlStore {
       this.logBytes = this.kept.validBytes;
     }
     this.fd = openSync(path, constants.O_WRONLY | constants.O_APPEND);
-    this.lastSync = performance.now();
+    this.lastSync = this.clock();
     if (this.kept !== null && this.kept.validBytes > this.compactBytes && this.kept.entries > 4 * Math.ceil(this.seenUrls.size / CHUNK) + 1) this.compact();
     this.compactedBytes = this.logBytes;
   }

@@ -4,11 +4,12 @@
  * @module
  */
 import { CrawlCore, type Job } from "../crawl/core.js";
-import type { CrawlOptions } from "../crawl/options.js";
+import { resolveOptions, type CrawlOptions } from "../crawl/options.js";
 import type { CrawlResult } from "../crawl/records.js";
+import { worldFor } from "../crawl/world.js";
 import { IdleConnections } from "../http/idle-connections.js";
 import type { HttpResponse } from "../http/parser.js";
-import { CancelledError, errorDetail, errorName, type FetchError } from "../kernel/errors.js";
+import { CancelledError, errorDetail, errorName, type AttemptError } from "../kernel/errors.js";
 import { getRunningLoop } from "./events.js";
 import type { Coroutine } from "./futures.js";
 import { JoinableQueue } from "./queues.js";
@@ -55,7 +56,8 @@ export class Crawler {
 
   /** @throws TypeError for an unusable root or a bad option, naming it. */
   constructor(roots: string | string[], options: CrawlOptions = {}) {
-    this.core = new CrawlCore("generators", roots, options);
+    const settings = resolveOptions(options);
+    this.core = new CrawlCore("generators", roots, settings, worldFor(settings));
     this.pageOptions = { ...this.core.options, connections: this.connections };
     this.robotsOptions = { ...this.pageOptions, skipNonHtml: false }; // A robots.txt or a sitemap is read whole.
   }
@@ -71,19 +73,24 @@ export class Crawler {
    */
   *crawl(): Coroutine<CrawlResult> {
     const loop = getRunningLoop();
-    this.core.begin(loop.id, this.aborted);
+    this.core.begin(loop.id, function time() { return loop.time(); });
+    const signal = this.core.options.signal;
+    if (signal?.aborted === true) this.core.stop(); // Aborted before it began: no job is handed out.
+    signal?.addEventListener("abort", this.aborted, { once: true });
     let result: CrawlResult;
     try {
       this.queueJobs();
       for (let i = 0; i < this.core.options.maxTasks; i++) this.workers.push(new Task(this.work(), loop, "work"));
       yield* this.q.join(); // When all work is done, exit.
     } finally {
+      signal?.removeEventListener("abort", this.aborted);
       this.core.stop(); // Done, or cancelled from outside: a fetch cut short now makes no record.
+      this.dropQueued();
       try {
         yield* cancelAndWait(this.workers); // Even if we are cancelled again meanwhile; their finally blocks close every socket.
       } finally {
         this.connections.close();
-        result = this.core.end(); // Even when cancelled: the trace and the signal let go of the crawl.
+        result = this.core.end(); // Even when cancelled: the trace lets go of the crawl.
       }
     }
     return result;
@@ -106,11 +113,11 @@ export class Crawler {
     }
   }
 
-  /** Fetches the job's URL, one attempt after another, with the pause between them the core asks for. */
+  /** Fetches the job's URL, one attempt after another, with the pause between them the core asks for; none once the crawl has stopped. */
   private *fetch(job: Job): Coroutine<void> {
-    for (;;) {
+    while (!this.core.stopped) {
       this.core.started(job);
-      let [outcome, detail]: [HttpResponse | FetchError, string | null] = ["NetworkError", null];
+      let [outcome, detail]: [HttpResponse | AttemptError, string | null] = ["NetworkError", null];
       try {
         const options = job.kind === "page" ? this.pageOptions : this.robotsOptions;
         outcome = yield* waitFor(request(new URL(job.url), options, this.core.id), this.core.options.timeoutMs);
@@ -129,12 +136,18 @@ export class Crawler {
     for (let job = this.core.next(); job !== null; job = this.core.next()) this.q.putNowait(job);
   }
 
-  /** The signal's abort listener: drop the jobs not taken (their URLs stay to do) and cancel every worker. */
+  /** The signal's abort listener: stop the core, drop the jobs not taken and cancel every worker. */
   private readonly aborted = (): void => {
+    this.core.stop();
+    this.dropQueued();
+    for (const worker of this.workers) worker.cancel(); // A fetch ends at its yield*, without a record; its finally calls taskDone().
+  };
+
+  /** Hands the jobs not taken back to the core (their URLs stay to do), each done for the queue. */
+  private dropQueued(): void {
     while (!this.q.empty()) {
       this.core.finish(this.q.getNowait());
       this.q.taskDone();
     }
-    for (const worker of this.workers) worker.cancel(); // A fetch ends at its yield*, without a record; its finally calls taskDone().
-  };
+  }
 }

@@ -32,6 +32,28 @@ export type FetchError =
   | "RobotsDisallowed"
   | "RobotsUnreachable";
 
+/**
+ * The names an attempt can fail with, which a stage hands to the crawl core's
+ * `settle()`: every {@link FetchError} but the two `robots.txt` verdicts, which
+ * only the core gives (a URL refused is never requested). They are the
+ * taxonomy that steers retries ({@link isRetryable}):
+ * - {@link RetriedError}: a fault that may not happen again, tried again within `maxTries`;
+ * - {@link FinalError}: the same again on every attempt, recorded at once;
+ * - `HostNotFound`: retried only when the resolver did not answer (`detail` starts `EAI_AGAIN`), else final.
+ *
+ * A stage names a failure with {@link errorName}, which draws one line the
+ * stages must agree on: a connection that breaks after the response's first
+ * byte has cut the response short, a `BadResponse` (final), not a
+ * `ConnectionReset` or `NetworkError` (retried) ({@link cutShort}).
+ */
+export type AttemptError = Exclude<FetchError, "RobotsDisallowed" | "RobotsUnreachable">;
+
+/** The attempt errors another attempt may cure: retried within `maxTries`, after the `retryDelayMs` backoff. */
+export type RetriedError = "ConnectionRefused" | "ConnectionReset" | "Timeout" | "NetworkError";
+
+/** The attempt errors that would come again: a malformed or cut-short response, a body too large, a TLS failure. Recorded at once. */
+export type FinalError = "BadResponse" | "BodyTooLarge" | "TlsError";
+
 /** Every {@link FetchError} name, in a fixed order (used by reports). */
 export const FETCH_ERRORS: readonly FetchError[] = [
   "ConnectionRefused",
@@ -67,7 +89,7 @@ export class InvalidStateError extends Error {
 export class FetchFailure extends Error {
   override readonly name = "FetchFailure";
   constructor(
-    readonly kind: FetchError,
+    readonly kind: AttemptError,
     message: string,
     options?: { cause?: unknown },
   ) {
@@ -75,7 +97,7 @@ export class FetchFailure extends Error {
   }
 }
 
-const codeToError: Record<string, FetchError> = {
+const codeToError: Record<string, AttemptError> = {
   ECONNREFUSED: "ConnectionRefused",
   ECONNRESET: "ConnectionReset",
   EPIPE: "ConnectionReset",
@@ -95,7 +117,7 @@ const codeToError: Record<string, FetchError> = {
  *
  * All three stages call this, so the same fault gets the same name everywhere.
  */
-export function errorName(error: unknown): FetchError {
+export function errorName(error: unknown): AttemptError {
   if (error instanceof FetchFailure) return error.kind;
   if (error instanceof Error) {
     const code = (error as { code?: unknown }).code;

@@ -20,8 +20,15 @@
  */
 import diagnostics_channel from "node:diagnostics_channel";
 
-/** Which stage published a message. */
-export type StageName = "callbacks" | "generators" | "asyncawait";
+/** The three stages of this package. */
+export type KnownStage = "callbacks" | "generators" | "asyncawait";
+
+/**
+ * Which stage published a message: one of the three, or any name a stage of
+ * your own gives itself (docs/crawl-core.md, "The contract"). The
+ * `string & {}` keeps the three names offered by an editor's completion.
+ */
+export type StageName = KnownStage | (string & {});
 
 /**
  * A crawl's own story: its start and end and each attempt's start and end in

@@ -15,7 +15,7 @@
 
 import type { QueueCounters, StageName } from "./channels.js";
 
-export type { QueueCounters, StageName } from "./channels.js";
+export type { KnownStage, QueueCounters, StageName } from "./channels.js";
 
 /** Fields every trace event has. */
 export interface TraceBase {

@@ -4,7 +4,9 @@
  * timers, the error classes), HTTP/1.x bytes (the request every stage sends,
  * and the response parser and kept connections of stages 1 and 2), the crawl's shared decisions
  * (options, the URL policy, link extraction, page reading, `visit()`, the
- * records and the report, robots.txt, sitemaps and the host lines of politeness), and the trace events.
+ * records and the report, robots.txt, sitemaps and the host lines of politeness), the crawl core and
+ * its contract with a stage (`CrawlCore`, `Job`, `Outcome`, `JobRequest`, `worldFor`: docs/crawl-core.md),
+ * and the trace events.
  *
  * The code lives in `src/kernel/`, `src/http/`, `src/crawl/` and
  * `src/observe/`; this module only gathers it, so that `coroutine-crawler/shared`
@@ -41,6 +43,8 @@ export * from "../crawl/robots.js";
 export * from "../crawl/sitemaps.js";
 export * from "../crawl/politeness.js";
 export * from "../crawl/core.js";
+export * from "../crawl/world.js";
+export * from "../crawl/random.js";
 export * from "../crawl/store.js";
 export * from "../crawl/state.js";
 export * from "../crawl/slots.js";

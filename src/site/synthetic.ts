@@ -5,6 +5,7 @@
  * @module
  */
 import { gzipSync } from "node:zlib";
+import { mulberry32 } from "../crawl/random.js";
 import type { ContentEncoding } from "./fixture-site.js";
 import { linksHtml } from "./html.js";
 import { encodeLegacy, type LegacyCharset } from "./legacy-charset.js";
@@ -72,22 +73,10 @@ export interface RenderedPage {
   readonly charset: string;
 }
 
-const REDIRECT_STATUSES = [301, 302, 303, 307, 308];
+/** The seeded generator the synthetic sites draw from: the crawl's own (src/crawl/random.ts). */
+export { mulberry32 };
 
-/**
- * Mulberry32, a tiny seeded PRNG (public domain, Tommy Ettinger): uniform
- * floats in [0, 1), the same sequence for the same seed on every machine.
- */
-export function mulberry32(seed: number): () => number {
-  let state = seed >>> 0;
-  return function next(): number {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
+const REDIRECT_STATUSES = [301, 302, 303, 307, 308];
 
 /** The path of page `index`: `/` for page 0, else `/p/<index>`. */
 export function pagePath(index: number): string {

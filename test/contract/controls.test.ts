@@ -270,4 +270,14 @@ describe.each(stages)("$name crawler: crawl controls", ({ crawl }) => {
       ]);
     });
   });
+
+  describe("seed", () => {
+    it("reports the seed it crawled with: the one given, else one drawn for the crawl", async () => {
+      site.addPage("/", []);
+      expect((await crawl(site.url, { seed: 42 })).options.seed).toBe(42);
+      const drawn = (await crawl(site.url)).options.seed;
+      expect(Number.isInteger(drawn) && drawn >= 0 && drawn < 2 ** 32).toBe(true);
+      await expect(crawl(site.url, { seed: -1 })).rejects.toThrow("Expected `seed` to be an integer from 0 to 4294967295, got -1");
+    });
+  });
 });

@@ -1,14 +1,17 @@
 /**
  * The crawl core on its own: no socket, no loop, no stage. A test plays the
  * stage, handing each job's outcome back as plain data, and moves the clock
- * itself (`performance.now`, which the core and its host lines read). This is
+ * itself: the core reads only the clock it is given at `begin()`. This is
  * what the sans-I/O shape buys: every decision can be checked in a few lines.
  */
 import { Buffer } from "node:buffer";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { CrawlCore, type Job } from "../../src/crawl/core.js";
-import type { CrawlOptions } from "../../src/crawl/options.js";
+import { resolveOptions, type CrawlOptions } from "../../src/crawl/options.js";
+import { mulberry32 } from "../../src/crawl/random.js";
+import { MemoryStore } from "../../src/crawl/store.js";
 import type { HttpResponse } from "../../src/http/parser.js";
+import { InvalidStateError } from "../../src/kernel/errors.js";
 
 const ROOT = "http://example.com/";
 
@@ -21,10 +24,22 @@ function response(status: number, headers: Record<string, string> = {}, body = "
   return { status, headers, body: Buffer.from(body) };
 }
 
-/** A core whose crawl has begun, and the jobs `next()` hands out now. */
-function begun(options: CrawlOptions = {}): CrawlCore {
-  const core = new CrawlCore("callbacks", ROOT, options);
-  core.begin(null, () => {});
+/** The test's clock, in ms: the core reads it, and only the test moves it. */
+let clock = 1_000;
+function now(): number {
+  return clock;
+}
+
+/** A core not begun, in a world of the test's: a memory store, a wall clock that stands still, a seeded random source. */
+function coreOf(roots: string | string[], options: CrawlOptions = {}): CrawlCore {
+  const settings = resolveOptions({ seed: 1, ...options });
+  return new CrawlCore("callbacks", roots, settings, { store: new MemoryStore(), wallClock: () => 0, random: mulberry32(1) });
+}
+
+/** A core whose crawl has begun, on the test's clock. */
+function begun(options: CrawlOptions = {}, roots: string | string[] = ROOT): CrawlCore {
+  const core = coreOf(roots, options);
+  core.begin(null, now);
   return core;
 }
 
@@ -41,16 +56,6 @@ function answer(core: CrawlCore, job: Job, outcome: HttpResponse | "ConnectionRe
   if (step.kind === "done") core.finish(job);
   return step.kind;
 }
-
-let clock = 0;
-function useClock(): void {
-  clock = 1_000;
-  vi.spyOn(performance, "now").mockImplementation(() => clock);
-}
-
-afterEach(() => {
-  vi.restoreAllMocks();
-});
 
 describe("CrawlCore", () => {
   it("hands out the root, then the page's links in document order, never more than maxTasks at once", () => {
@@ -167,8 +172,8 @@ describe("CrawlCore", () => {
     const [a, b] = takeAll(core) as [Job, Job];
     core.finish(a);
     expect(core.records.at(-1)?.error).toBe("NetworkError");
-    core.stop();
     core.started(b);
+    core.stop();
     expect(core.settle(b, page())).toEqual({ kind: "done" });
     core.finish(b);
     expect(core.records).toHaveLength(2);
@@ -202,7 +207,6 @@ describe("CrawlCore", () => {
   });
 
   it("holds a host back for a Retry-After, hands out a wait while only time stands in the way, then the URL again", () => {
-    useClock();
     const core = begun({ maxPages: 1 });
     const [root] = takeAll(core) as [Job];
     expect(answer(core, root, response(429, { "retry-after": "1" }))).toBe("done");
@@ -223,9 +227,7 @@ describe("CrawlCore", () => {
   });
 
   it("hands out one wait per deadline while URLs wait for a host's delay and nothing else can run now", () => {
-    useClock();
-    const core = new CrawlCore("callbacks", [ROOT, "http://other.example/"], { delayMs: 500, strict: false });
-    core.begin(null, () => {});
+    const core = begun({ delayMs: 500, strict: false }, [ROOT, "http://other.example/"]);
     const [root, other] = takeAll(core) as [Job, Job];
     expect([root.url, other.url]).toEqual([ROOT, "http://other.example/"]);
     answer(core, root, page("/a", "/b"));
@@ -240,27 +242,162 @@ describe("CrawlCore", () => {
     expect(takeAll(core).map((job) => (job.kind === "wait" ? `wait ${job.delayMs}` : job.url))).toEqual([`${ROOT}a`, "wait 500"]);
   });
 
-  it("throws InvalidStateError when a crawl begins twice", () => {
-    const core = begun();
-    expect(() => core.begin(null, () => {})).toThrow(/already crawled/);
-  });
-
-  it("stops and calls the stage's cancel when the signal aborts", () => {
+  it("does not listen to the signal option: the stage's abort handling calls stop()", () => {
     const controller = new AbortController();
-    const core = new CrawlCore("callbacks", ROOT, { signal: controller.signal });
-    let cancelled = 0;
-    core.begin(null, () => {
-      cancelled += 1;
-    });
+    const core = begun({ signal: controller.signal });
     const [root] = takeAll(core) as [Job];
     controller.abort();
-    expect(cancelled).toBe(1);
-    expect(core.stopped).toBe(true);
-    core.started(root);
-    core.settle(root, page("/a"));
+    expect(core.stopped).toBe(false);
+    core.stop();
+    expect(core.state).toBe("stopping");
     core.finish(root);
     expect(core.records).toEqual([]);
     expect(core.done).toBe(true);
+    expect(core.end().todo).toBe(1);
+  });
+
+  it("reads time only from the clock it is given, and the wall clock only from its world", () => {
+    let wall = 5_000;
+    const settings = resolveOptions({ seed: 1, delayMs: 100 });
+    const core = new CrawlCore("callbacks", ROOT, settings, { store: new MemoryStore(), wallClock: () => wall, random: mulberry32(1) });
+    let stageClock = 0;
+    core.begin(null, () => stageClock);
+    const [root] = takeAll(core) as [Job];
+    answer(core, root, page("/a"));
+    const [wait] = takeAll(core) as [Job];
+    expect([wait.kind, wait.delayMs]).toEqual(["wait", 100]);
+    stageClock = 60;
+    expect(wait.delayMs).toBe(40);
+    stageClock = 100;
+    core.finish(wait);
+    expect(takeAll(core).map((job) => job.url)).toEqual([`${ROOT}a`]);
+    wall = 9_000;
+    expect(() => core.end()).toThrow(InvalidStateError); // "/a" is out.
+  });
+
+  it("answers a stop() from inside settle() (a fetch-end subscriber): the outcome makes no record, and the job is settled", () => {
+    const core = begun();
+    const [root] = takeAll(core) as [Job];
+    core.started(root);
+    core.stop(); // as the stage's abort handler does, called from the publish of fetch-end
+    expect(core.settle(root, page("/a"))).toEqual({ kind: "done" });
+    expect(root.state).toBe("settled");
+    core.finish(root);
+    expect(core.records).toEqual([]);
+    expect(core.end()).toMatchObject({ todo: 1, seen: [ROOT] });
+  });
+
+  it("asks for the request a job needs: a page's body may be skipped, a robots.txt is read whole", () => {
+    const core = begun({ robots: true, timeoutMs: 5_000, headers: { "X-Test": "1" } });
+    const [robots] = takeAll(core) as [Job];
+    expect(core.request(robots)).toMatchObject({ url: `${ROOT}robots.txt`, body: "whole", timeoutMs: 5_000, headers: { "X-Test": "1" } });
+    answer(core, robots, response(404));
+    const [root] = takeAll(core) as [Job];
+    expect(core.request(root)).toMatchObject({ url: ROOT, body: "skippable" });
+  });
+});
+
+describe("CrawlCore refuses a call out of order", () => {
+  it("throws on finish() of a job already finished, and its done and maxPages stay right", () => {
+    const core = begun({ maxTasks: 2, maxPages: 2 });
+    const [root] = takeAll(core) as [Job];
+    answer(core, root, page("/a", "/b"));
+    expect(() => core.finish(root)).toThrow(new InvalidStateError(`finish() of a job already finished (${ROOT})`));
+    const jobs = takeAll(core);
+    expect(jobs.map((job) => job.url)).toEqual([`${ROOT}a`]); // maxPages 2: one page more, not two.
+    answer(core, jobs[0] as Job, page());
+    expect(takeAll(core)).toEqual([]);
+    expect(core.done).toBe(true);
+  });
+
+  it("throws on settle() after finish(), and makes no second record", () => {
+    const core = begun();
+    const [root] = takeAll(core) as [Job];
+    answer(core, root, page());
+    expect(() => core.settle(root, page())).toThrow(new InvalidStateError(`settle() of a job already finished (${ROOT})`));
+    expect(core.records).toHaveLength(1);
+  });
+
+  it("throws on settle() of a job never started, and of one already settled", () => {
+    const core = begun();
+    const [root] = takeAll(core) as [Job];
+    expect(() => core.settle(root, page())).toThrow(new InvalidStateError(`settle() of a job not started (${ROOT})`));
+    core.started(root);
+    core.settle(root, page());
+    expect(() => core.settle(root, page())).toThrow(new InvalidStateError(`settle() of a job already settled (${ROOT})`));
+    expect(core.records).toHaveLength(1);
+  });
+
+  it("throws on started() after stop(), and counts no attempt", () => {
+    const core = begun();
+    const [root] = takeAll(core) as [Job];
+    core.stop();
+    expect(() => core.started(root)).toThrow(new InvalidStateError(`started() after stop() (${ROOT}): check \`stopped\` first, and finish() the job`));
+    expect(root.attempt).toBe(0);
+    core.finish(root);
+    expect(core.end().todo).toBe(1);
+  });
+
+  it("throws on started() of a job attempting, and of a wait", () => {
+    const core = begun({ delayMs: 100 });
+    const [root] = takeAll(core) as [Job];
+    core.started(root);
+    expect(() => core.started(root)).toThrow(new InvalidStateError(`started() of a job already attempting (${ROOT})`));
+    core.settle(root, page("/a"));
+    core.finish(root);
+    const [wait] = takeAll(core) as [Job];
+    expect(() => core.started(wait)).toThrow(new InvalidStateError("started() of a wait job: wait its delayMs, then finish() it"));
+  });
+
+  it("throws on next() before begin(), and after end()", () => {
+    const core = coreOf(ROOT);
+    expect(() => core.next()).toThrow(new InvalidStateError("next() of a crawl not begun"));
+    core.begin(null, now);
+    const [root] = takeAll(core) as [Job];
+    answer(core, root, page());
+    core.end();
+    expect(() => core.next()).toThrow(new InvalidStateError("next() of a crawl already ended"));
+    expect(() => core.end()).toThrow(new InvalidStateError("end() of a crawl already ended"));
+  });
+
+  it("throws on begin() a second time, and on stop() and end() before begin()", () => {
+    const core = coreOf(ROOT);
+    expect(() => core.stop()).toThrow(new InvalidStateError("stop() of a crawl not begun"));
+    expect(() => core.end()).toThrow(new InvalidStateError("end() of a crawl not begun"));
+    core.begin(null, now);
+    expect(() => core.begin(null, now)).toThrow(new InvalidStateError("begin() of a crawl already running: this Crawler has already crawled; make a new one"));
+    expect(core.state).toBe("running");
+  });
+
+  it("throws on end() while a job is out, and ends once it is finished", () => {
+    const core = begun({ maxTasks: 2 });
+    const [root] = takeAll(core) as [Job];
+    answer(core, root, page("/a", "/b"));
+    const [a, b] = takeAll(core) as [Job, Job];
+    core.stop();
+    expect(() => core.end()).toThrow(new InvalidStateError("end() of a crawl with 2 jobs out: finish() each first"));
+    core.finish(a);
+    core.finish(b);
+    expect(core.end()).toMatchObject({ todo: 2 });
+    expect(core.state).toBe("ended");
+  });
+
+  it("stays usable after refusing a call: the refused call changed nothing", () => {
+    const core = begun();
+    const [root] = takeAll(core) as [Job];
+    expect(() => core.settle(root, page("/a"))).toThrow(InvalidStateError);
+    expect([root.state, root.attempt, core.records.length]).toEqual(["handed", 0, 0]);
+    answer(core, root, page("/a"));
+    expect(takeAll(core).map((job) => job.url)).toEqual([`${ROOT}a`]);
+  });
+
+  it("allows stop() any number of times, and after end()", () => {
+    const core = begun();
+    core.stop();
+    core.stop();
+    core.end();
+    core.stop();
+    expect(core.state).toBe("ended");
   });
 });
 
@@ -305,8 +442,7 @@ describe("CrawlCore with sitemaps", () => {
   });
 
   it("reads the Sitemap: lines of a root origin's robots.txt only", () => {
-    const core = new CrawlCore("callbacks", ROOT, { sitemaps: true, robots: true, maxTasks: 1 });
-    core.begin(null, () => {});
+    const core = begun({ sitemaps: true, robots: true, maxTasks: 1 });
     const fetched: string[] = [];
     for (let job = core.next(); job !== null; job = core.next()) {
       fetched.push(job.url);

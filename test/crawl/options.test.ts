@@ -13,7 +13,7 @@ function resolveUnchecked(options: unknown): ReturnType<typeof resolveOptions> {
 
 describe("resolveOptions", () => {
   it("fills in every default when given nothing", () => {
-    expect(resolveOptions()).toEqual(DEFAULT_OPTIONS);
+    expect(resolveOptions()).toEqual({ ...DEFAULT_OPTIONS, seed: expect.any(Number) });
     expect(resolveOptions({})).toEqual({
       maxRedirect: 10,
       maxTries: 4,
@@ -46,11 +46,24 @@ describe("resolveOptions", () => {
       signal: null,
       trace: null,
       state: null,
+      seed: expect.any(Number),
     });
   });
 
+  it("draws a seed for each crawl that gives none, and keeps one given", () => {
+    const drawn = new Set(Array.from({ length: 20 }, () => resolveOptions().seed));
+    expect(drawn.size).toBeGreaterThan(1); // 20 draws of 2^32 values: equal only by a fluke of about 1 in 10^7.
+    for (const seed of drawn) expect(Number.isInteger(seed) && seed >= 0 && seed < 2 ** 32).toBe(true);
+    expect(resolveOptions({ seed: 0 }).seed).toBe(0);
+    expect(resolveOptions({ seed: 2 ** 32 - 1 }).seed).toBe(2 ** 32 - 1);
+  });
+
+  it.each([-1, 1.5, 2 ** 32, Number.NaN, "7"])("refuses the seed %s, naming the option", (seed) => {
+    expect(() => resolveUnchecked({ seed })).toThrow(/^Expected `seed` to be an integer from 0 to 4294967295, got /);
+  });
+
   it("treats an option set to undefined as absent", () => {
-    expect(resolveOptions({ maxTasks: undefined, exclude: undefined })).toEqual(DEFAULT_OPTIONS);
+    expect(resolveOptions({ maxTasks: undefined, exclude: undefined, seed: 1 })).toEqual({ ...DEFAULT_OPTIONS, seed: 1 });
   });
 
   it("keeps the values it is given", () => {

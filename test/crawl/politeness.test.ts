@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import type { HttpResponse } from "../../src/http/parser.js";
 import { resolveOptions, type CrawlOptions } from "../../src/crawl/options.js";
 import { HostLines, retryAfterMs, type Cancellable, type HostWaiting } from "../../src/crawl/politeness.js";
+import { mulberry32 } from "../../src/crawl/random.js";
 import { RobotsReading } from "../../src/crawl/robots.js";
 import { UrlPolicy } from "../../src/crawl/urls.js";
 import type { QueueItem } from "../../src/crawl/visit.js";
@@ -36,12 +37,16 @@ class Bench implements HostWaiting {
   readonly wakeUps: WakeUp[] = [];
   readonly lines: HostLines;
 
-  constructor(options: CrawlOptions = {}) {
+  /** @param random - The random source the host lines draw jitter from: seeded, unless a test gives its own. */
+  constructor(options: CrawlOptions = {}, random: () => number = mulberry32(1)) {
     const bench = this;
     function now(): number {
       return bench.time;
     }
-    this.lines = new HostLines(resolveOptions(options), this, now);
+    function wallClock(): number {
+      return Date.now(); // Faked by the Retry-After date tests.
+    }
+    this.lines = new HostLines(resolveOptions(options), this, now, random, wallClock);
   }
 
   requeue(item: QueueItem): void {
@@ -233,6 +238,33 @@ describe("HostLines", () => {
       expect(bench.requeued).toEqual([]);
       bench.advance(1);
       expect(bench.takeRequeued()).toEqual([third]);
+    });
+
+    it("adds delayJitter's fraction of the delay, drawn from the random source it is given", () => {
+      const draws = [0.5, 0.25];
+      const bench = new Bench({ delayMs: 1000, delayJitter: 0.4 }, function random() {
+        return draws.shift() ?? 0;
+      });
+      bench.lines.turn(item(`${A}/1`)); // Its start draws 0.5: the next start waits 1000 + 1000 × 0.4 × 0.5.
+      expect(bench.lines.turn(item(`${A}/2`))).toEqual({ kind: "wait" });
+      expect(bench.pendingAt()).toEqual([1200]);
+      expect(draws).toEqual([0.25]);
+    });
+
+    it("draws the same delays from the same seed", () => {
+      function starts(seed: number): number[] {
+        const bench = new Bench({ delayMs: 1000, delayJitter: 1 }, mulberry32(seed));
+        const at: number[] = [];
+        for (let n = 1; n <= 4; n++) {
+          bench.lines.turn(item(`${A}/${n}`));
+          at.push(...bench.pendingAt());
+          bench.advance(Math.max(0, ...bench.pendingAt()) - bench.time);
+          for (const each of bench.takeRequeued()) bench.lines.turn(each);
+        }
+        return at;
+      }
+      expect(starts(7)).toEqual(starts(7));
+      expect(starts(7)).not.toEqual(starts(8));
     });
 
     it("asks for one wake-up per host however many URLs wait", () => {

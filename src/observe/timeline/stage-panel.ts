@@ -24,12 +24,13 @@ export interface TimelinePanel {
 /**
  * What each stage's `slot` numbers: in stage 3 the worker that took the URL,
  * in stages 1 and 2 a slot the URL holds while it is fetched (see `traceCrawl`).
+ * A stage of another name: "slot".
  */
-const SLOT_WORD: Readonly<Record<StageName, string>> = {
-  callbacks: "slot",
-  generators: "slot",
-  asyncawait: "worker",
-};
+const SLOT_WORD: ReadonlyMap<StageName, string> = new Map([
+  ["callbacks", "slot"],
+  ["generators", "slot"],
+  ["asyncawait", "worker"],
+]);
 
 const GANTT_HEIGHT = 300;
 const IN_FLIGHT_HEIGHT = 70;
@@ -55,7 +56,7 @@ export function stagePanelSvg(panel: TimelinePanel, scale: TimeScale): string {
   const axisTop = queuedTop + QUEUED_HEIGHT;
   const parts: string[] = [grid(scale, axisTop)];
 
-  const word = SLOT_WORD[panel.stage];
+  const word = SLOT_WORD.get(panel.stage) ?? "slot";
   parts.push(label(`${word}s`, 4, 12), label(`(${slots.length})`, 4, 26));
   for (const attempt of attempts) {
     const y = (row.get(attempt.slot) ?? 0) * rowHeight;

@@ -12,20 +12,29 @@ import type { FetchAttempt } from "./fetch-attempts.js";
 import type { TimelinePanel } from "./stage-panel.js";
 
 /** How each stage waits, as its bars show it. */
-const HOW_IT_WAITS: Readonly<Record<StageName, string>> = {
-  callbacks:
+const HOW_IT_WAITS: ReadonlyMap<StageName, string> = new Map([
+  [
+    "callbacks",
     "One thread runs every bar. While a bar is blue or yellow its Fetcher runs no code: it waits for its socket, " +
-    "and meanwhile the loop's select() finds other sockets ready and calls their Fetchers' callbacks. " +
-    "A row is a slot, taken again as soon as its Fetcher ends.",
-  generators:
+      "and meanwhile the loop's select() finds other sockets ready and calls their Fetchers' callbacks. " +
+      "A row is a slot, taken again as soon as its Fetcher ends.",
+  ],
+  [
+    "generators",
     "Each bar is a worker Task paused at a yield* on a Future while it is blue or yellow; the same kind of loop " +
-    "as stage 1's resolves the Future when the socket is ready and steps the Task on. Set it beside stage 1: " +
-    "the waiting has the same shape, though the code that waits now reads from top to bottom.",
-  asyncawait:
+      "as stage 1's resolves the Future when the socket is ready and steps the Task on. Set it beside stage 1: " +
+      "the waiting has the same shape, though the code that waits now reads from top to bottom.",
+  ],
+  [
+    "asyncawait",
     "A row is a worker holding a URL from take() to done(). For most of its bar (connecting, waiting, reading) " +
-    "the worker is suspended at await client.get(url), until the engine's promise jobs resume it. A gap in a " +
-    "row is a worker with nothing to do, waiting in take().",
-};
+      "the worker is suspended at await client.get(url), until the engine's promise jobs resume it. A gap in a " +
+      "row is a worker with nothing to do, waiting in take().",
+  ],
+]);
+
+/** What a stage of another name is told: how a bar reads, whatever the stage. */
+const HOW_ANY_STAGE_WAITS = "Each bar is one attempt, from its start to its end: blue while it connects, yellow while it waits for the first byte, green while it reads.";
 
 /**
  * The sentences of `panel`'s caption: how its stage waits, then what its
@@ -36,7 +45,7 @@ const HOW_IT_WAITS: Readonly<Record<StageName, string>> = {
  */
 export function whatToNotice(panel: TimelinePanel): string[] {
   const attempts = fetchAttempts(panel.events);
-  const notes = [HOW_IT_WAITS[panel.stage]];
+  const notes = [HOW_IT_WAITS.get(panel.stage) ?? HOW_ANY_STAGE_WAITS];
   if (attempts.length === 0) return notes;
   const alone = aloneAtFirst(attempts);
   if (alone.length > 0 && alone.length < attempts.length) {

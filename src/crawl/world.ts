@@ -1,0 +1,52 @@
+/**
+ * The world a crawl core is given: where its URLs live, its wall clock and
+ * its random source. The core reads none of them itself (docs/crawl-core.md,
+ * "The world as input"); a stage builds them here and hands them in, with
+ * its own clock at `begin()`.
+ *
+ * @module
+ */
+import type { ResolvedCrawlOptions } from "./options.js";
+import { mulberry32, type RandomSource } from "./random.js";
+import { StateStore } from "./state.js";
+import { MemoryStore, type CrawlStore } from "./store.js";
+
+/**
+ * What a {@link CrawlCore} reads of the world besides the stage's clock
+ * (which comes with `begin()`, since a stage 2 Crawler meets its loop only
+ * when its crawl runs). A test gives its own: a store it can look into, a
+ * wall clock that stands still, a random source that always says 0.5.
+ */
+export interface CoreWorld {
+  /** Where the URLs live: the seen set, the queue, the records (src/crawl/store.ts). */
+  readonly store: CrawlStore;
+  /** The wall clock, in milliseconds since the epoch (`Date.now`): the result's `startedAt` and `finishedAt`, and a `Retry-After` given as an HTTP date. */
+  readonly wallClock: () => number;
+  /** Uniform floats in [0, 1), seeded (src/crawl/random.ts): a host delay's `delayJitter`. */
+  readonly random: RandomSource;
+}
+
+/**
+ * The store a crawl keeps its URLs in: `given` (stage 3's frontier under the
+ * core), else a {@link StateStore} in the `state` directory, else a
+ * {@link MemoryStore}.
+ *
+ * @param wallClock - Paces a state directory's `fdatasync`.
+ * @throws TypeError when both a store of its own and `state` are given: one store keeps the crawl.
+ */
+export function storeFor(options: ResolvedCrawlOptions, given?: CrawlStore, wallClock: () => number = Date.now): CrawlStore {
+  if (given !== undefined && options.state !== null) throw new TypeError("Expected `state` to be left out with a store of its own (a frontier): that store keeps the crawl");
+  if (given !== undefined) return given;
+  return options.state === null ? new MemoryStore() : new StateStore(options.state, { clock: wallClock });
+}
+
+/**
+ * The world of a crawl with these options, as every stage gives it: the
+ * store {@link storeFor} builds, `Date.now`, and a random source seeded
+ * with `options.seed`.
+ *
+ * @throws TypeError as {@link storeFor} does.
+ */
+export function worldFor(options: ResolvedCrawlOptions, store?: CrawlStore): CoreWorld {
+  return { store: storeFor(options, store, Date.now), wallClock: Date.now, random: mulberry32(options.seed) };
+}
