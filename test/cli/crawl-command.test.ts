@@ -316,17 +316,30 @@ describe.each(STAGES)("crawl --stage %s", (stage) => {
     expect(code).toBe(3);
     expect(reportUrlLines(stdout)).toEqual([`http://127.0.0.1:${closedPort}/ error ConnectionRefused`]);
     expect(stdout).toContain("Todo: 0\nDone: 1\n");
-    expect(stderr).toBe("crawl: nothing fetched: no root got a response\n");
+    expect(stderr).toBe("crawl: nothing fetched: no root got a response (1 root: connection refused; see the report)\n");
   });
 
-  it("does not request a root whose robots.txt cannot be read, and says so when it exits with 3", async () => {
+  it("names a refused connection, not robots.txt, when a root's origin cannot be reached, and exits with 3", async () => {
     const { code, stdout, stderr } = await runCli(["--max-tries", "2", "--stage", stage, `http://127.0.0.1:${closedPort}/`]);
     expect(code).toBe(3);
     // The page gets the failure's name, and says robots.txt is why it was never requested.
     const why = `robots.txt http://127.0.0.1:${closedPort}/robots.txt could not be read (2 attempts): ConnectionRefused; --ignore-robots crawls the origin without its robots.txt`;
     expect(reportUrlLines(stdout)).toEqual([`http://127.0.0.1:${closedPort}/ error ConnectionRefused (${why})`]);
     expect(stdout).toContain(`\nrobots.txt http://127.0.0.1:${closedPort}: unreachable (ConnectionRefused after 2 attempts); nothing fetched there\n`);
-    expect(stderr).toBe("crawl: nothing fetched: no root got a response (1 root not fetched because of robots.txt; see the report)\n");
+    expect(stderr).toBe("crawl: nothing fetched: no root got a response (1 root: connection refused; see the report)\n");
+  });
+
+  it("names a host that does not resolve, met reading its robots.txt, and exits with 3", async () => {
+    // RFC 6761: no `.invalid` name resolves (where no resolver answers at all, it is EAI_AGAIN: still HostNotFound).
+    const { code, stderr } = await runCli(["--max-tries", "1", "--stage", stage, "http://crawl-command.invalid/"]);
+    expect(code).toBe(3);
+    expect(stderr).toBe("crawl: nothing fetched: no root got a response (1 root: host not found; see the report)\n");
+  });
+
+  it("says robots.txt is why when it disallows the root", async () => {
+    const { code, stderr } = await runCli(["--stage", stage, `${robotsSite.url}/private/secret`]);
+    expect(code).toBe(3);
+    expect(stderr).toBe("crawl: nothing fetched: no root got a response (1 root: not fetched because robots.txt disallows it; see the report)\n");
   });
 
   it("exits with 0 when one root of several got a response", async () => {

@@ -185,7 +185,10 @@ describe("report", () => {
     expect(urlLine(record)).toBe(
       "http://x.test/a error ConnectionRefused (robots.txt http://x.test/robots.txt could not be read (4 attempts): ConnectionRefused; --ignore-robots crawls the origin without its robots.txt)",
     );
-    expect(Stats.of([record, errorRecord("http://x.test/b", "RobotsDisallowed"), errorRecord("http://x.test/c", "ConnectionRefused")]).robotsRefused).toBe(2);
+    // robots.txt refused only what it disallowed or answered with a 5xx: a refused connection is the origin's.
+    const unreachable = errorRecord("http://y.test/", "RobotsUnreachable", null, "robots.txt http://y.test/robots.txt could not be read (4 attempts): status 503");
+    const refusedByRobots = [errorRecord("http://x.test/b", "RobotsDisallowed"), unreachable];
+    expect(Stats.of([record, ...refusedByRobots, errorRecord("http://x.test/c", "ConnectionRefused")]).robotsRefused).toBe(2);
   });
 });
 
