@@ -396,7 +396,7 @@ async function finish(
     if (interrupted) {
       printer.print(`interrupted after ${runs.length} of ${STAGE_NAMES.length} stages: not compared\n`);
     } else if (difference === null && nothingFetched) {
-      printer.print(`nothing fetched: no root got a response in any of the ${runs.length} stages\n`);
+      printer.print(`nothing fetched: no root got a response in any of the ${runs.length} stages${rootFailures(runs, "table")}\n`);
       status = EXIT.nothingFetched;
     } else if (difference === null) {
       printer.print(`identical: the ${runs.length} stages made the same records\n`);
@@ -420,7 +420,7 @@ async function finish(
       }
     }
     if (nothingFetched) {
-      printer.warn(`crawl: nothing fetched: no root got a response${rootFailures(runs)}\n`);
+      printer.warn(`crawl: nothing fetched: no root got a response${rootFailures(runs, "report")}\n`);
       status = EXIT.nothingFetched;
     }
   }
@@ -476,7 +476,8 @@ const ROOT_FAILURES: Readonly<Record<FetchError, string>> = {
  * Why the roots of a crawl that fetched nothing got no response, by what
  * happened to them: ` (1 root: host not found; see the report)`, or
  * ` (1 root: connection refused, 2 roots: not fetched because robots.txt
- * disallows it; see the report)`; nothing when no record was counted.
+ * disallows it; see the report)` (`see the table` after `--compare`'s);
+ * nothing when no record was counted.
  * Such a crawl has no records but its roots': nothing else was queued.
  *
  * @remarks A root whose origin could not be reached is recorded with the
@@ -484,7 +485,7 @@ const ROOT_FAILURES: Readonly<Record<FetchError, string>> = {
  * `ConnectionRefused`…): that is what happened, and what this names; only a
  * `robots.txt` that answered and refused is robots.txt's doing.
  */
-function rootFailures(runs: readonly StageRun[]): string {
+function rootFailures(runs: readonly StageRun[], shownIn: "report" | "table"): string {
   const stats = runs[0]?.stats;
   if (stats === undefined || stats.errors.size === 0) return "";
   const causes = FETCH_ERRORS.filter(function met(error) {
@@ -493,7 +494,7 @@ function rootFailures(runs: readonly StageRun[]): string {
     const count = stats.errorCount(error);
     return `${count} root${count === 1 ? "" : "s"}: ${ROOT_FAILURES[error]}`;
   });
-  return ` (${causes.join(", ")}; see the report)`;
+  return ` (${causes.join(", ")}; see the ${shownIn})`;
 }
 
 /** Writes the `--timeline` page; false, after a message, when the file cannot be written. */

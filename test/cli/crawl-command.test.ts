@@ -201,7 +201,7 @@ describe("crawl --compare of a root that refuses connections", () => {
     // Its robots.txt cannot be read either, so the root is never requested: its record has the failure's name.
     expect(stdout).toMatch(/^ {2}ConnectionRefused +1 +1 +1$/m);
     expect(stdout).toMatch(/^robots\.txt read +1 +1 +1$/m);
-    expect(stdout).toContain("nothing fetched: no root got a response in any of the 3 stages\n");
+    expect(stdout).toContain("nothing fetched: no root got a response in any of the 3 stages (1 root: connection refused; see the table)\n");
     expect(stdout).not.toContain("identical");
   });
 });
