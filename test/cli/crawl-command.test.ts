@@ -302,7 +302,7 @@ describe.each(STAGES)("crawl --stage %s", (stage) => {
     const { code, stdout } = await runCli(["-q", "--max-tries", "1", "--stage", stage, `${site.url}/with-error`]);
     expect(code).toBe(0);
     // The refused port's robots.txt cannot be read either, so /gone is never requested.
-    const why = `robots.txt http://127.0.0.1:${closedPort}/robots.txt could not be read (1 attempt): ConnectionRefused; --ignore-robots crawls the origin without its robots.txt`;
+    const why = `robots.txt http://127.0.0.1:${closedPort}/robots.txt could not be read (1 attempt): ConnectionRefused; the origin cannot be reached, so its pages would fail the same way: robots.txt is only where that was met first`;
     expect(reportUrlLines(stdout)).toEqual([`http://127.0.0.1:${closedPort}/gone error ConnectionRefused (${why})`]);
     expect(stdout.split("\n").filter((line) => line.startsWith("robots.txt "))).toEqual([
       `robots.txt http://127.0.0.1:${closedPort}: unreachable (ConnectionRefused after 1 attempt); nothing fetched there`,
@@ -323,7 +323,7 @@ describe.each(STAGES)("crawl --stage %s", (stage) => {
     const { code, stdout, stderr } = await runCli(["--max-tries", "2", "--stage", stage, `http://127.0.0.1:${closedPort}/`]);
     expect(code).toBe(3);
     // The page gets the failure's name, and says robots.txt is why it was never requested.
-    const why = `robots.txt http://127.0.0.1:${closedPort}/robots.txt could not be read (2 attempts): ConnectionRefused; --ignore-robots crawls the origin without its robots.txt`;
+    const why = `robots.txt http://127.0.0.1:${closedPort}/robots.txt could not be read (2 attempts): ConnectionRefused; the origin cannot be reached, so its pages would fail the same way: robots.txt is only where that was met first`;
     expect(reportUrlLines(stdout)).toEqual([`http://127.0.0.1:${closedPort}/ error ConnectionRefused (${why})`]);
     expect(stdout).toContain(`\nrobots.txt http://127.0.0.1:${closedPort}: unreachable (ConnectionRefused after 2 attempts); nothing fetched there\n`);
     expect(stderr).toBe("crawl: nothing fetched: no root got a response (1 root: connection refused; see the report)\n");

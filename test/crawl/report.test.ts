@@ -183,7 +183,7 @@ describe("report", () => {
   it("says what kept robots.txt from being read in the line of a page never requested", () => {
     const record = errorRecord("http://x.test/a", "ConnectionRefused", null, "robots.txt http://x.test/robots.txt could not be read (4 attempts): ConnectionRefused", { tries: 0 });
     expect(urlLine(record)).toBe(
-      "http://x.test/a error ConnectionRefused (robots.txt http://x.test/robots.txt could not be read (4 attempts): ConnectionRefused; --ignore-robots crawls the origin without its robots.txt)",
+      "http://x.test/a error ConnectionRefused (robots.txt http://x.test/robots.txt could not be read (4 attempts): ConnectionRefused; the origin cannot be reached, so its pages would fail the same way: robots.txt is only where that was met first)",
     );
     // robots.txt refused only what it disallowed or answered with a 5xx: a refused connection is the origin's.
     const unreachable = errorRecord("http://y.test/", "RobotsUnreachable", null, "robots.txt http://y.test/robots.txt could not be read (4 attempts): status 503");
