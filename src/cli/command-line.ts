@@ -11,7 +11,7 @@ import { parseArgs } from "node:util";
 import { resolveOptions } from "../crawl/options.js";
 import type { CrawlOptions } from "../crawl/options.js";
 import type { StageName } from "../observe/events.js";
-import { normalizeRoot } from "../crawl/urls.js";
+import { normalizeRoot, rootProblem } from "../crawl/urls.js";
 import { OPTIONS, REMOTE_DEFAULTS, SPECS, STAGE_NAMES } from "./flags.js";
 import { formatOf, looksLikeUrl, OUTPUT_EXTENSIONS } from "./outputs.js";
 
@@ -475,14 +475,10 @@ function headerFlags(flags: readonly string[]): Record<string, string> {
   return headers;
 }
 
-/** A root the crawl would refuse (not http(s), not a URL) is a usage error too. */
+/** A root the crawl would refuse (not http(s), a port out of range, not a URL) is a usage error too, saying why. */
 function checkRoot(root: string): void {
-  try {
-    normalizeRoot(root);
-  } catch (error) {
-    if (!(error instanceof TypeError)) throw error;
-    throw new UsageError(`cannot crawl ROOT '${root}': it is not an http(s) URL`);
-  }
+  const problem = rootProblem(root);
+  if (problem !== null) throw new UsageError(`cannot crawl ROOT '${root}': ${problem}`);
 }
 
 /** The flag that sets each option, to name it in the library's own message. */

@@ -115,12 +115,32 @@ export function recordLine(record: FetchStatistic): RecordLine {
   return { schemaVersion: SCHEMA_VERSION, ...record };
 }
 
-/** A record's {@link CSV_COLUMNS}: null fields empty. */
+/** A record's {@link CSV_COLUMNS}: null fields empty, text fields {@link csvText neutralised}. */
 export function csvFields(record: FetchStatistic): string[] {
   return CSV_COLUMNS.map(function field(column): string {
     const value = record[column];
-    return value === null ? "" : String(value);
+    if (value === null) return "";
+    return typeof value === "string" ? csvText(value) : String(value);
   });
+}
+
+/** What a spreadsheet reads as the start of a formula: `=`, `+`, `-`, `@`, a tab or a carriage return. */
+const FORMULA_START = /^[=+\-@\t\r]/;
+
+/**
+ * A text cell as a spreadsheet will show it, never run it: one that starts
+ * like a formula gets a `'` in front (`=HYPERLINK(…)` → `'=HYPERLINK(…)`),
+ * which Excel, LibreOffice and Google Sheets read as "text follows".
+ *
+ * @remarks A record's text comes from the server: `contentType` and
+ * `encoding` are its headers, `detail` may quote them. Without this, a
+ * `Content-Type: =cmd|' /C calc'!A0` would be a live formula in whoever
+ * opens the CSV (CSV injection). Numbers are written as they are: `-1`
+ * stays a number.
+ * @see OWASP, "CSV Injection"
+ */
+export function csvText(text: string): string {
+  return FORMULA_START.test(text) ? `'${text}` : text;
 }
 
 /** One CSV row (RFC 4180): a field with a comma, a quote or a line break is quoted, its quotes doubled; CRLF ends the row. */

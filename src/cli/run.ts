@@ -14,6 +14,7 @@ import { resolveOptions } from "../crawl/options.js";
 import type { CrawlOptions } from "../crawl/options.js";
 import { report, Stats, urlLine } from "../crawl/report.js";
 import { checkState, StateError, type StateContents } from "../crawl/state.js";
+import { FETCH_ERRORS, type FetchError } from "../kernel/errors.js";
 import type { RedisFrontier } from "../distributed/redis-frontier.js";
 import type { FetchEndEvent, StageName, TraceEvent } from "../observe/events.js";
 import type { SyntheticSite } from "../site/index.js";
@@ -404,7 +405,7 @@ async function finish(
     if (interrupted) {
       printer.print(`interrupted after ${runs.length} of ${STAGE_NAMES.length} stages: not compared\n`);
     } else if (difference === null && nothingFetched) {
-      printer.print(`nothing fetched: no root got a response in any of the ${runs.length} stages\n`);
+      printer.print(`nothing fetched: no root got a response in any of the ${runs.length} stages${rootFailures(runs, "table")}\n`);
       status = EXIT.nothingFetched;
     } else if (difference === null) {
       printer.print(`identical: the ${runs.length} stages made the same records\n`);
@@ -428,7 +429,7 @@ async function finish(
       }
     }
     if (nothingFetched) {
-      printer.warn(`crawl: nothing fetched: no root got a response${robotsRefusals(runs)}\n`);
+      printer.warn(`crawl: nothing fetched: no root got a response${rootFailures(runs, "report")}\n`);
       status = EXIT.nothingFetched;
     }
   }
@@ -466,19 +467,43 @@ function fetchedNothing(run: StageRun): boolean {
   return false;
 }
 
-/**
- * Why some roots of a crawl that fetched nothing were never requested, when
- * `robots.txt` is the reason (` (1 root not fetched because of robots.txt; …)`),
- * else nothing. Such a crawl has no records but its roots': nothing else was queued.
- */
-function robotsRefusals(runs: readonly StageRun[]): string {
-  const refused = runs[0] === undefined ? 0 : refusedByRobots(runs[0].stats);
-  if (refused === 0) return "";
-  return ` (${refused} root${refused === 1 ? "" : "s"} not fetched because of robots.txt; see the report)`;
-}
+/** What each error means for a root that got no response, in a few words: the `nothing fetched` line's cause. */
+const ROOT_FAILURES: Readonly<Record<FetchError, string>> = {
+  ConnectionRefused: "connection refused",
+  ConnectionReset: "connection reset",
+  HostNotFound: "host not found",
+  Timeout: "timed out",
+  BadResponse: "bad response",
+  BodyTooLarge: "body too large",
+  TlsError: "TLS handshake failed",
+  NetworkError: "network error",
+  RobotsDisallowed: "not fetched because robots.txt disallows it",
+  RobotsUnreachable: "not fetched because robots.txt answered a 5xx or 429 on every attempt",
+};
 
-function refusedByRobots(stats: Stats): number {
-  return stats.robotsRefused;
+/**
+ * Why the roots of a crawl that fetched nothing got no response, by what
+ * happened to them: ` (1 root: host not found; see the report)`, or
+ * ` (1 root: connection refused, 2 roots: not fetched because robots.txt
+ * disallows it; see the report)` (`see the table` after `--compare`'s);
+ * nothing when no record was counted.
+ * Such a crawl has no records but its roots': nothing else was queued.
+ *
+ * @remarks A root whose origin could not be reached is recorded with the
+ * network failure met reading its `robots.txt` (`HostNotFound`,
+ * `ConnectionRefused`…): that is what happened, and what this names; only a
+ * `robots.txt` that answered and refused is robots.txt's doing.
+ */
+function rootFailures(runs: readonly StageRun[], shownIn: "report" | "table"): string {
+  const stats = runs[0]?.stats;
+  if (stats === undefined || stats.errors.size === 0) return "";
+  const causes = FETCH_ERRORS.filter(function met(error) {
+    return stats.errorCount(error) > 0;
+  }).map(function described(error) {
+    const count = stats.errorCount(error);
+    return `${count} root${count === 1 ? "" : "s"}: ${ROOT_FAILURES[error]}`;
+  });
+  return ` (${causes.join(", ")}; see the ${shownIn})`;
 }
 
 /** Writes the `--timeline` page; false, after a message, when the file cannot be written. */

@@ -22,19 +22,20 @@ let sniffer: typeof getEncoding | null = null;
 let iconv: typeof iconvLite | null = null;
 
 /**
- * Undoes the response's `Content-Encoding`: gzip (also `x-gzip`), deflate or
- * identity; a list such as `gzip, identity` is undone last coding first.
+ * Undoes the response's `Content-Encoding`: gzip (also `x-gzip`), deflate,
+ * brotli (`br`) or identity; a list such as `gzip, identity` is undone last
+ * coding first.
  *
  * Uses node:zlib's synchronous calls with `maxOutputLength`, so a small body
- * that inflates to gigabytes (a "gzip bomb") stops at `maxBodyBytes` instead
- * of filling memory. `deflate` is meant to be zlib-wrapped (RFC 9110), but
+ * that inflates to gigabytes (a "gzip bomb", or its brotli twin) stops at
+ * `maxBodyBytes` instead of filling memory. `deflate` is meant to be zlib-wrapped (RFC 9110), but
  * some servers send raw deflate; like browsers, a body without a zlib header
  * is inflated raw. An empty body stays empty whatever the header says.
  *
  * @remarks The chapter's crawler gets this from aiohttp, which decodes gzip
- * and deflate the same way.
+ * and deflate the same way (and brotli when the Brotli package is installed).
  * @throws FetchFailure `BodyTooLarge` when the decoded body is longer than `maxBodyBytes`;
- * `BadResponse` for corrupt or truncated data, or an encoding not listed above (such as `br`).
+ * `BadResponse` for corrupt or truncated data, or an encoding not listed above (such as `compress` or `zstd`).
  */
 export function decodeContent(headers: Readonly<Record<string, string>>, body: Uint8Array, maxBodyBytes: number): Uint8Array {
   const header = headers["content-encoding"];
@@ -63,6 +64,7 @@ function inflate(coding: string, data: Uint8Array, maxBodyBytes: number): Uint8A
     const zlib: typeof zlibModule = process.getBuiltinModule("node:zlib"); // loaded by the first encoded body
     if (coding === "gzip" || coding === "x-gzip") return zlib.gunzipSync(data, options);
     if (coding === "deflate") return hasZlibHeader(data) ? zlib.inflateSync(data, options) : zlib.inflateRawSync(data, options);
+    if (coding === "br") return zlib.brotliDecompressSync(data, options);
   } catch (error) {
     if (error instanceof RangeError) {
       throw new FetchFailure("BodyTooLarge", `The decoded body is longer than maxBodyBytes (${maxBodyBytes})`, {

@@ -72,8 +72,13 @@ export class Stats {
   readonly errors = new Map<FetchError, number>();
   /**
    * Records of URLs never requested because of their origin's `robots.txt`:
-   * it disallowed them (`RobotsDisallowed`), or could not be read (a
-   * `detail` that starts `robots.txt`, whatever the error's name).
+   * it disallowed them (`RobotsDisallowed`), or answered a 5xx or a 429 on
+   * every attempt (`RobotsUnreachable`).
+   *
+   * @remarks A network failure met while reading `robots.txt` (a host that
+   * does not resolve, a refused port: `HostNotFound`, `ConnectionRefused`…,
+   * with a `detail` that starts `robots.txt`) is not counted: the page would
+   * have failed the same way, and robots.txt is only where it was met first.
    */
   robotsRefused = 0;
   /** The sum of the records' `size`. */
@@ -93,7 +98,7 @@ export class Stats {
     if (record.error !== null) {
       this.failures += 1;
       this.errors.set(record.error, this.errorCount(record.error) + 1);
-      if (record.error === "RobotsDisallowed" || record.detail?.startsWith("robots.txt") === true) this.robotsRefused += 1;
+      if (record.error === "RobotsDisallowed" || record.error === "RobotsUnreachable") this.robotsRefused += 1;
     } else if (record.nextUrl !== null) {
       this.redirects += 1;
     } else if (record.status === 200) {

@@ -45,8 +45,11 @@
  * - Compaction writes the state anew to `crawl.log.tmp`, fsyncs it, renames
  *   it over `crawl.log` (atomic in POSIX) and fsyncs the directory: a crash
  *   at any point leaves either the old log or the new one whole.
- * - `DIR/lock` holds the pid of the process using the state; another live
- *   process is refused, and a lock left by a dead one is taken over.
+ * - `DIR/lock` holds the pid and host of the process using the state, which
+ *   touches it every 2 s; another live process is refused, and a lock left
+ *   by a dead one (its pid gone, or untouched for 10 s: after a reboot or a
+ *   container restart, when its pid may be another process's) is taken over
+ *   (state-lock.ts).
  *
  * @remarks Why not an embedded database: SQLite through better-sqlite3 needs
  * a native build at install; the pure-JS key-value stores would keep the
@@ -55,9 +58,10 @@
  *
  * @module
  */
-import { closeSync, constants, fdatasyncSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from "node:fs";
+import { closeSync, constants, fdatasyncSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { BlockFifo } from "./block-fifo.js";
+import { refuseIfHeld, StateLock, stateUnwritable } from "./state-lock.js";
 import { resolveOptions, type CrawlOptions, type ResolvedCrawlOptions } from "./options.js";
 import { isFetchedPage, type FetchStatistic } from "./records.js";
 import type { CrawlStore, StoreSummary } from "./store.js";
@@ -147,10 +151,11 @@ export function shapeDifference(kept: Record<string, unknown>, now: Record<strin
  * `roots` with `options`, as a crawler made with them would, and says what
  * it holds: the CLI's check before anything is fetched.
  *
- * @throws TypeError naming the `state` option and the difference when it was written by another crawl, when another process is using it, or for a bad root or option.
+ * @throws TypeError naming the `state` option and the difference when it was written by another crawl, when another process is using it, when it cannot be written (the errno named), or for a bad root or option.
  */
 export function checkState(dir: string, roots: readonly string[], options: CrawlOptions): StateContents | null {
   refuseIfLocked(dir);
+  refuseIfUnwritable(dir);
   const contents = readState(dir);
   if (contents === null) return null;
   const resolved = resolveOptions(options);
@@ -255,9 +260,6 @@ export class StateError extends Error {
   override readonly name = "StateError";
 }
 
-/** Lock files this process holds, by path: a second crawl here on the same state is refused too. */
-const heldLocks = new Set<string>();
-
 /** node:zlib's CRC-32 of `data`; zlib is loaded by the first `--state` crawl that needs it, not by every crawl. */
 function crc32(data: Uint8Array): number {
   return process.getBuiltinModule("node:zlib").crc32(data);
@@ -265,26 +267,13 @@ function crc32(data: Uint8Array): number {
 
 /** Throws when another live process (or another crawl in this one) holds the state in `dir`. */
 function refuseIfLocked(dir: string): void {
-  const holder = lockHolder(join(dir, LOCK));
-  if (holder !== null) throw new TypeError(`state: ${dir} is in use by process ${holder} (if that is no crawl, delete ${join(dir, LOCK)})`);
+  refuseIfHeld(join(dir, LOCK));
 }
 
-/** The pid in a lock file, if the process is alive; else null. */
-function lockHolder(path: string): number | null {
-  let pid: number;
-  try {
-    pid = Number.parseInt(readFileSync(path, "utf8"), 10);
-  } catch {
-    return null;
-  }
-  if (!Number.isInteger(pid) || pid <= 0) return null;
-  if (pid === process.pid) return heldLocks.has(path) ? pid : null;
-  try {
-    process.kill(pid, 0);
-    return pid;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM" ? pid : null;
-  }
+/** Throws when the state in `dir` cannot be written (a read-only disk, no permission), naming the errno: checked before the first request. */
+function refuseIfUnwritable(dir: string): void {
+  const why = stateUnwritable(dir);
+  if (why !== null) throw new TypeError(`state: ${dir} cannot be written: ${why}`);
 }
 
 /** Options of a {@link StateStore}. */
@@ -335,6 +324,8 @@ export class StateStore implements CrawlStore {
   private compactedBytes = 0;
   private lastSync = 0;
   private failure: unknown = null;
+  /** The state's lock, from the first write to `close()`. */
+  private held: StateLock | null = null;
   private stopCrawl: () => void = () => {};
   private readonly compactBytes: number;
   private readonly clock: () => number;
@@ -351,13 +342,14 @@ export class StateStore implements CrawlStore {
   /**
    * Replays the log, if any, and checks it was written by this crawl.
    *
-   * @throws TypeError naming the `state` option: another crawl's state (the difference named), one another process is using, or not a state.
+   * @throws TypeError naming the `state` option: another crawl's state (the difference named), one another process is using, one that cannot be written (the errno named), or not a state.
    */
   open(options: ResolvedCrawlOptions, stopCrawl: () => void, roots: readonly string[] = []): void {
     this.stopCrawl = stopCrawl;
     this.keepRecords = options.keepRecords;
     this.shape = crawlShape(roots, options);
     refuseIfLocked(this.dir);
+    refuseIfUnwritable(this.dir);
     const replayed = replay(this.dir);
     if (replayed === null) return;
     const difference = shapeDifference(replayed.shape, this.shape);
@@ -554,30 +546,24 @@ export class StateStore implements CrawlStore {
   private fail(error: unknown, stopCrawl = true): void {
     if (this.failure !== null) return;
     const reason = error instanceof Error ? error.message : String(error);
-    this.failure = error instanceof TypeError ? new StateError(error.message) : new StateError(`state: cannot write ${join(this.dir, LOG)}: ${reason}; what was written is kept, and the same crawl run again resumes from it`);
+    // Nothing written: no earlier run's log, and this one's never begun (its directory or lock could not be made).
+    const nothingWritten = this.kept === null && this.logBytes === 0;
+    const after = nothingWritten ? "nothing was written" : "what was written is kept, and the same crawl run again resumes from it";
+    this.failure = error instanceof TypeError ? new StateError(error.message) : new StateError(`state: cannot write ${join(this.dir, LOG)}: ${reason}; ${after}`);
     this.stopped = true;
     if (stopCrawl) this.stopCrawl();
   }
 
   private lock(): void {
-    const path = join(this.dir, LOCK);
-    for (let tries = 0; ; tries++) {
-      try {
-        writeFileSync(path, `${process.pid}\n`, { flag: "wx" }); // Made here or not at all: two processes cannot both.
-        break;
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== "EEXIST" || tries > 0) throw error;
-      }
-      refuseIfLocked(this.dir);
-      rmSync(path, { force: true }); // Left by a process that is gone.
-    }
-    heldLocks.add(path);
+    const store = this;
+    this.held = new StateLock(join(this.dir, LOCK), function lost(why) {
+      store.fail(new Error(`the lock ${join(store.dir, LOCK)} was lost (${why})`));
+    });
   }
 
   private unlock(): void {
-    const path = join(this.dir, LOCK);
-    heldLocks.delete(path);
-    rmSync(path, { force: true });
+    this.held?.release();
+    this.held = null;
   }
 }
 

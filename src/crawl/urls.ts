@@ -41,25 +41,59 @@ const IPV4 = /^\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}$/;
  * @remarks The chapter's `crawl.py` adds `http://` whenever `://` is missing,
  * which would turn `mailto:a@b` into a URL with user `mailto` on host `b`.
  * @see Chapter, "Coordinating Coroutines" (the `Crawler` takes its roots from `crawl.py`)
- * @throws TypeError when the root is not a string, does not parse, or is not http(s):
- * ``Expected `roots` to hold http(s) URLs, got "ftp://x"``.
+ * @throws TypeError when the root is not a string, does not parse, or is not
+ * http(s), saying why ({@link rootProblem}): ``Expected `roots` to hold http(s)
+ * URLs, got "http://x:99999/": its port 99999 is out of range (0 to 65535)``.
  */
 export function normalizeRoot(root: string): string {
-  if (typeof root !== "string") throw badRoot(root);
-  const trimmed = root.trim();
-  let absolute: string;
-  if (SCHEME_WITH_AUTHORITY.test(trimmed) || OPAQUE_SCHEME.test(trimmed)) absolute = trimmed;
-  else if (trimmed.startsWith("//")) absolute = `http:${trimmed}`;
-  else absolute = `http://${trimmed}`;
+  if (typeof root !== "string") throw badRoot(root, "not a string");
+  const absolute = absoluteRoot(root);
   const parsed = parseHttpUrl(absolute);
-  if (parsed === null) throw badRoot(root);
+  if (parsed === null) throw badRoot(root, whyNotHttpUrl(absolute));
   parsed.hash = "";
   return dropCredentials(parsed).href;
 }
 
-function badRoot(root: unknown): TypeError {
+/** A root as typed, with `http://` in front when it names no scheme (see {@link normalizeRoot}). */
+function absoluteRoot(root: string): string {
+  const trimmed = root.trim();
+  if (SCHEME_WITH_AUTHORITY.test(trimmed) || OPAQUE_SCHEME.test(trimmed)) return trimmed;
+  if (trimmed.startsWith("//")) return `http:${trimmed}`;
+  return `http://${trimmed}`;
+}
+
+function badRoot(root: unknown, why: string): TypeError {
   const shown = typeof root === "string" ? JSON.stringify(root) : String(root);
-  return new TypeError(`Expected \`roots\` to hold http(s) URLs, got ${shown}`);
+  return new TypeError(`Expected \`roots\` to hold http(s) URLs, got ${shown}: ${why}`);
+}
+
+/** The port of `scheme://[user@]host:port`, as written (digits or not); undefined without one. */
+const WRITTEN_PORT = /^[a-z][a-z\d+.-]*:\/\/(?:[^@/?#]*@)?(?:\[[^\]]*\]|[^:/?#]*):([^/?#]*)/i;
+
+/**
+ * Why a root is refused, in words a user can act on: `its port 99999 is out
+ * of range (0 to 65535)`, `its scheme is ftp: (only http and https are
+ * crawled)`, `it has no host`, or `it does not parse as a URL`. Null for a
+ * root {@link normalizeRoot} takes.
+ *
+ * @remarks WHATWG `URL` refuses a port over 65535 the way it refuses any
+ * unparsable string, with one `Invalid URL`: the port is read here to say so.
+ */
+export function rootProblem(root: string): string | null {
+  const absolute = absoluteRoot(root);
+  return parseHttpUrl(absolute) === null ? whyNotHttpUrl(absolute) : null;
+}
+
+function whyNotHttpUrl(absolute: string): string {
+  const parsed = parseUrl(absolute);
+  if (parsed !== null && parsed.protocol !== "http:" && parsed.protocol !== "https:") {
+    return `its scheme is ${parsed.protocol} (only http and https are crawled)`;
+  }
+  if (parsed !== null) return "it has no host";
+  const port = WRITTEN_PORT.exec(absolute)?.[1];
+  if (port !== undefined && /^\d+$/.test(port) && Number(port) > 65535) return `its port ${port} is out of range (0 to 65535)`;
+  if (port !== undefined && port !== "" && !/^\d+$/.test(port)) return `its port '${port}' is not a number`;
+  return "it does not parse as a URL";
 }
 
 /**

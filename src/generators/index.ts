@@ -41,6 +41,10 @@ export { JoinableQueue, QueueEmpty } from "./queues.js";
 export { BlockFifo as Fifo } from "../crawl/block-fifo.js";
 export { connect, read, readAll, request, sendAll, type RequestOptions } from "./sockets.js";
 export { Crawler } from "./crawler.js";
+// The options and the records, as types, from this entry point too: a notebook that imports one stage needs nothing else.
+export type { CrawlOptions } from "../crawl/options.js";
+export type { CrawlResult, FetchError, FetchStatistic } from "../crawl/records.js";
+export type { RobotsFetch, RobotsVerdict } from "../crawl/robots.js";
 export { TimerHandle, TimerHeap } from "../kernel/timers.js";
 
 /**

@@ -12,7 +12,7 @@ import { Buffer } from "node:buffer";
  * themselves (`Host`, `Connection`, `Content-Length`, `Transfer-Encoding`, and
  * the hop-by-hop `Keep-Alive`, `Upgrade`, `TE`, `Trailer`, `Proxy-Connection`,
  * `Expect`, several of which undici refuses outright), and `Accept-Encoding`:
- * bodies are decoded by the crawler, which knows gzip and deflate only.
+ * bodies are decoded by the crawler, which knows gzip, deflate and brotli only.
  */
 export const RESERVED_HEADERS: ReadonlySet<string> = new Set([
   "host",
@@ -47,7 +47,7 @@ export function requestHeaders(userAgent: string, extra: Readonly<Record<string,
   const defaults: Record<string, string> = {
     "User-Agent": userAgent,
     Accept: "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8",
-    "Accept-Encoding": "gzip, deflate, identity",
+    "Accept-Encoding": "gzip, deflate, br, identity",
   };
   const replacing = new Map(Object.keys(extra).map((name) => [name.toLowerCase(), name]));
   const headers: Record<string, string> = {};

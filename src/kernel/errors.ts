@@ -186,17 +186,23 @@ function dnsDetail(code: string): string {
   return `${code}: ${DNS_CODES[code] ?? "the name could not be resolved"}`;
 }
 
+/** The hint for a host that does not resolve or a port that refuses, met reading robots.txt: `--ignore-robots` would not help. */
+const UNREACHABLE_ORIGIN = "the origin cannot be reached, so its pages would fail the same way: robots.txt is only where that was met first";
+
 /**
  * The hint a person reading a failure needs, or null when there is none to
  * give: for a `TlsError` by its `detail` (`--ca FILE` for a certificate whose
  * issuer is unknown or that signed itself; for an expired one, that only
  * its owner can renew it; `--insecure` only as a last resort); for a failure
  * that kept robots.txt from being read (a `detail` starting `robots.txt`),
- * `--ignore-robots`. The names are the `crawl` command's flags.
+ * `--ignore-robots`, except for a host that does not resolve or a port that
+ * refuses, which no flag gets past: that the origin cannot be reached.
+ * The names are the `crawl` command's flags.
  */
 export function errorHint(error: FetchError, detail: string | null): string | null {
   if (detail === null) return null;
   if (detail.startsWith("robots.txt")) {
+    if (error === "HostNotFound" || error === "ConnectionRefused") return UNREACHABLE_ORIGIN;
     const tls = error === "TlsError" ? errorHint(error, detail.slice(detail.indexOf(": ") + 2)) : null;
     const ignore = "--ignore-robots crawls the origin without its robots.txt";
     return tls === null ? ignore : `${tls}; or ${ignore}`;

@@ -6,7 +6,7 @@
  */
 import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
-import { deflateRawSync, deflateSync, gzipSync } from "node:zlib";
+import { brotliCompressSync, deflateRawSync, deflateSync, gzipSync } from "node:zlib";
 import { faultHandler, type Fault, type RouteHandler } from "./faults.js";
 import { linksHtml, NOT_FOUND_BODY, NOT_FOUND_TYPE, sitemapXml } from "./html.js";
 
@@ -19,7 +19,7 @@ export interface FixtureSiteOptions {
 }
 
 /** How a page's body is compressed on the wire: `Content-Encoding`. `deflate-raw` is sent as `deflate` without the zlib wrapper. */
-export type ContentEncoding = "gzip" | "x-gzip" | "deflate" | "deflate-raw";
+export type ContentEncoding = "gzip" | "x-gzip" | "deflate" | "deflate-raw" | "br";
 
 /** Extra settings for {@link FixtureSite.addPage}. */
 export interface PageOptions {
@@ -399,6 +399,8 @@ function encodeBody(body: Uint8Array, encoding: ContentEncoding | undefined): Ui
       return deflateSync(body);
     case "deflate-raw":
       return deflateRawSync(body);
+    case "br":
+      return brotliCompressSync(body);
   }
 }
 

@@ -140,7 +140,7 @@ describe("Fetcher", () => {
       response.end("ok");
     });
     await fetchOne(site.urlFor("/"));
-    expect(seen).toEqual(["fetcher-test", "gzip, deflate, identity", "close"]);
+    expect(seen).toEqual(["fetcher-test", "gzip, deflate, br, identity", "close"]);
   });
 
   it("sends the next request to the origin on the connection it kept", async () => {

@@ -286,7 +286,8 @@ describe("parseCommandLine", () => {
     expect(usageError(["--stage", "threads", "a.com"])).toBe(
       "unknown stage 'threads' (choose callbacks, generators, asyncawait)",
     );
-    expect(usageError(["ftp://a.com/"])).toBe("cannot crawl ROOT 'ftp://a.com/': it is not an http(s) URL");
+    expect(usageError(["ftp://a.com/"])).toBe("cannot crawl ROOT 'ftp://a.com/': its scheme is ftp: (only http and https are crawled)");
+    expect(usageError(["http://127.0.0.1:99999/"])).toBe("cannot crawl ROOT 'http://127.0.0.1:99999/': its port 99999 is out of range (0 to 65535)");
     expect(usageError(["-q", "-v", "a.com"])).toBe("-q and -v cannot be used together");
     expect(usageError(["--demo", "a.com"])).toBe("--demo crawls the demo site; give no ROOT with it");
     expect(usageError(["--compare", "--stage", "callbacks", "a.com"])).toBe("--compare runs every stage; leave out --stage");

@@ -201,7 +201,7 @@ describe("crawl --compare of a root that refuses connections", () => {
     // Its robots.txt cannot be read either, so the root is never requested: its record has the failure's name.
     expect(stdout).toMatch(/^ {2}ConnectionRefused +1 +1 +1$/m);
     expect(stdout).toMatch(/^robots\.txt read +1 +1 +1$/m);
-    expect(stdout).toContain("nothing fetched: no root got a response in any of the 3 stages\n");
+    expect(stdout).toContain("nothing fetched: no root got a response in any of the 3 stages (1 root: connection refused; see the table)\n");
     expect(stdout).not.toContain("identical");
   });
 });
@@ -302,7 +302,7 @@ describe.each(STAGES)("crawl --stage %s", (stage) => {
     const { code, stdout } = await runCli(["-q", "--max-tries", "1", "--stage", stage, `${site.url}/with-error`]);
     expect(code).toBe(0);
     // The refused port's robots.txt cannot be read either, so /gone is never requested.
-    const why = `robots.txt http://127.0.0.1:${closedPort}/robots.txt could not be read (1 attempt): ConnectionRefused; --ignore-robots crawls the origin without its robots.txt`;
+    const why = `robots.txt http://127.0.0.1:${closedPort}/robots.txt could not be read (1 attempt): ConnectionRefused; the origin cannot be reached, so its pages would fail the same way: robots.txt is only where that was met first`;
     expect(reportUrlLines(stdout)).toEqual([`http://127.0.0.1:${closedPort}/gone error ConnectionRefused (${why})`]);
     expect(stdout.split("\n").filter((line) => line.startsWith("robots.txt "))).toEqual([
       `robots.txt http://127.0.0.1:${closedPort}: unreachable (ConnectionRefused after 1 attempt); nothing fetched there`,
@@ -316,17 +316,30 @@ describe.each(STAGES)("crawl --stage %s", (stage) => {
     expect(code).toBe(3);
     expect(reportUrlLines(stdout)).toEqual([`http://127.0.0.1:${closedPort}/ error ConnectionRefused`]);
     expect(stdout).toContain("Todo: 0\nDone: 1\n");
-    expect(stderr).toBe("crawl: nothing fetched: no root got a response\n");
+    expect(stderr).toBe("crawl: nothing fetched: no root got a response (1 root: connection refused; see the report)\n");
   });
 
-  it("does not request a root whose robots.txt cannot be read, and says so when it exits with 3", async () => {
+  it("names a refused connection, not robots.txt, when a root's origin cannot be reached, and exits with 3", async () => {
     const { code, stdout, stderr } = await runCli(["--max-tries", "2", "--stage", stage, `http://127.0.0.1:${closedPort}/`]);
     expect(code).toBe(3);
     // The page gets the failure's name, and says robots.txt is why it was never requested.
-    const why = `robots.txt http://127.0.0.1:${closedPort}/robots.txt could not be read (2 attempts): ConnectionRefused; --ignore-robots crawls the origin without its robots.txt`;
+    const why = `robots.txt http://127.0.0.1:${closedPort}/robots.txt could not be read (2 attempts): ConnectionRefused; the origin cannot be reached, so its pages would fail the same way: robots.txt is only where that was met first`;
     expect(reportUrlLines(stdout)).toEqual([`http://127.0.0.1:${closedPort}/ error ConnectionRefused (${why})`]);
     expect(stdout).toContain(`\nrobots.txt http://127.0.0.1:${closedPort}: unreachable (ConnectionRefused after 2 attempts); nothing fetched there\n`);
-    expect(stderr).toBe("crawl: nothing fetched: no root got a response (1 root not fetched because of robots.txt; see the report)\n");
+    expect(stderr).toBe("crawl: nothing fetched: no root got a response (1 root: connection refused; see the report)\n");
+  });
+
+  it("names a host that does not resolve, met reading its robots.txt, and exits with 3", async () => {
+    // RFC 6761: no `.invalid` name resolves (where no resolver answers at all, it is EAI_AGAIN: still HostNotFound).
+    const { code, stderr } = await runCli(["--max-tries", "1", "--stage", stage, "http://crawl-command.invalid/"]);
+    expect(code).toBe(3);
+    expect(stderr).toBe("crawl: nothing fetched: no root got a response (1 root: host not found; see the report)\n");
+  });
+
+  it("says robots.txt is why when it disallows the root", async () => {
+    const { code, stderr } = await runCli(["--stage", stage, `${robotsSite.url}/private/secret`]);
+    expect(code).toBe(3);
+    expect(stderr).toBe("crawl: nothing fetched: no root got a response (1 root: not fetched because robots.txt disallows it; see the report)\n");
   });
 
   it("exits with 0 when one root of several got a response", async () => {

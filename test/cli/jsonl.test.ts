@@ -150,14 +150,14 @@ describe("crawl --jsonl when nothing can be fetched", () => {
     expect(code).toBe(3);
     expect(parsedLines(await readFile(file, "utf8"))).toMatchObject([{ url: `http://127.0.0.1:${closedPort}/`, error: "ConnectionRefused" }]);
     expect(stdout).toMatch(/^ +1 ConnectionRefused$/m);
-    expect(stderr).toBe("crawl: nothing fetched: no root got a response\n");
+    expect(stderr).toBe("crawl: nothing fetched: no root got a response (1 root: connection refused; see the report)\n");
   });
 
-  it("says when robots.txt is why", async () => {
+  it("names the refused connection met reading robots.txt, not robots.txt", async () => {
     const file = join(directory, "robots.jsonl");
     const { code, stderr } = await runCli(["--jsonl", file, "--max-tries", "1", `http://127.0.0.1:${closedPort}/`]);
     expect(code).toBe(3);
-    expect(stderr).toBe("crawl: nothing fetched: no root got a response (1 root not fetched because of robots.txt; see the report)\n");
+    expect(stderr).toBe("crawl: nothing fetched: no root got a response (1 root: connection refused; see the report)\n");
   });
 });
 

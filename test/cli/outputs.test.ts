@@ -8,7 +8,7 @@ import { readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { csvFields, csvRow, CSV_COLUMNS } from "../../src/cli/record-lines.js";
+import { csvFields, csvRow, csvText, CSV_COLUMNS } from "../../src/cli/record-lines.js";
 import { FETCH_ERRORS, pageRecord } from "../../src/crawl/records.js";
 import { FixtureSite } from "../../src/site/index.js";
 import { requireBuiltCli, runCli } from "./cli-process.js";
@@ -87,6 +87,15 @@ describe.each(STAGES)("crawl -o FILE --stage %s", (stage) => {
 describe("CSV rows", () => {
   it("quote a field with a comma, a quote or a line break, doubling its quotes, and end with CRLF", () => {
     expect(csvRow(["plain", "a,b", 'say "hi"', "two\nlines", "cr\r", ""])).toBe('plain,"a,b","say ""hi""","two\nlines","cr\r",\r\n');
+  });
+
+  it("put a quote before a text field a spreadsheet would run as a formula (=, +, -, @, tab, CR)", () => {
+    const served = { status: 200, size: 5, contentType: "=cmd|' /C calc'!A0", encoding: "@sum(1)" };
+    const record = pageRecord("http://h/", served, 0, 0, null, { fetchedAt: "1970-01-01T00:00:00.000Z" });
+    const fields = csvFields(record);
+    expect([fields[5], fields[6]]).toEqual(["'=cmd|' /C calc'!A0", "'@sum(1)"]);
+    expect(["+1", "-2", "\tx", "\rx", "a=b", "http://h/-"].map(csvText)).toEqual(["'+1", "'-2", "'\tx", "'\rx", "a=b", "http://h/-"]);
+    expect(csvRow(fields.map(String))).toContain(",'=cmd|' /C calc'!A0,'@sum(1),5,");
   });
 
   it("leave null fields empty, and carry depth, tries and the ISO time a record was fetched", () => {

@@ -4,7 +4,7 @@
  * then run again with the same arguments. The site counts the requests it
  * saw for each path.
  */
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -115,6 +115,21 @@ describe("crawl --state", () => {
     );
     expect(site.site.totalRequests - requests).toBe(0); // Nothing queued: no page, and so no robots.txt either.
   }, 180_000);
+
+  it("refuses a state it cannot write before the first request, with exit status 2 and the errno", async () => {
+    site.site.resetCounters();
+    const file = join(tempDir(), "a-file");
+    writeFileSync(file, "");
+    const result = await runCli(["--state", join(file, "state"), "-q", site.url]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe(`crawl: --state: ${join(file, "state")} cannot be written: ENOTDIR: not a directory (${file})\nTry 'crawl --help'.\n`);
+    if (process.platform === "linux") {
+      // /proc/sys: no one may make a folder there, root included, as on a read-only disk (EROFS).
+      const proc = await runCli(["--state", "/proc/sys/crawl-state", "-q", site.url]);
+      expect([proc.code, proc.stderr]).toEqual([2, "crawl: --state: /proc/sys/crawl-state cannot be written: EACCES: permission denied (/proc/sys)\nTry 'crawl --help'.\n"]);
+    }
+    expect(site.site.totalRequests).toBe(0);
+  }, 60_000);
 
   it("refuses a state written by another crawl, naming the difference, with exit status 2 and nothing fetched", async () => {
     site.site.resetCounters();

@@ -83,7 +83,7 @@ describe.each(stages)("$name crawler: crawl controls", ({ crawl }) => {
           cookie: "session=abc",
           accept: "text/html",
           "user-agent": requestHeaders(result.options.userAgent)["User-Agent"],
-          "accept-encoding": "gzip, deflate, identity",
+          "accept-encoding": "gzip, deflate, br, identity",
         });
       }
     });

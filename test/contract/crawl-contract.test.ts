@@ -6,7 +6,7 @@
  */
 import type { ServerResponse } from "node:http";
 import { type AddressInfo, createServer, type Socket } from "node:net";
-import { gzipSync } from "node:zlib";
+import { brotliCompressSync, gzipSync } from "node:zlib";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { FetchStatistic } from "../../src/crawl/records.js";
 import { requestHeaders } from "../../src/http/request.js";
@@ -301,19 +301,21 @@ describe("crawl contract", () => {
         expect(result.records[1]).toEqual(pageRecordOf(u("/missing"), { status: 404, size: 10, contentType: "text/plain" }));
       });
 
-      it("decodes gzip and deflate bodies, counting the decoded size", async () => {
-        site.addPage("/", ["/gzip", "/deflate", "/raw-deflate"]);
+      it("decodes gzip, deflate and brotli bodies, counting the decoded size", async () => {
+        site.addPage("/", ["/gzip", "/deflate", "/raw-deflate", "/br"]);
         site.addPage("/gzip", ["/from-gzip"], undefined, { contentEncoding: "gzip" });
         site.addPage("/deflate", ["/from-deflate"], undefined, { contentEncoding: "deflate" });
         site.addPage("/raw-deflate", ["/from-raw"], undefined, { contentEncoding: "deflate-raw" });
-        site.addPage("/from-gzip", []).addPage("/from-deflate", []).addPage("/from-raw", []);
+        site.addPage("/br", ["/from-br"], undefined, { contentEncoding: "br" });
+        site.addPage("/from-gzip", []).addPage("/from-deflate", []).addPage("/from-raw", []).addPage("/from-br", []);
         const result = await crawl(site.url, { maxTasks: 1 });
-        expect(result.records.slice(1, 4)).toEqual([
+        expect(result.records.slice(1, 5)).toEqual([
           linksPageRecord(u("/gzip"), ["/from-gzip"], 1, 1),
           linksPageRecord(u("/deflate"), ["/from-deflate"], 1, 1),
           linksPageRecord(u("/raw-deflate"), ["/from-raw"], 1, 1),
+          linksPageRecord(u("/br"), ["/from-br"], 1, 1),
         ]);
-        expect(result.records).toHaveLength(7);
+        expect(result.records).toHaveLength(9);
       });
 
       it("decodes legacy charsets before reading links", async () => {
@@ -345,7 +347,7 @@ describe("crawl contract", () => {
           expect(seen[index]).toMatchObject({
             "user-agent": expected["User-Agent"],
             accept: expected["Accept"],
-            "accept-encoding": "gzip, deflate, identity",
+            "accept-encoding": "gzip, deflate, br, identity",
             host: `127.0.0.1:${site.port}`,
           });
         }
@@ -393,17 +395,20 @@ describe("crawl contract", () => {
       });
 
       it("records BodyTooLarge for a declared or streamed body over maxBodyBytes, without retrying", async () => {
-        site.addPage("/", ["/declared", "/streamed", "/bomb"]);
+        site.addPage("/", ["/declared", "/streamed", "/bomb", "/br-bomb"]);
         site.addFault("/declared", { kind: "huge", bytes: 5_000_000 });
         site.addFault("/streamed", { kind: "huge", bytes: 5_000_000, declared: false });
         site.addPage("/bomb", gzipSync(Buffer.alloc(3_000_000, " ")), "text/html", { headers: { "Content-Encoding": "gzip" } });
+        site.addPage("/br-bomb", brotliCompressSync(Buffer.alloc(3_000_000, " ")), "text/html", { headers: { "Content-Encoding": "br" } });
         const result = await crawl(site.url, { maxBodyBytes: 1_000_000, maxTasks: 1 });
         expect(result.records.slice(1)).toEqual([
           errorRecordOf(u("/declared"), "BodyTooLarge"),
           errorRecordOf(u("/streamed"), "BodyTooLarge"),
           errorRecordOf(u("/bomb"), "BodyTooLarge"),
+          errorRecordOf(u("/br-bomb"), "BodyTooLarge"),
         ]);
-        expect([site.requestsFor("/declared"), site.requestsFor("/streamed"), site.requestsFor("/bomb")]).toEqual([1, 1, 1]);
+        const requests = ["/declared", "/streamed", "/bomb", "/br-bomb"].map((path) => site.requestsFor(path));
+        expect(requests).toEqual([1, 1, 1, 1]);
       });
 
       it("records a 304 or 204 normally even when its Content-Length is over maxBodyBytes", async () => {

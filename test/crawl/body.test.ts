@@ -2,7 +2,7 @@ import { Buffer, constants as bufferConstants } from "node:buffer";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { deflateRawSync, deflateSync, gzipSync } from "node:zlib";
+import { brotliCompressSync, deflateRawSync, deflateSync, gzipSync, constants as zlibConstants } from "node:zlib";
 import { getEncoding } from "encoding-sniffer";
 import fc from "fast-check";
 import iconv from "iconv-lite";
@@ -37,7 +37,7 @@ describe("decodeContent", () => {
     });
 
     it("reports BadResponse for an encoding it does not know", () => {
-      expect(failureOf(() => decodeContent(encoded("br"), PAGE, 1000))).toBe("BadResponse");
+      expect(failureOf(() => decodeContent(encoded("zstd"), PAGE, 1000))).toBe("BadResponse");
       expect(failureOf(() => decodeContent(encoded("gzip, compress"), gzipSync(PAGE), 1000))).toBe("BadResponse");
     });
 
@@ -45,6 +45,17 @@ describe("decodeContent", () => {
       const bomb = gzipSync(Buffer.alloc(64 * 1024 * 1024));
       expect(bomb.length).toBeLessThan(100 * 1024);
       expect(failureOf(() => decodeContent(encoded("gzip"), bomb, 1024 * 1024))).toBe("BodyTooLarge");
+    });
+
+    it("reports BadResponse for corrupt brotli", () => {
+      expect(failureOf(() => decodeContent(encoded("br"), PAGE, 1000))).toBe("BadResponse");
+    });
+
+    it("reports BodyTooLarge for a brotli bomb: a small body that decompresses past the limit", () => {
+      const quick = { params: { [zlibConstants.BROTLI_PARAM_QUALITY]: 1 } }; // the default quality takes seconds to compress
+      const bomb = brotliCompressSync(Buffer.alloc(64 * 1024 * 1024), quick);
+      expect(bomb.length).toBeLessThan(100 * 1024);
+      expect(failureOf(() => decodeContent(encoded("br"), bomb, 1024 * 1024))).toBe("BodyTooLarge");
     });
 
     it("reports BodyTooLarge for deflate that inflates past the limit", () => {
@@ -68,6 +79,14 @@ describe("decodeContent", () => {
 
   it("inflates zlib-wrapped deflate", () => {
     expect(Buffer.from(decodeContent(encoded("deflate"), deflateSync(PAGE), 1000))).toEqual(PAGE);
+  });
+
+  it.each(["br", "BR"])("decompresses brotli (%s)", (encoding) => {
+    expect(Buffer.from(decodeContent(encoded(encoding), brotliCompressSync(PAGE), 1000))).toEqual(PAGE);
+  });
+
+  it("accepts brotli decompressed exactly to the limit", () => {
+    expect(decodeContent(encoded("br"), brotliCompressSync(Buffer.alloc(500)), 500)).toHaveLength(500);
   });
 
   it("inflates raw deflate, as browsers do", () => {

@@ -190,9 +190,12 @@ describe("report", () => {
   it("says what kept robots.txt from being read in the line of a page never requested", () => {
     const record = errorRecord("http://x.test/a", "ConnectionRefused", null, "robots.txt http://x.test/robots.txt could not be read (4 attempts): ConnectionRefused", { tries: 0 });
     expect(urlLine(record)).toBe(
-      "http://x.test/a error ConnectionRefused (robots.txt http://x.test/robots.txt could not be read (4 attempts): ConnectionRefused; --ignore-robots crawls the origin without its robots.txt)",
+      "http://x.test/a error ConnectionRefused (robots.txt http://x.test/robots.txt could not be read (4 attempts): ConnectionRefused; the origin cannot be reached, so its pages would fail the same way: robots.txt is only where that was met first)",
     );
-    expect(Stats.of([record, errorRecord("http://x.test/b", "RobotsDisallowed"), errorRecord("http://x.test/c", "ConnectionRefused")]).robotsRefused).toBe(2);
+    // robots.txt refused only what it disallowed or answered with a 5xx: a refused connection is the origin's.
+    const unreachable = errorRecord("http://y.test/", "RobotsUnreachable", null, "robots.txt http://y.test/robots.txt could not be read (4 attempts): status 503");
+    const refusedByRobots = [errorRecord("http://x.test/b", "RobotsDisallowed"), unreachable];
+    expect(Stats.of([record, ...refusedByRobots, errorRecord("http://x.test/c", "ConnectionRefused")]).robotsRefused).toBe(2);
   });
 });
 

@@ -3,8 +3,8 @@
  * Real files in a temporary directory; the crawls run against a real
  * synthetic site on 127.0.0.1.
  */
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { Crawler as AsyncAwaitCrawler, crawl as crawlWithAsyncAwait } from "../../src/asyncawait/index.js";
@@ -14,6 +14,7 @@ import { crawl as crawlWithGenerators } from "../../src/generators/index.js";
 import { pageRecord } from "../../src/crawl/records.js";
 import { resolveOptions, type CrawlOptions } from "../../src/crawl/options.js";
 import { StateError, StateStore, checkState, frameEntry, readState } from "../../src/crawl/state.js";
+import { LOCK_STALE_MS, lockHolder, StateLock } from "../../src/crawl/state-lock.js";
 import type { QueueItem } from "../../src/crawl/visit.js";
 import { SyntheticSite } from "../../src/site/synthetic-site.js";
 
@@ -183,10 +184,50 @@ describe("StateStore", () => {
     writeFileSync(join(dir, "lock"), "2147483646\n"); // No such process.
     const store = opened(dir);
     finishNext(store, []);
-    expect(readFileSync(join(dir, "lock"), "utf8")).toBe(`${process.pid}\n`);
+    expect(readFileSync(join(dir, "lock"), "utf8")).toBe(`${process.pid}\n${hostname()}\n`);
     expect(() => opened(dir)).toThrow(/is in use by process/); // This process holds it now.
     store.summary(0);
     expect(existsSync(join(dir, "lock"))).toBe(false);
+  });
+
+  it("takes over a lock whose pid is alive but which nobody touched for LOCK_STALE_MS (a reboot, a container restart)", () => {
+    const dir = tempDir();
+    written(dir);
+    writeFileSync(join(dir, "lock"), `${process.ppid}\n${hostname()}\n`); // A live pid: another process's since the restart.
+    const before = new Date(Date.now() - LOCK_STALE_MS - 60_000);
+    utimesSync(join(dir, "lock"), before, before);
+    const store = opened(dir);
+    finishNext(store, []);
+    expect(readFileSync(join(dir, "lock"), "utf8")).toBe(`${process.pid}\n${hostname()}\n`);
+    store.summary(0);
+  });
+
+  it("refuses a lock touched lately by a process on another host, naming the host", () => {
+    const dir = tempDir();
+    written(dir);
+    writeFileSync(join(dir, "lock"), "2147483646\nother-host.test\n"); // No such pid here: the pid is the other host's.
+    expect(() => opened(dir)).toThrow(new TypeError(`state: ${dir} is in use by process 2147483646 on other-host.test (if that is no crawl, delete ${dir}/lock)`));
+  });
+
+  it("refuses a state that cannot be written before anything is read or fetched, naming the errno", () => {
+    const file = join(tempDir(), "a-file");
+    writeFileSync(file, "");
+    expect(() => checkState(join(file, "state"), [ROOT], {})).toThrow(new TypeError(`state: ${join(file, "state")} cannot be written: ENOTDIR: not a directory (${file})`));
+    expect(() => opened(file)).toThrow(new TypeError(`state: ${file} cannot be written: ENOTDIR: not a directory`));
+  });
+
+  it.runIf(process.platform === "linux")("says EACCES for a folder no process may write in, root's too (/proc/sys)", () => {
+    expect(() => checkState("/proc/sys/crawl-state", [ROOT], {})).toThrow(
+      new TypeError("state: /proc/sys/crawl-state cannot be written: EACCES: permission denied (/proc/sys)"),
+    );
+  });
+
+  it("says nothing was written when the state's first write fails", () => {
+    const dir = join(tempDir(), "state");
+    const store = opened(dir);
+    writeFileSync(dir, ""); // A file where the directory was to be made, after the check.
+    store.add([item("/")]);
+    expect(() => store.summary(0)).toThrow(/^state: cannot write .+: EEXIST: .+; nothing was written$/);
   });
 
   it("stops the second of two crawls that opened one state before either wrote, and keeps the first's", () => {
@@ -255,5 +296,25 @@ describe.each(Object.entries(STAGES))("the state option, stage %s", (_name, craw
     const finished = await crawl(site.url, { maxTasks: 4, state });
     expect(finished.records).toHaveLength(site.expected.records.length);
     expect(site.site.totalRequests).toBe(site.expected.records.length); // Run again finished: nothing fetched.
+  });
+});
+
+describe("StateLock", () => {
+  it("keeps its lock live by touching it, and lets go when another process has taken it over", () => {
+    const path = join(tempDir(), "lock");
+    const lost: string[] = [];
+    const lock = new StateLock(path, function onLost(why) {
+      lost.push(why);
+    });
+    const before = new Date(Date.now() - LOCK_STALE_MS - 60_000);
+    utimesSync(path, before, before);
+    expect(lockHolder(path)).toBeNull(); // Untouched that long: as a dead holder's.
+    expect(lock.beat()).toBe(true);
+    expect(lockHolder(path)).toEqual({ pid: process.pid, host: null });
+    writeFileSync(path, "2147483646\nother-host.test\n"); // Taken over while this one was stopped.
+    expect([lock.beat(), lock.beat()]).toEqual([false, false]);
+    expect(lost).toEqual(["another process holds it now"]);
+    lock.release();
+    expect(readFileSync(path, "utf8")).toBe("2147483646\nother-host.test\n"); // Not its own: left as it is.
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { defragment, dropCredentials, hostIsAllowed, isHttpUrl, normalizeRoot, UrlPolicy } from "../../src/crawl/urls.js";
+import { defragment, dropCredentials, hostIsAllowed, isHttpUrl, normalizeRoot, rootProblem, UrlPolicy } from "../../src/crawl/urls.js";
 
 describe("normalizeRoot", () => {
   it("adds http:// to a root without a scheme", () => {
@@ -37,10 +37,28 @@ describe("normalizeRoot", () => {
 
   it("throws a TypeError naming the root for a non-http scheme", () => {
     expect(() => normalizeRoot("ftp://x")).toThrow(
-      new TypeError('Expected `roots` to hold http(s) URLs, got "ftp://x"'),
+      new TypeError('Expected `roots` to hold http(s) URLs, got "ftp://x": its scheme is ftp: (only http and https are crawled)'),
     );
     expect(() => normalizeRoot("mailto:a@b.com")).toThrow(TypeError);
     expect(() => normalizeRoot("javascript:alert(1)")).toThrow(TypeError);
+  });
+
+  it("says a port over 65535 is out of range, not that the URL is not http(s)", () => {
+    expect(() => normalizeRoot("http://127.0.0.1:99999/")).toThrow(
+      new TypeError('Expected `roots` to hold http(s) URLs, got "http://127.0.0.1:99999/": its port 99999 is out of range (0 to 65535)'),
+    );
+    expect(rootProblem("localhost:65536")).toBe("its port 65536 is out of range (0 to 65535)");
+    expect(rootProblem("http://[::1]:70000/a")).toBe("its port 70000 is out of range (0 to 65535)");
+    expect(rootProblem("http://user:pw@a.com:123456")).toBe("its port 123456 is out of range (0 to 65535)");
+    expect(rootProblem("http://a.com:8o8o/")).toBe("its port '8o8o' is not a number");
+    expect(rootProblem("http://127.0.0.1:65535/")).toBeNull();
+  });
+
+  it("says why a root is refused", () => {
+    expect(rootProblem("mailto:a@b.com")).toBe("its scheme is mailto: (only http and https are crawled)");
+    expect(rootProblem("exa mple.com")).toBe("it does not parse as a URL");
+    expect(rootProblem("http://")).toBe("it does not parse as a URL");
+    expect(rootProblem("a.com/x")).toBeNull();
   });
 
   it("throws a TypeError for a root that does not parse", () => {

@@ -30,7 +30,7 @@ describe("requestHeaders", () => {
     expect(requestHeaders("bot/1")).toEqual({
       "User-Agent": "bot/1",
       Accept: expect.stringContaining("text/html"),
-      "Accept-Encoding": "gzip, deflate, identity",
+      "Accept-Encoding": "gzip, deflate, br, identity",
     });
   });
 });
@@ -44,7 +44,7 @@ describe("formatGetRequest", () => {
     expect(lines.slice(2, 5)).toEqual([
       "User-Agent: bot/1",
       `Accept: ${requestHeaders("bot/1")["Accept"]}`,
-      "Accept-Encoding: gzip, deflate, identity",
+      "Accept-Encoding: gzip, deflate, br, identity",
     ]);
     expect(lines.slice(5)).toEqual(["Connection: close", "", ""]);
   });
@@ -505,7 +505,7 @@ describe("ResponseParser against node:http", () => {
       expect(Buffer.from(raw.body)).toEqual(Buffer.concat(chunks));
       expect(raw.headers["transfer-encoding"]).toBe("chunked");
       expect(seen[0]).toMatchObject({ host: `127.0.0.1:${port}`, "user-agent": "raw/1", connection: "close" });
-      expect(seen[0]?.["accept-encoding"]).toBe("gzip, deflate, identity");
+      expect(seen[0]?.["accept-encoding"]).toBe("gzip, deflate, br, identity");
     } finally {
       server.close();
     }

@@ -16,7 +16,7 @@ describe("requestHeaders with the crawl's headers", () => {
     expect(Object.entries(requestHeaders("bot/1", { "X-Api-Key": "k1", Cookie: "a=1" }))).toEqual([
       ["User-Agent", "bot/1"],
       ["Accept", requestHeaders("bot/1")["Accept"]],
-      ["Accept-Encoding", "gzip, deflate, identity"],
+      ["Accept-Encoding", "gzip, deflate, br, identity"],
       ["X-Api-Key", "k1"],
       ["Cookie", "a=1"],
     ]);
@@ -26,7 +26,7 @@ describe("requestHeaders with the crawl's headers", () => {
     expect(Object.entries(requestHeaders("bot/1", { "X-A": "1", accept: "text/html" }))).toEqual([
       ["User-Agent", "bot/1"],
       ["accept", "text/html"],
-      ["Accept-Encoding", "gzip, deflate, identity"],
+      ["Accept-Encoding", "gzip, deflate, br, identity"],
       ["X-A", "1"],
     ]);
   });
@@ -38,7 +38,7 @@ describe("formatGetRequest with the crawl's headers", () => {
       "Host: example.com",
       "User-Agent: bot/1",
       "Accept: text/html",
-      "Accept-Encoding: gzip, deflate, identity",
+      "Accept-Encoding: gzip, deflate, br, identity",
       "X-Api-Key: k1",
       "Connection: close",
     ]);

@@ -191,7 +191,7 @@ describe("errorHint", () => {
   it("gives a robots.txt failure the hint of its own, and --ignore-robots", () => {
     const expired = errorHint("TlsError", "robots.txt https://x.test/robots.txt could not be read (1 attempt): CERT_HAS_EXPIRED: certificate has expired");
     expect(expired).toMatch(/^the server's certificate is out of its validity dates.*; or --ignore-robots crawls the origin without its robots.txt$/);
-    expect(errorHint("ConnectionRefused", "robots.txt http://x.test/robots.txt could not be read (4 attempts): ConnectionRefused")).toBe("--ignore-robots crawls the origin without its robots.txt");
+    expect(errorHint("ConnectionRefused", "robots.txt http://x.test/robots.txt could not be read (4 attempts): ConnectionRefused")).toBe("the origin cannot be reached, so its pages would fail the same way: robots.txt is only where that was met first");
   });
 
   it("gives no hint without a detail, nor for a BadResponse", () => {

@@ -5,7 +5,8 @@
  * first when calling vitest directly).
  */
 import { execFile } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
@@ -56,6 +57,26 @@ startDemoSite().then(async (site) => {
     expect(answer.loaded).toEqual([true, true, true, true, true, true, true, true]);
     expect(answer.records).toBeGreaterThan(50);
   });
+
+  it("gives the options and record types from each stage's entry point, not only the root", async () => {
+    const dir = mkdtempSync(join(root, ".subpath-types-"));
+    try {
+      const lines = ["callbacks", "generators", "asyncawait"].map(function typesOf(stage) {
+        return `import type * as ${stage} from "coroutine-crawler/${stage}";
+export const ${stage}Options: ${stage}.CrawlOptions = { maxTasks: 2 };
+export type ${stage}Types = [${stage}.CrawlResult, ${stage}.FetchError, ${stage}.FetchStatistic, ${stage}.RobotsFetch, ${stage}.RobotsVerdict];`;
+      });
+      writeFileSync(join(dir, "check.mts"), `${lines.join("\n")}\n`);
+      const tsc = join(root, "node_modules", "typescript", "bin", "tsc");
+      const flags = ["--noEmit", "--strict", "--skipLibCheck", "--module", "nodenext", "--moduleResolution", "nodenext", "--target", "es2022"];
+      const checked = await run(process.execPath, [tsc, ...flags, join(dir, "check.mts")], { cwd: root }).catch(function failed(error: { stdout: string }) {
+        return { stdout: error.stdout };
+      });
+      expect(checked.stdout).toBe("");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 
   it("ships declarations and source maps beside the JavaScript", () => {
     for (const entry of ["index", "callbacks/index", "generators/index", "asyncawait/index", "distributed/index", "site/index", "cli"]) {

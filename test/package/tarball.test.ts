@@ -14,7 +14,7 @@
  *
  * `npm pack --ignore-scripts` packs the dist/ that `npm test` has built
  * (run `npm run build` first when calling vitest directly): packing with
- * scripts would run `prepare`, a rebuild that empties dist/ under the other
+ * scripts would run `prepack`, a rebuild that empties dist/ under the other
  * test files running beside this one.
  */
 import { execFile } from "node:child_process";
