@@ -23,8 +23,8 @@
  * - a suspension: `await`, `yield*`;
  * - a continuation registered or started: a named callback defined in place
  *   (`function fetched(`, the function a Fetcher, a timer or a loop calls
- *   back), `.fetch(` (a Fetcher's attempt starts and registers its first
- *   callback), `callLater(`, `.later(`, `runForever(`, `.stop()` on the
+ *   back), `.fetch()` (a Fetcher's attempt starts and registers its first
+ *   callback; a method of the crawler's own named `fetch(job)` is not one), `callLater(`, `.later(`, `runForever(`, `.stop()` on the
  *   loop (it ends the waiting), `new Task(` (a coroutine handed to the
  *   loop), `setExceptionHandler(`;
  * - a hand-over through a queue: `.get(`, `.put(`, `putNowait(`,
@@ -85,7 +85,7 @@ const HEADER = new RegExp(
 );
 const WAITING = [
   /\bawait\b/, /\byield\*/,
-  /\bfunction\s+\w+\s*\(/, /\.fetch\(/, /callLater\(/, /\.later\(/, /runForever\(/, /loop\.stop\(\)/, /new Task\(/, /setExceptionHandler\(/,
+  /\bfunction\s+\w+\s*\(/, /\.fetch\(\)/, /callLater\(/, /\.later\(/, /runForever\(/, /loop\.stop\(\)/, /new Task\(/, /setExceptionHandler\(/,
   /\.get\(/, /\.put\(/, /putNowait\(/, /getNowait\(/, /\.join\(/, /taskDone\(/, /shutdown\(/,
   /core\.(next|started|settle|finish|begin|stop|end)\(/, /addEventListener\("abort"/, /\.cancel\(/,
 ];

@@ -1,0 +1,43 @@
+/**
+ * The requests of one raw-socket crawl (stages 1 and 2): the crawl's options
+ * for each job's request, and the connections it keeps.
+ *
+ * @module
+ */
+import type { ResolvedCrawlOptions } from "../crawl/options.js";
+import { IdleConnections } from "./idle-connections.js";
+
+/** The options of one request: the crawl's, with its kept connections. */
+export type CrawlRequestOptions = ResolvedCrawlOptions & { readonly connections: IdleConnections };
+
+/**
+ * What every request of one crawl is sent with, by a stage that reads its
+ * own sockets: the crawl's options and its kept connections
+ * ({@link IdleConnections}), for a page (with `skipNonHtml`, a body no link
+ * is read from is left unread) or, for a `robots.txt` or a sitemap, read
+ * whole. `close()` closes the kept connections when the crawl ends.
+ *
+ * @remarks Kept out of the crawlers so that they show only how they wait:
+ * stage 1's Fetcher and stage 2's `request()` take these options as they are.
+ */
+export class CrawlRequests {
+  /** Connections kept open for the next request to their origin. */
+  readonly connections = new IdleConnections();
+  private readonly page: CrawlRequestOptions;
+  private readonly whole: CrawlRequestOptions;
+
+  constructor(options: ResolvedCrawlOptions) {
+    this.page = { ...options, connections: this.connections };
+    this.whole = { ...this.page, skipNonHtml: false };
+  }
+
+  /** The options for a job's request: a page's, or (a `robots.txt`, a sitemap) read whole. */
+  optionsFor(job: { readonly kind: string }): CrawlRequestOptions {
+    return job.kind === "page" ? this.page : this.whole;
+  }
+
+  /** Closes the kept connections; a connection kept later is closed at once. */
+  close(): void {
+    this.connections.close();
+  }
+}
