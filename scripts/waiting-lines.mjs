@@ -25,11 +25,12 @@
  *   (`function fetched(`, the function a Fetcher, a timer or a loop calls
  *   back), `.fetch()` (a Fetcher's attempt starts and registers its first
  *   callback; a method of the crawler's own named `fetch(job)` is not one), `callLater(`, `.later(`, `runForever(`, `.stop()` on the
- *   loop (it ends the waiting), `new Task(` (a coroutine handed to the
- *   loop), `setExceptionHandler(`;
+ *   loop (it ends the waiting), a worker coroutine started (`new Task(` in
+ *   stage 2, which hands it to the loop; calling `this.work()` in stage 3,
+ *   which runs it to its first `await`), `setExceptionHandler(`;
  * - a hand-over through a queue: `.get(`, `.put(`, `putNowait(`,
  *   `getNowait(`, `.join(`, `taskDone(`, `shutdown(`;
- * - a continuation called off: `.cancel(` (a timer, or a Task whose paused
+ * - a continuation called off: `.cancel(` (a timer, a Fetcher, or a Task whose paused
  *   coroutine gets a `CancelledError`);
  * - a hand-over of a job to or from the core: `core.next(`,
  *   `core.started(`, `core.settle(`, `core.finish(`, `core.begin(`,
@@ -85,7 +86,7 @@ const HEADER = new RegExp(
 );
 const WAITING = [
   /\bawait\b/, /\byield\*/,
-  /\bfunction\s+\w+\s*\(/, /\.fetch\(\)/, /callLater\(/, /\.later\(/, /runForever\(/, /loop\.stop\(\)/, /new Task\(/, /setExceptionHandler\(/,
+  /\bfunction\s+\w+\s*\(/, /\.fetch\(\)/, /callLater\(/, /\.later\(/, /runForever\(/, /loop\.stop\(\)/, /new Task\(/, /\.work\(\)/, /setExceptionHandler\(/,
   /\.get\(/, /\.put\(/, /putNowait\(/, /getNowait\(/, /\.join\(/, /taskDone\(/, /shutdown\(/,
   /core\.(next|started|settle|finish|begin|stop|end)\(/, /addEventListener\("abort"/, /\.cancel\(/,
 ];
