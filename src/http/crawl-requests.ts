@@ -5,7 +5,23 @@
  * @module
  */
 import type { ResolvedCrawlOptions } from "../crawl/options.js";
+import type { ConnectOptions } from "../kernel/socket.js";
 import { IdleConnections } from "./idle-connections.js";
+
+/**
+ * What a raw-socket request needs besides the connection's options (stage
+ * 2's `request()`): the crawl's `userAgent`, `headers` and `maxBodyBytes`,
+ * whether to leave the bodies no link is read from unread (`skipNonHtml`;
+ * absent: read every body), and its kept connections.
+ */
+export type RequestOptions = ConnectOptions & {
+  userAgent: string;
+  maxBodyBytes: number;
+  headers?: Readonly<Record<string, string>>;
+  skipNonHtml?: boolean;
+  /** The crawl's kept connections: take one to the origin if it waits, keep this one if the response allows. */
+  connections?: IdleConnections | null;
+};
 
 /** The options of one request: the crawl's, with its kept connections. */
 export type CrawlRequestOptions = ResolvedCrawlOptions & { readonly connections: IdleConnections };
