@@ -7,11 +7,9 @@
 import { CrawlCore, type Job } from "../crawl/core.js";
 import type { CrawlOptions } from "../crawl/options.js";
 import type { CrawlResult } from "../crawl/records.js";
-import { SlotMap } from "../crawl/slots.js";
-import { CrawlRequests } from "../http/crawl-requests.js";
-import type { TimerHandle } from "../kernel/timers.js";
 import { EventLoop } from "./event-loop.js";
 import { Fetcher, type FetchOutcome } from "./fetcher.js";
+import { JobsOut } from "./jobs-out.js";
 
 /**
  * Crawls from the roots with callbacks. `crawl()` asks the crawl core for
@@ -64,16 +62,10 @@ export class Crawler {
    */
   crawl(onDone: (result: CrawlResult) => void, onFailed: (error: unknown) => void = rethrow): void {
     const { core, loop } = this;
-    const out = new SlotMap<Job, Fetcher | TimerHandle>(); // The jobs out, each with its Fetcher or (a wait) timer: not a Map, src/crawl/slots.ts says why.
-    const requests = new CrawlRequests(core.options); // Each job's request options, and the connections kept for the next.
+    const out = new JobsOut<Job>(core.options); // The jobs out, with their Fetchers or timers, and how their requests are made.
     core.begin(loop.id, function aborted() { loop.stop(); }); // The loop's end closes the Fetchers in flight.
     loop.runForever(function loopStopped() {
-      for (const [job, running] of out.entries()) {
-        running.cancel(); // Nothing is registered and no timer is left,
-        core.finish(job); // and the core takes every job back: a URL cut short stays to do.
-      }
-      requests.close();
-      loop.selector.close();
+      for (const job of out.close()) core.finish(job); // Every Fetcher and timer closed; a URL cut short stays to do.
       try {
         onDone(core.end());
       } catch (error) {
@@ -82,18 +74,16 @@ export class Crawler {
     });
     startFetchers();
 
-    /** Starts a Fetcher for each job the core hands out (a timer for a wait); stops the loop when nothing is left. */
+    /** Starts a Fetcher (a timer for a wait) for each job the core hands out; stops the loop when nothing is left. */
     function startFetchers(): void {
-      for (let job = core.next(); job !== null; job = core.next()) {
-        if (job.kind === "wait") out.set(job, loop.callLater(job.delayMs, function waited() { jobDone(job); }));
-        else fetch(job);
-      }
+      for (let job = core.next(); job !== null; job = core.next()) start(job);
       if (core.done) loop.stop();
     }
 
-    /** Starts an attempt at the job with a new Fetcher, whose callback, `fetched`, carries the job. */
-    function fetch(job: Job): void {
-      const fetcher = new Fetcher(job.url, loop, requests.optionsFor(job), function fetched(_, outcome) { settle(job, fetcher, outcome); }, core.id);
+    /** Starts the job: a wait on a timer of the loop, else an attempt with a new Fetcher, whose callback, `fetched`, carries the job. */
+    function start(job: Job): void {
+      if (job.kind === "wait") return out.set(job, loop.callLater(job.delayMs, function waited() { jobDone(job); }));
+      const fetcher = new Fetcher(job.url, loop, out.optionsFor(job), function fetched(_, outcome) { settle(job, fetcher, outcome); }, core.id);
       out.set(job, fetcher);
       core.started(job);
       fetcher.fetch();
@@ -103,7 +93,7 @@ export class Crawler {
     function settle(job: Job, fetcher: Fetcher, outcome: FetchOutcome): void {
       const step = core.settle(job, outcome, fetcher.detail);
       if (step.kind === "done") jobDone(job);
-      else fetcher.later(step.delayMs, function pauseOver() { fetch(job); });
+      else fetcher.later(step.delayMs, function pauseOver() { start(job); });
     }
 
     /** A job is over: the core takes it back, and the next Fetchers start. */
