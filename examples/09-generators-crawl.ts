@@ -2,8 +2,8 @@
  * Example 09: the whole crawl with generator coroutines (stage 2).
  *
  * `Crawler.crawl()` is a coroutine: it queues the jobs the crawl core hands
- * out (the root first), starts `maxTasks` worker Tasks, and waits on
- * `yield* q.join()`. Each worker loops on `yield* q.get()`,
+ * out (the root first), starting a worker Task for each job no worker holds
+ * (up to `maxTasks`), and waits on `yield* q.join()`. Each worker loops on `yield* q.get()`,
  * `yield* fetch(job)`, then queues the core's next jobs and calls
  * `q.taskDone()`. When the last job is done, `join()` returns and the crawl
  * cancels its workers, idle in `get()`, by throwing `CancelledError` into them.

@@ -3,7 +3,8 @@
  * workers on a joinable queue, and `join()` to know when all is done.
  *
  * The shape is the chapter's last one. `crawl()` queues the jobs the crawl
- * core hands out (the root first), starts the workers, and awaits `join()`.
+ * core hands out (the root first), starting a worker for each job no worker
+ * holds (up to `maxTasks`), and awaits `join()`.
  * A worker is an ordinary `async` function: `await q.get()`,
  * `await fetch(job)` (the core says what each response means: the record,
  * the links to queue), then it queues the core's next jobs and marks its own

@@ -1,5 +1,5 @@
 /**
- * The chapter's final crawler in native async/await: `maxTasks` workers take
+ * The chapter's final crawler in native async/await: up to `maxTasks` workers take
  * jobs from a joinable queue, and the crawl ends when `q.join()` says every
  * job queued has been done.
  *
