@@ -40,9 +40,11 @@ export async function main(rootUrl?: string): Promise<void> {
     const maxTasks = 5;
     let awaits = 0;
     let peakInFlight = 0;
+    const workers = new Set<number>(); // The trace's worker numbers: the most workers that held a job at once.
     let rootAwait: string | null = null;
     let rootResume: string | null = null;
     function watch(event: TraceEvent): void {
+      if (event.type === "take") workers.add(event.worker);
       if (event.type === "await") awaits += 1;
       else if (event.type === "fetch-start" || event.type === "fetch-end") peakInFlight = Math.max(peakInFlight, event.inFlight);
       if (event.type === "await" && event.url === root.url) rootAwait ??= traceLine(event);
@@ -52,7 +54,7 @@ export async function main(rootUrl?: string): Promise<void> {
     const result = await new Crawler(root.url, { maxTasks, trace: watch }).crawl();
     console.log(report(result, { quiet: true }));
     console.log(
-      `How stage 3 waited: ${maxTasks} workers suspended ${awaits} times at \`await client.get(url)\`; ` +
+      `How stage 3 waited: ${workers.size} workers suspended ${awaits} times at \`await client.get(url)\`; ` +
         `at most ${peakInFlight} fetches were in flight at once (maxTasks ${maxTasks}).`,
     );
     const serverPeak = root.demo?.site.peakRequestsInFlight;

@@ -27,9 +27,11 @@ import { JobsOut } from "./jobs-out.js";
  * The state of a fetch lives on its Fetcher (`this`) and in the closures of
  * its callbacks: `fetched` and `pauseOver` carry the job they work for. That
  * is the state a callback chain must carry by hand. Each attempt has its own
- * Fetcher, since a `robots.txt` redirect moves the job to another URL. An exception in a Fetcher's callback
- * ends its attempt inside the Fetcher (`failed`), since the loop, not
- * `crawl()`, would get it (stack ripping).
+ * Fetcher, since a `robots.txt` redirect moves the job to another URL. An
+ * exception in a Fetcher's callback ends its attempt inside the Fetcher
+ * (`failed`), since the loop, not `crawl()`, would get it (stack ripping).
+ * What runs for each job out, and how its requests are made, is kept by
+ * hand too, in a {@link JobsOut}.
  *
  * @remarks The chapter's callback crawler has no concurrency limit, no
  * redirects and no end but `stopped = True` in a global; here the core keeps
