@@ -8,6 +8,7 @@
 import { CrawlCore, type Job } from "../crawl/core.js";
 import { FrontierStore, type Frontier } from "../crawl/frontier.js";
 import type { CrawlOptions } from "../crawl/options.js";
+import { skippableBody } from "../crawl/page.js";
 import type { CrawlResult } from "../crawl/records.js";
 import { CrawlClient } from "../http/crawl-client.js";
 import { crawlChannel } from "../observe/channels.js";
@@ -56,7 +57,7 @@ export class Crawler {
    */
   constructor(roots: string | string[], options?: CrawlOptions, frontier?: Frontier) {
     this.core = new CrawlCore("asyncawait", roots, options, frontier === undefined ? undefined : new FrontierStore(frontier));
-    this.client = new CrawlClient(this.core.options);
+    this.client = new CrawlClient(this.core.options, skippableBody);
   }
 
   /** Whether `url` may be crawled: http(s), an allowed host, not excluded (the chapter's `url_allowed`). */

@@ -26,14 +26,14 @@ export interface Running {
  */
 export class JobsOut<J extends { readonly kind: string }> {
   private readonly out = new SlotMap<J, Running>();
-  private readonly requests: CrawlRequests;
+  private readonly requests: CrawlRequests<ResolvedCrawlOptions>;
 
   constructor(options: ResolvedCrawlOptions) {
     this.requests = new CrawlRequests(options);
   }
 
   /** The options of the job's request: a page's, or (a `robots.txt`, a sitemap) read whole; with the kept connections. */
-  optionsFor(job: J): CrawlRequestOptions {
+  optionsFor(job: J): CrawlRequestOptions<ResolvedCrawlOptions> {
     return this.requests.optionsFor(job);
   }
 

@@ -4,7 +4,7 @@
  * @module
  */
 import { CrawlCore, type Job } from "../crawl/core.js";
-import type { CrawlOptions } from "../crawl/options.js";
+import type { CrawlOptions, ResolvedCrawlOptions } from "../crawl/options.js";
 import type { CrawlResult } from "../crawl/records.js";
 import { CrawlRequests } from "../http/crawl-requests.js";
 import { CancelledError } from "../kernel/errors.js";
@@ -51,7 +51,7 @@ export class Crawler {
   /** The workers started so far: one for each job no worker held, `maxTasks` at most. */
   private readonly workers: Array<Task<void>> = [];
   /** The options of each job's request, and the connections kept for the next (src/http/crawl-requests.ts). */
-  private readonly requests: CrawlRequests;
+  private readonly requests: CrawlRequests<ResolvedCrawlOptions>;
 
   /** @throws TypeError for an unusable root or a bad option, naming it. */
   constructor(roots: string | string[], options: CrawlOptions = {}) {

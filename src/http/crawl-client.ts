@@ -6,15 +6,16 @@
  */
 import { setMaxListeners } from "node:events";
 import { setTimeout as sleep } from "node:timers/promises";
-import type { ResolvedCrawlOptions } from "../crawl/options.js";
-import { skippableBody } from "../crawl/page.js";
 import { errorDetail, errorName, type FetchError } from "../kernel/errors.js";
 import { crawlChannel } from "../observe/channels.js";
-import { HttpClient } from "./http-client.js";
-import type { HttpResponse } from "./parser.js";
+import { HttpClient, type HttpClientOptions } from "./http-client.js";
+import type { HttpResponse, SkipBody } from "./parser.js";
 
 /** How a `robots.txt` or a sitemap is read: whole, whatever the crawl skips. */
 const READ_WHOLE = { skipBody: null };
+
+/** What a {@link CrawlClient} is built from: a crawl's resolved options. */
+export type CrawlClientOptions = Omit<HttpClientOptions, "connections" | "skipBody"> & { readonly maxTasks: number; readonly skipNonHtml: boolean };
 
 /** What one attempt gave: the response, or its error's name with Node's words for a `TlsError` (else null). */
 export type AttemptOutcome = readonly [outcome: HttpResponse | FetchError, detail: string | null];
@@ -44,8 +45,9 @@ export class CrawlClient {
   /** Aborted with the crawl: it ends the pauses, each of which listens to it. */
   private readonly stopping = new AbortController();
 
-  constructor(options: ResolvedCrawlOptions) {
-    this.client = new HttpClient({ ...options, connections: options.maxTasks, skipBody: options.skipNonHtml ? skippableBody : null });
+  /** @param skippable - With `skipNonHtml`, which bodies to leave unread: `skippableBody` (src/crawl/page.ts). */
+  constructor(options: CrawlClientOptions, skippable: SkipBody) {
+    this.client = new HttpClient({ ...options, connections: options.maxTasks, skipBody: options.skipNonHtml ? skippable : null });
     setMaxListeners(0, this.stopping.signal); // As many pauses as workers may listen at once.
   }
 

@@ -4,7 +4,6 @@
  *
  * @module
  */
-import type { ResolvedCrawlOptions } from "../crawl/options.js";
 import type { ConnectOptions } from "../kernel/socket.js";
 import { IdleConnections } from "./idle-connections.js";
 
@@ -23,32 +22,33 @@ export type RequestOptions = ConnectOptions & {
   connections?: IdleConnections | null;
 };
 
-/** The options of one request: the crawl's, with its kept connections. */
-export type CrawlRequestOptions = ResolvedCrawlOptions & { readonly connections: IdleConnections };
+/** The options of one request: the crawl's (`O`), with its kept connections. */
+export type CrawlRequestOptions<O extends object> = O & { readonly connections: IdleConnections };
 
 /**
  * What every request of one crawl is sent with, by a stage that reads its
- * own sockets: the crawl's options and its kept connections
- * ({@link IdleConnections}), for a page (with `skipNonHtml`, a body no link
- * is read from is left unread) or, for a `robots.txt` or a sitemap, read
- * whole. `close()` closes the kept connections when the crawl ends.
+ * own sockets: the crawl's options (`O`, its resolved options) and its kept
+ * connections ({@link IdleConnections}), for a page (with `skipNonHtml`, a
+ * body no link is read from is left unread) or, for a `robots.txt` or a
+ * sitemap, read whole. `close()` closes the kept connections when the crawl
+ * ends.
  *
  * @remarks Kept out of the crawlers so that they show only how they wait:
  * stage 1's Fetcher and stage 2's `request()` take these options as they are.
  */
-export class CrawlRequests {
+export class CrawlRequests<O extends object> {
   /** Connections kept open for the next request to their origin. */
   readonly connections = new IdleConnections();
-  private readonly page: CrawlRequestOptions;
-  private readonly whole: CrawlRequestOptions;
+  private readonly page: CrawlRequestOptions<O>;
+  private readonly whole: CrawlRequestOptions<O>;
 
-  constructor(options: ResolvedCrawlOptions) {
+  constructor(options: O) {
     this.page = { ...options, connections: this.connections };
     this.whole = { ...this.page, skipNonHtml: false };
   }
 
   /** The options for a job's request: a page's, or (a `robots.txt`, a sitemap) read whole. */
-  optionsFor(job: { readonly kind: string }): CrawlRequestOptions {
+  optionsFor(job: { readonly kind: string }): CrawlRequestOptions<O> {
     return job.kind === "page" ? this.page : this.whole;
   }
 
