@@ -2,8 +2,8 @@
  * Example 09: the whole crawl with generator coroutines (stage 2).
  *
  * `Crawler.crawl()` is a coroutine: it queues the jobs the crawl core hands
- * out (the root first), starts `maxTasks` worker Tasks, and waits on
- * `yield* q.join()`. Each worker loops on `yield* q.get()`,
+ * out (the root first), starting a worker Task for each job no worker holds
+ * (up to `maxTasks`), and waits on `yield* q.join()`. Each worker loops on `yield* q.get()`,
  * `yield* fetch(job)`, then queues the core's next jobs and calls
  * `q.taskDone()`. When the last job is done, `join()` returns and the crawl
  * cancels its workers, idle in `get()`, by throwing `CancelledError` into them.
@@ -41,9 +41,11 @@ export async function main(rootUrl?: string): Promise<void> {
     const maxTasks = 10;
     let steps = 0;
     let peakInFlight = 0;
+    const workers = new Set<number>(); // The worker Tasks started: one for each job no worker held, up to maxTasks.
     const events: TraceEvent[] = [];
     function watch(event: TraceEvent): void {
       if (event.type === "step") steps += 1;
+      if (event.type === "step" && event.coroutine === "work") workers.add(event.task);
       else if (event.type === "fetch-start" || event.type === "fetch-end") peakInFlight = Math.max(peakInFlight, event.inFlight);
       events.push(event);
     }
@@ -52,7 +54,7 @@ export async function main(rootUrl?: string): Promise<void> {
     const result = await runCoroutine(crawler.crawl()); // the chapter's loop.run_until_complete(crawler.crawl())
     console.log(report(result, { quiet: true }));
     console.log(
-      `How stage 2 waited: ${maxTasks} worker Tasks, ${steps} Task steps, each running a coroutine to its next yield*; ` +
+      `How stage 2 waited: ${workers.size} worker Tasks, ${steps} Task steps, each running a coroutine to its next yield*; ` +
         `at most ${peakInFlight} fetches were in flight at once (maxTasks ${maxTasks}).`,
     );
     const serverPeak = root.demo?.site.peakRequestsInFlight;

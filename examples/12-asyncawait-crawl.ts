@@ -3,7 +3,8 @@
  * workers on a joinable queue, and `join()` to know when all is done.
  *
  * The shape is the chapter's last one. `crawl()` queues the jobs the crawl
- * core hands out (the root first), starts the workers, and awaits `join()`.
+ * core hands out (the root first), starting a worker for each job no worker
+ * holds (up to `maxTasks`), and awaits `join()`.
  * A worker is an ordinary `async` function: `await q.get()`,
  * `await fetch(job)` (the core says what each response means: the record,
  * the links to queue), then it queues the core's next jobs and marks its own
@@ -39,9 +40,11 @@ export async function main(rootUrl?: string): Promise<void> {
     const maxTasks = 5;
     let awaits = 0;
     let peakInFlight = 0;
+    const workers = new Set<number>(); // The trace's worker numbers: the most workers that held a job at once.
     let rootAwait: string | null = null;
     let rootResume: string | null = null;
     function watch(event: TraceEvent): void {
+      if (event.type === "take") workers.add(event.worker);
       if (event.type === "await") awaits += 1;
       else if (event.type === "fetch-start" || event.type === "fetch-end") peakInFlight = Math.max(peakInFlight, event.inFlight);
       if (event.type === "await" && event.url === root.url) rootAwait ??= traceLine(event);
@@ -51,7 +54,7 @@ export async function main(rootUrl?: string): Promise<void> {
     const result = await new Crawler(root.url, { maxTasks, trace: watch }).crawl();
     console.log(report(result, { quiet: true }));
     console.log(
-      `How stage 3 waited: ${maxTasks} workers suspended ${awaits} times at \`await client.get(url)\`; ` +
+      `How stage 3 waited: ${workers.size} workers suspended ${awaits} times at \`await client.get(url)\`; ` +
         `at most ${peakInFlight} fetches were in flight at once (maxTasks ${maxTasks}).`,
     );
     const serverPeak = root.demo?.site.peakRequestsInFlight;

@@ -344,8 +344,8 @@ describe.concurrent("examples", () => {
       Seen from the other end, the demo site had at most 10 requests in flight at once.
       Two lines of the trace: once the root's request was sent, its Task paused at a yield* on a Future, and the loop resolved that Future when the socket was ready
       (\`npm run crawl -- --demo --stage generators --trace\` prints every event):
-      <t>ms  generators  step task#13 waitFor yielded read
-      <t>ms  generators  resolve future#24 read
+      <t>ms  generators  step task#4 waitFor yielded read
+      <t>ms  generators  resolve future#6 read
       "
     `);
   });

@@ -28,10 +28,7 @@ import { Crawler } from "./crawler.js";
 
 export { Crawler } from "./crawler.js";
 export type { CrawlStore, Frontier, FrontierSummary } from "../crawl/store.js";
-// The options and the records, as types, from this entry point too: a notebook that imports one stage needs nothing else.
-export type { CrawlOptions } from "../crawl/options.js";
-export type { CrawlResult, FetchError, FetchStatistic } from "../crawl/records.js";
-export type { RobotsFetch, RobotsVerdict } from "../crawl/robots.js";
+export type * from "../crawl/entry-types.js"; // The options and the records, as types: a notebook that imports one stage needs nothing else.
 export { HttpClient, type HttpClientOptions } from "../http/http-client.js";
 export { JoinableQueue, QueueShutDown } from "./joinable-queue.js";
 

@@ -40,8 +40,8 @@ export type ExceptionSource = SelectorKey<IoCallback> | TimerHandle;
  *
  * An exception thrown by a callback goes to the exception handler, if one is
  * set ({@link EventLoop.setExceptionHandler}, asyncio's
- * `set_exception_handler`); the crawler sets one that turns it into the URL's
- * `NetworkError` record. With no handler it escapes the iteration, into Node,
+ * `set_exception_handler`). A Fetcher lets none escape: it ends its attempt
+ * instead, as asyncio's transports do. With no handler it escapes the iteration, into Node,
  * as an uncaught exception: its stack trace starts at the loop, not at the
  * code that started the fetch. That is stack ripping, shown in example 05.
  *

@@ -14,7 +14,7 @@ import { EVENT_READ, EVENT_WRITE } from "../kernel/selector.js";
 import { connect, fileno, recv, send } from "../kernel/socket.js";
 import type { TimerHandle } from "../kernel/timers.js";
 import { crawlChannel } from "../observe/channels.js";
-import type { EventLoop, ExceptionSource, IoCallback } from "./event-loop.js";
+import type { EventLoop, IoCallback } from "./event-loop.js";
 
 /**
  * The options a Fetcher needs, as `resolveOptions` fills them in: `timeoutMs`
@@ -53,10 +53,10 @@ export type FetchOutcome = HttpResponse | AttemptError;
  *
  * A timer set with `callLater` bounds the attempt; the socket fails itself
  * with `ETIMEDOUT` when no byte moves for `idleTimeoutMs`. Calling `fetch()`
- * again starts a new attempt with a new socket; the Crawler instead makes a
- * new Fetcher for each attempt the crawl core asks for, after the pause it
- * asks for, set with `later()` on the Fetcher that failed. Each step
- * is published on `crawlChannel`, with the id of the crawl the Fetcher works for.
+ * again starts a new attempt with a new socket: the Crawler does so for
+ * each attempt the crawl core asks for, after the pause it asks for, set with
+ * `later()` on the Fetcher's own timer. Each step is published on
+ * `crawlChannel`, with the id of the crawl the Fetcher works for.
  *
  * @remarks The chapter's Fetcher reads until the server closes and then
  * parses links and starts new Fetchers itself; this one stops as soon as the
@@ -199,15 +199,9 @@ export class Fetcher {
     this.failed(new FetchFailure("Timeout", `No complete response within ${this.options.timeoutMs} ms`));
   };
 
-  /**
-   * Whether `source`, where the loop says an exception came from, is one of
-   * this Fetcher's callbacks: its timer's or its socket's. Matching the
-   * callback, not the current `timer` or `socket`, still works after the
-   * callback has closed the attempt and cleared them.
-   */
-  owns(source: ExceptionSource): boolean {
-    if ("socket" in source) return source.data === this.connected || source.data === this.readResponse;
-    return source.callback === this.timedOut;
+  /** Calls off the fetch, as a timer is cancelled: closes the attempt in flight, or the pause, with no outcome. */
+  cancel(): void {
+    this.close();
   }
 
   /**
@@ -234,16 +228,25 @@ export class Fetcher {
    * (a response cut short after its first byte is `BadResponse`). Every
    * callback of the chain (`connected`, `readResponse`, `timedOut`) and
    * `fetch()` itself end here: each catches its own errors, because an
-   * exception thrown in a callback would reach the loop, not `fetch()`.
+   * exception thrown in a callback would reach the loop, not `fetch()`. A
+   * bug on the way out (closing, naming the error) still ends the attempt,
+   * as a `NetworkError`: nothing that goes wrong with one URL stops the crawl.
    *
    * @remarks The chapter's callback Fetcher leaves errors out; asyncio's
-   * transports report a failure to their protocol's `connection_lost(exc)`.
-   * Protected so that the reference shows it.
+   * transports catch what their callbacks raise and report it to their
+   * protocol's `connection_lost(exc)` (`_fatal_error`). Protected so that
+   * the reference shows it.
    * @see docs/guide-callbacks.md, "3. One fetch as a chain of callbacks"
    */
   protected failed(error: unknown): void {
-    this.close();
-    this.detail = errorDetail(error);
-    this.onFetched(this, errorName(cutShort(error, this.received)));
+    let outcome: AttemptError = "NetworkError";
+    try {
+      this.close();
+      this.detail = errorDetail(error);
+      outcome = errorName(cutShort(error, this.received));
+    } catch {
+      this.close(); // The bug struck while closing: close what is left, once more.
+    }
+    this.onFetched(this, outcome);
   }
 }

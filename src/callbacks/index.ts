@@ -26,10 +26,7 @@ import type { CrawlResult } from "../crawl/records.js";
 import { Crawler } from "./crawler.js";
 
 export { Crawler } from "./crawler.js";
-// The options and the records, as types, from this entry point too: a notebook that imports one stage needs nothing else.
-export type { CrawlOptions } from "../crawl/options.js";
-export type { CrawlResult, FetchError, FetchStatistic } from "../crawl/records.js";
-export type { RobotsFetch, RobotsVerdict } from "../crawl/robots.js";
+export type * from "../crawl/entry-types.js"; // The options and the records, as types: a notebook that imports one stage needs nothing else.
 export { EventLoop, type ExceptionSource, type IoCallback } from "./event-loop.js";
 export { Fetcher, type FetcherOptions, type FetchOutcome } from "./fetcher.js";
 export { TimerHandle, TimerHeap } from "../kernel/timers.js";

@@ -26,6 +26,14 @@ export { Job, type JobRequest, type JobState, type Outcome, type Step } from "./
  */
 export type CrawlState = "not begun" | "running" | "stopping" | "ended";
 
+/** A hand-made event loop a crawl runs in (stages 1 and 2), as {@link CrawlCore.begin} reads it: its id, for the trace, and its clock. */
+export interface CrawlLoop {
+  /** The loop's number, which the trace's messages carry. */
+  readonly id: number;
+  /** The loop's clock, in milliseconds (asyncio's `loop.time()`, in ms). */
+  time(): number;
+}
+
 const DONE: Step = { kind: "done" };
 
 /** How long a wait lasts when only a shared store may bring more URLs (another process's, a write in flight): short, since its answers come in a millisecond or so, and a wait costs nothing but a timer. */
@@ -174,16 +182,18 @@ export class CrawlCore implements SitemapContext {
    * Starts the crawl: queues the roots (and, with `sitemaps`, the root
    * origins' `/sitemap.xml`), and says so on the crawl channel.
    *
-   * @param loop - The id of the hand-made loop the crawl runs in (stages 1 and 2), else null.
-   * @param clock - The stage's clock, in milliseconds: `loop.time()` in stages 1 and 2, the high-resolution clock of `node:perf_hooks` in stage 3. It comes here, not to the constructor, since a stage 2 Crawler meets its loop only when its crawl runs.
+   * @param loop - The hand-made loop the crawl runs in (stages 1 and 2), else null: its `id` names it in the trace, and its `time()` is the crawl's clock unless `clock` is given.
+   * @param clock - The stage's clock, in milliseconds: by default `loop.time()`; stage 3, with no loop of its own, gives the high-resolution clock of `node:perf_hooks`. It comes here, not to the constructor, since a stage 2 Crawler meets its loop only when its crawl runs.
    * @throws InvalidStateError when called a second time: a crawl runs once.
+   * @throws TypeError with neither a loop nor a clock.
    */
-  begin(loop: number | null, clock: () => number): void {
+  begin(loop: CrawlLoop | null, clock?: () => number): void {
     if (this.crawlState !== "not begun") throw this.crawlMisuse("begin()", "this Crawler has already crawled; make a new one");
+    if (clock === undefined && loop === null) throw new TypeError("Expected begin() to get a clock, or a loop whose time() is one");
     this.crawlState = "running";
-    this.clock = clock;
+    this.clock = clock ?? function loopTime() { return (loop as CrawlLoop).time(); };
     const core = this;
-    this.run = new CrawlRun(this.stage, this.options.trace, loop, function counters() { return core.counters(); });
+    this.run = new CrawlRun(this.stage, this.options.trace, loop?.id ?? null, function counters() { return core.counters(); });
     this.startedAt = this.wallClock();
     this.store.add(this.policy.roots.map((url) => ({ url, maxRedirect: this.options.maxRedirect })));
     if (this.options.sitemaps) for (const origin of this.rootOrigins()) this.queueSitemaps(sitemapSeeds(["/sitemap.xml"], origin, null, this));

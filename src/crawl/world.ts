@@ -6,7 +6,9 @@
  *
  * @module
  */
-import type { ResolvedCrawlOptions } from "./options.js";
+import type { StageName } from "../observe/channels.js";
+import { CrawlCore } from "./core.js";
+import { resolveOptions, type CrawlOptions, type ResolvedCrawlOptions } from "./options.js";
 import { mulberry32, type RandomSource } from "./random.js";
 import { StateStore } from "./state.js";
 import { MemoryStore, type CrawlStore } from "./store.js";
@@ -49,4 +51,33 @@ export function storeFor(options: ResolvedCrawlOptions, given?: CrawlStore, wall
  */
 export function worldFor(options: ResolvedCrawlOptions, store?: CrawlStore): CoreWorld {
   return { store: storeFor(options, store, Date.now), wallClock: Date.now, random: mulberry32(options.seed) };
+}
+
+/**
+ * Listens to the crawl's `signal` for the stage: `aborted`, the stage's own
+ * abort handling, runs when it aborts (it calls `core.stop()`, then ends what
+ * is in flight in the stage's style); a signal aborted already stops the core
+ * at once, before anything is in flight. Returns the function that stops
+ * listening, for the crawl's end. The core itself listens to nothing
+ * (docs/crawl-core.md, "No callbacks out").
+ */
+export function listenForAbort(core: { stop(): void }, signal: AbortSignal | null | undefined, aborted: () => void): () => void {
+  if (signal === null || signal === undefined) return noListener;
+  if (signal.aborted) core.stop(); // Aborted before the crawl began: no job is handed out.
+  signal.addEventListener("abort", aborted, { once: true });
+  return function stopListening() { signal.removeEventListener("abort", aborted); };
+}
+
+function noListener(): void {}
+
+/**
+ * The crawl core of a stage's Crawler: the options resolved (a `TypeError`
+ * naming a bad one), and the world {@link worldFor} builds for them, with
+ * `store` if given. The stage gives its clock when the crawl begins.
+ *
+ * @throws TypeError for an unusable root or a bad option, naming it.
+ */
+export function coreFor(stage: StageName, roots: string | string[], options: CrawlOptions | undefined, store?: CrawlStore): CrawlCore {
+  const settings = resolveOptions(options);
+  return new CrawlCore(stage, roots, settings, worldFor(settings, store));
 }

@@ -3,26 +3,27 @@
  *
  * @module
  */
-import { CrawlCore, type Job } from "../crawl/core.js";
-import { resolveOptions, type CrawlOptions } from "../crawl/options.js";
+import type { CrawlCore, Job } from "../crawl/core.js";
+import type { CrawlOptions, ResolvedCrawlOptions } from "../crawl/options.js";
 import type { CrawlResult } from "../crawl/records.js";
-import { worldFor } from "../crawl/world.js";
-import { IdleConnections } from "../http/idle-connections.js";
-import type { HttpResponse } from "../http/parser.js";
-import { CancelledError, errorDetail, errorName, type AttemptError } from "../kernel/errors.js";
+import { coreFor, listenForAbort } from "../crawl/world.js";
+import { CrawlRequests } from "../http/crawl-requests.js";
+import { CancelledError } from "../kernel/errors.js";
 import { getRunningLoop } from "./events.js";
 import type { Coroutine } from "./futures.js";
 import { JoinableQueue } from "./queues.js";
-import { request, type RequestOptions } from "./sockets.js";
-import { Task, cancelAndWait, sleep, waitFor } from "./tasks.js";
+import { attempt } from "./sockets.js";
+import { Task, cancelAndWait, sleep } from "./tasks.js";
 
 /**
- * Crawls from the roots with `maxTasks` worker coroutines. `crawl()` queues
- * the jobs the crawl core hands out, starts the workers and waits on
- * `yield* q.join()`; each worker loops on `q.get()`, `fetch()`,
- * `q.taskDone()`, and before that last step queues the jobs the core hands
- * out now. When the last job is done, `join()` returns and `crawl()` cancels
- * the workers, now idle in `get()`.
+ * Crawls from the roots with up to `maxTasks` worker coroutines. `crawl()`
+ * queues the jobs the crawl core hands out and waits on `yield* q.join()`.
+ * A job no worker holds starts a new worker, until there are `maxTasks` (the
+ * chapter starts them all up front; started lazily, a crawl's memory
+ * follows its work, not its `maxTasks`). Each worker loops on `q.get()`,
+ * `fetch()`, `q.taskDone()`, and before that last step queues the jobs the
+ * core hands out now. When the last job is done, `join()` returns and
+ * `crawl()` cancels the workers, now idle in `get()`.
  *
  * A job's whole story (its attempts, its response) lives in the locals of
  * one `fetch()` call: there is no Fetcher class. A coroutine can only be
@@ -48,18 +49,15 @@ export class Crawler {
   /** The crawl's decisions and what it knows: options, policy, seen URLs, records (src/crawl/core.ts). */
   readonly core: CrawlCore;
   private readonly q = new JoinableQueue<Job>();
+  /** The workers started so far: one for each job no worker held, `maxTasks` at most. */
   private readonly workers: Array<Task<void>> = [];
-  /** Connections kept open for the next request to their origin, closed when the crawl ends. */
-  private readonly connections = new IdleConnections();
-  private readonly pageOptions: RequestOptions;
-  private readonly robotsOptions: RequestOptions;
+  /** The options of each job's request, and the connections kept for the next (src/http/crawl-requests.ts). */
+  private readonly requests: CrawlRequests<ResolvedCrawlOptions>;
 
   /** @throws TypeError for an unusable root or a bad option, naming it. */
   constructor(roots: string | string[], options: CrawlOptions = {}) {
-    const settings = resolveOptions(options);
-    this.core = new CrawlCore("generators", roots, settings, worldFor(settings));
-    this.pageOptions = { ...this.core.options, connections: this.connections };
-    this.robotsOptions = { ...this.pageOptions, skipNonHtml: false }; // A robots.txt or a sitemap is read whole.
+    this.core = coreFor("generators", roots, options);
+    this.requests = new CrawlRequests(this.core.options);
   }
 
   /** The chapter's `url_allowed`: http(s), an allowed host, and not excluded. */
@@ -72,24 +70,19 @@ export class Crawler {
    * @throws {@link shared!InvalidStateError} when called a second time: a Crawler crawls once.
    */
   *crawl(): Coroutine<CrawlResult> {
-    const loop = getRunningLoop();
-    this.core.begin(loop.id, function time() { return loop.time(); });
-    const signal = this.core.options.signal;
-    if (signal?.aborted === true) this.core.stop(); // Aborted before it began: no job is handed out.
-    signal?.addEventListener("abort", this.aborted, { once: true });
+    this.core.begin(getRunningLoop()); // The loop's time() is the crawl's clock.
+    const stopListening = listenForAbort(this.core, this.core.options.signal, this.aborted);
     let result: CrawlResult;
     try {
       this.queueJobs();
-      for (let i = 0; i < this.core.options.maxTasks; i++) this.workers.push(new Task(this.work(), loop, "work"));
       yield* this.q.join(); // When all work is done, exit.
     } finally {
-      signal?.removeEventListener("abort", this.aborted);
-      this.core.stop(); // Done, or cancelled from outside: a fetch cut short now makes no record.
-      this.dropQueued();
+      stopListening();
+      this.aborted(); // Done, or cancelled from outside: the core stops (a fetch cut short now makes no record).
       try {
         yield* cancelAndWait(this.workers); // Even if we are cancelled again meanwhile; their finally blocks close every socket.
       } finally {
-        this.connections.close();
+        this.requests.close();
         result = this.core.end(); // Even when cancelled: the trace lets go of the crawl.
       }
     }
@@ -117,37 +110,28 @@ export class Crawler {
   private *fetch(job: Job): Coroutine<void> {
     while (!this.core.stopped) {
       this.core.started(job);
-      let [outcome, detail]: [HttpResponse | AttemptError, string | null] = ["NetworkError", null];
-      try {
-        const options = job.kind === "page" ? this.pageOptions : this.robotsOptions;
-        outcome = yield* waitFor(request(new URL(job.url), options, this.core.id), this.core.options.timeoutMs);
-      } catch (caught) {
-        if (caught instanceof CancelledError) throw caught; // We are cancelled, not the attempt.
-        [outcome, detail] = [errorName(caught), errorDetail(caught)];
-      }
+      const [outcome, detail] = yield* attempt(job.url, this.requests.optionsFor(job), this.core.options.timeoutMs, this.core.id);
       const step = this.core.settle(job, outcome, detail); // No yield* since the request: nothing ran in between.
       if (step.kind === "done") return;
       yield* sleep(step.delayMs / 1000); // Other workers run meanwhile.
     }
   }
 
-  /** Queues every job the core hands out now. */
+  /** Queues every job the core hands out now; a job that no worker holds starts a new worker, up to `maxTasks`. */
   private queueJobs(): void {
-    for (let job = this.core.next(); job !== null; job = this.core.next()) this.q.putNowait(job);
+    for (let job = this.core.next(); job !== null; job = this.core.next()) {
+      this.q.putNowait(job);
+      if (this.workers.length < Math.min(this.q.unfinishedTasks, this.core.options.maxTasks)) this.workers.push(new Task(this.work(), getRunningLoop(), "work"));
+    }
   }
 
-  /** The signal's abort listener: stop the core, drop the jobs not taken and cancel every worker. */
+  /** The signal's abort listener, and the crawl's end: stop the core, hand back the jobs not taken (their URLs stay to do), cancel every worker. */
   private readonly aborted = (): void => {
     this.core.stop();
-    this.dropQueued();
-    for (const worker of this.workers) worker.cancel(); // A fetch ends at its yield*, without a record; its finally calls taskDone().
-  };
-
-  /** Hands the jobs not taken back to the core (their URLs stay to do), each done for the queue. */
-  private dropQueued(): void {
     while (!this.q.empty()) {
       this.core.finish(this.q.getNowait());
       this.q.taskDone();
     }
-  }
+    for (const worker of this.workers) worker.cancel(); // A fetch ends at its yield*, without a record; its finally calls taskDone().
+  };
 }

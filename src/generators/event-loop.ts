@@ -3,7 +3,8 @@
  *
  * @module
  */
-import { InvalidStateError } from "../kernel/errors.js";
+import { InvalidStateError, reportCallbackError } from "../kernel/errors.js";
+import { Slots } from "../crawl/slots.js";
 import { Selector, type SelectorKey } from "../kernel/selector.js";
 import { TimerHandle, TimerHeap } from "../kernel/timers.js";
 import { loopChannel, nextLoopId } from "../observe/channels.js";
@@ -17,11 +18,6 @@ import { runningLoopOrNull, setRunningLoop } from "./events.js";
  */
 export type ExceptionHandler = (error: unknown, callback: () => void) => void;
 
-/** asyncio's `default_exception_handler` logs; so do we, and go on. */
-function defaultExceptionHandler(error: unknown, callback: object): void {
-  const name = typeof callback === "function" && callback.name !== "" ? callback.name : "anonymous";
-  console.error(`Exception in callback ${name}:`, error);
-}
 
 /**
  * Runs callbacks: the ones handed to {@link EventLoop.callSoon}, timers whose
@@ -55,6 +51,8 @@ export class EventLoop {
   readonly id = nextLoopId();
   /** Sockets the coroutines wait on; each key's data is the callback to call when it is ready. */
   readonly selector = new Selector<() => void>();
+  /** Its Tasks not done yet (asyncio keeps them in a WeakSet; src/crawl/slots.ts says why these are slots): see `allTasks()`. */
+  readonly tasks = new Slots<Future<unknown>>();
   private ready: Array<() => void> = [];
   private readonly timers = new TimerHeap();
   private timerSequence = 0;
@@ -92,14 +90,7 @@ export class EventLoop {
    * callback the loop ran (asyncio `call_exception_handler`). A handler that
    * throws itself is reported by the default handler.
    */
-  callExceptionHandler(error: unknown, callback: () => void): void {
-    if (this.exceptionHandler === null) return defaultExceptionHandler(error, callback);
-    try {
-      this.exceptionHandler(error, callback);
-    } catch (handlerError) {
-      defaultExceptionHandler(handlerError, this.exceptionHandler);
-    }
-  }
+  callExceptionHandler(error: unknown, callback: () => void): void { reportCallbackError(this.exceptionHandler, error, callback); }
 
   /** Runs `callback` in the next iteration, after the ones already scheduled (first in, first out). */
   callSoon(callback: () => void): void {

@@ -39,12 +39,10 @@ export { Task, allTasks, cancelAndWait, gather, sleep, waitDone, waitFor } from 
 export { JoinableQueue, QueueEmpty } from "./queues.js";
 /** The first-in, first-out list stage 2's queue keeps its items in: `BlockFifo`, which every stage's queue now uses. */
 export { BlockFifo as Fifo } from "../crawl/block-fifo.js";
-export { connect, read, readAll, request, sendAll, type RequestOptions } from "./sockets.js";
+export { attempt, connect, read, readAll, request, sendAll } from "./sockets.js";
+export type { RequestOptions } from "../http/crawl-requests.js";
 export { Crawler } from "./crawler.js";
-// The options and the records, as types, from this entry point too: a notebook that imports one stage needs nothing else.
-export type { CrawlOptions } from "../crawl/options.js";
-export type { CrawlResult, FetchError, FetchStatistic } from "../crawl/records.js";
-export type { RobotsFetch, RobotsVerdict } from "../crawl/robots.js";
+export type * from "../crawl/entry-types.js"; // The options and the records, as types: a notebook that imports one stage needs nothing else.
 export { TimerHandle, TimerHeap } from "../kernel/timers.js";
 
 /**

@@ -130,10 +130,9 @@ export class JoinableQueue<T> {
 
   /** Waits until every item put has been marked done with `taskDone()`. */
   *join(): Coroutine<void> {
-    if (this.unfinished > 0) {
-      this.joinFuture ??= new Future<void>(getRunningLoop(), "join");
-      yield* this.joinFuture;
-    }
+    if (this.unfinished === 0) return;
+    this.joinFuture ??= new Future<void>(getRunningLoop(), "join");
+    yield* this.joinFuture;
   }
 
   /**

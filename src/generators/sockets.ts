@@ -5,15 +5,16 @@
  */
 import type { Socket } from "node:net";
 import { parserOptions } from "../crawl/page.js";
-import type { IdleConnections } from "../http/idle-connections.js";
+import type { RequestOptions } from "../http/crawl-requests.js";
 import { ResponseParser, type HttpResponse } from "../http/parser.js";
 import { formatGetRequest } from "../http/request.js";
 import { EVENT_READ, EVENT_WRITE } from "../kernel/selector.js";
-import { cutShort } from "../kernel/errors.js";
+import { CancelledError, cutShort, errorDetail, errorName, type AttemptError } from "../kernel/errors.js";
 import { connect as startConnect, fileno, recv, send, sendWouldBlock, type ConnectOptions } from "../kernel/socket.js";
 import { crawlChannel } from "../observe/channels.js";
 import { getRunningLoop } from "./events.js";
 import { Future, type Coroutine } from "./futures.js";
+import { waitFor } from "./tasks.js";
 
 /**
  * Waits until `socket` can take bytes: connected, with room in its send
@@ -123,20 +124,6 @@ export function* readAll(socket: Socket): Coroutine<Uint8Array> {
 }
 
 /**
- * What `request` needs besides the connection's options: the crawl's
- * `userAgent`, `headers` and `maxBodyBytes`, and whether to leave the bodies
- * no link is read from unread (`skipNonHtml`; absent: read every body).
- */
-export type RequestOptions = ConnectOptions & {
-  userAgent: string;
-  maxBodyBytes: number;
-  headers?: Readonly<Record<string, string>>;
-  skipNonHtml?: boolean;
-  /** The crawl's kept connections: take one to the origin if it waits, keep this one if the response allows. */
-  connections?: IdleConnections | null;
-};
-
-/**
  * Fetches `url` once: connects (or, with `options.connections`, takes a
  * connection kept open to the origin), sends the GET request every stage
  * sends (`options.headers` after the default ones), and feeds each chunk
@@ -162,15 +149,13 @@ export type RequestOptions = ConnectOptions & {
  * @see Chapter, "Factoring Coroutines With yield from" (`Fetcher.fetch` with `read_all`)
  */
 export function* request(url: URL, options: RequestOptions, crawl = 0): Coroutine<HttpResponse> {
-  const keepAlive = options.connections != null;
   // A connection kept from an earlier response to this origin, if one waits; else a new one.
   const socket = options.connections?.take(url.origin) ?? (yield* connect(url, options));
   let received = 0;
-  let reusable = false;
-  let hint: string | undefined; // The response's Keep-Alive header: how long the server keeps the connection.
+  let reusable: HttpResponse | null = null; // The response, once whole, if it leaves the connection reusable.
   try {
     if (crawlChannel.hasSubscribers) crawlChannel.publish({ type: "connect", crawl, url: url.href, fd: fileno(socket) });
-    yield* sendAll(socket, formatGetRequest(url, options.userAgent, options.headers, keepAlive));
+    yield* sendAll(socket, formatGetRequest(url, options.userAgent, options.headers, options.connections != null));
     if (crawlChannel.hasSubscribers) crawlChannel.publish({ type: "send", crawl, url: url.href });
     const parser = new ResponseParser(parserOptions(options));
     while (!parser.done) {
@@ -181,15 +166,31 @@ export function* request(url: URL, options: RequestOptions, crawl = 0): Coroutin
       if (chunk.length > 0) parser.feed(chunk);
       else parser.end(); // The server closed: a close-delimited body ends, anything else was cut short.
     }
-    reusable = parser.reusable;
     const response = parser.response();
-    hint = response.headers["keep-alive"];
+    if (parser.reusable) reusable = response;
     return response;
   } catch (error) {
     throw cutShort(error, received);
   } finally {
     // Kept for the next request to the origin if the response allows, else closed, as in stage 1.
-    if (reusable && options.connections != null) options.connections.keep(url.origin, socket, hint);
+    if (reusable !== null && options.connections != null) options.connections.keep(url.origin, socket, reusable.headers["keep-alive"]);
     else socket.destroy();
+  }
+}
+
+/**
+ * One attempt of a crawl at `url`: `request()` within `timeoutMs`
+ * (`waitFor`), and what came of it as the crawl core takes it, the response
+ * or the name of the error (with `errorDetail`'s words for it).
+ *
+ * @param crawl - The id of the crawl it fetches for, in its messages (0: none).
+ * @throws CancelledError when the Task running it is cancelled: that is not the attempt's failure.
+ */
+export function* attempt(url: string, options: RequestOptions, timeoutMs: number, crawl = 0): Coroutine<[HttpResponse | AttemptError, string | null]> {
+  try {
+    return [yield* waitFor(request(new URL(url), options, crawl), timeoutMs), null];
+  } catch (error) {
+    if (error instanceof CancelledError) throw error; // We are cancelled, not the attempt.
+    return [errorName(error), errorDetail(error)];
   }
 }

@@ -3,7 +3,6 @@
  *
  * @module
  */
-import { Slots } from "../crawl/slots.js";
 import { CancelledError, FetchFailure } from "../kernel/errors.js";
 import { loopChannel } from "../observe/channels.js";
 import { getRunningLoop, runningLoopOrNull } from "./events.js";
@@ -18,19 +17,7 @@ import { Future, type Coroutine } from "./futures.js";
  * @see asyncio `all_tasks()`
  */
 export function allTasks(loop: EventLoop = getRunningLoop()): Array<Task<unknown>> {
-  return pendingTasks(loop).list();
-}
-
-/** Each loop's pending Tasks: asyncio keeps them in a WeakSet; {@link Slots} says why ours are slots. */
-const pendingByLoop = new WeakMap<EventLoop, Slots<Task<unknown>>>();
-
-function pendingTasks(loop: EventLoop): Slots<Task<unknown>> {
-  let tasks = pendingByLoop.get(loop);
-  if (tasks === undefined) {
-    tasks = new Slots();
-    pendingByLoop.set(loop, tasks);
-  }
-  return tasks;
+  return loop.tasks.list() as Array<Task<unknown>>;
 }
 
 /**
@@ -86,7 +73,7 @@ export class Task<T> extends Future<T> {
   constructor(private readonly coro: Coroutine<T>, loop: EventLoop | null = runningLoopOrNull(), name = "coroutine") {
     if (loop === null) throw new Error("A Task needs an event loop: pass one, or create the Task from code the loop runs");
     super(loop, name);
-    this.slot = pendingTasks(loop).add(this);
+    this.slot = loop.tasks.add(this);
     this.loop.callSoon(this.step);
   }
 
@@ -203,7 +190,7 @@ export class Task<T> extends Future<T> {
   /** The coroutine has ended: say so on the loop channel, and leave the loop's pending Tasks. */
   private ended(): void {
     if (loopChannel.hasSubscribers) loopChannel.publish({ type: "step", loop: this.loop.id, task: this.id, coroutine: this.label, yielded: null });
-    pendingTasks(this.loop).remove(this.slot, this);
+    this.loop.tasks.remove(this.slot, this);
   }
 }
 
@@ -249,8 +236,7 @@ export function* sleep(seconds: number): Coroutine<void> {
  */
 export function* gather<T extends unknown[]>(...coros: { [K in keyof T]: Coroutine<T[K]> }): Coroutine<T> {
   const loop = getRunningLoop();
-  const tasks: Array<Task<unknown>> = [];
-  for (const coro of coros) tasks.push(new Task<unknown>(coro, loop, "gathered"));
+  const tasks = coros.map((coro) => new Task<unknown>(coro, loop, "gathered"));
   const all = new Future<void>(loop, "gather");
   let pending = tasks.length;
   function childDone(task: Future<unknown>): void {

@@ -241,3 +241,25 @@ export function isRetryable(error: FetchError, detail: string | null = null): bo
   if (error === "HostNotFound") return detail?.startsWith("EAI_AGAIN") === true;
   return error !== "BadResponse" && error !== "BodyTooLarge" && error !== "TlsError";
 }
+
+/**
+ * What an event loop does with an exception a callback threw: hands it to
+ * `handler` with the callback, or, with no handler (or one that throws
+ * itself), logs it with the callback's name and goes on, as asyncio's
+ * `call_exception_handler` and `default_exception_handler` do. Stage 2's
+ * EventLoop calls it.
+ */
+export function reportCallbackError(handler: ((error: unknown, callback: () => void) => void) | null, error: unknown, callback: () => void): void {
+  if (handler === null) return logCallbackError(error, callback);
+  try {
+    handler(error, callback);
+  } catch (handlerError) {
+    logCallbackError(handlerError, handler);
+  }
+}
+
+/** Logs an exception `callback` threw (or an exception handler, given as `callback`), with its name. */
+function logCallbackError(error: unknown, callback: object): void {
+  const name = typeof callback === "function" && callback.name !== "" ? callback.name : "anonymous";
+  console.error(`Exception in callback ${name}:`, error);
+}

@@ -30,6 +30,11 @@ import type { AttemptStep } from "./undici-requests.js";
  *   slots are ever used than fetches are in flight at once.
  * - `worker` (stage 3): taken by `take`, given back at `done`, by the same
  *   rule; that URL's fetch events carry it as their `slot`.
+ * - a stage-3 attempt's `await` (what: `client.get`) and `resume`: each
+ *   attempt is one `await` of the client, between the `fetch-start` the core
+ *   publishes just before it and the `fetch-end` it publishes just after, in
+ *   the same stretch of the worker; so they follow the one and precede the
+ *   other here, and the crawler publishes only its pauses' (`sleep`).
  * - a `dispatch`'s `url`: the URL of the socket's `connect` (stage 1 names
  *   sockets by file number). A socket is dispatched once before it connects,
  *   to the callback that finds out whether it did; that dispatch waits for
@@ -113,6 +118,7 @@ class CrawlTracer {
         const { url, attempt, queued, unfinished, inFlight } = m;
         this.undici?.attemptStarted(url);
         this.emit({ t, stage, type: "fetch-start", url, slot, attempt, queued, unfinished, inFlight });
+        if (stage === "asyncawait") this.emit({ t, stage, type: "await", worker: slot, url, what: "client.get" });
         return;
       }
       case "fetch-end": {
@@ -122,6 +128,7 @@ class CrawlTracer {
         const detail = m.detail ?? null;
         this.undici?.attemptEnded(url);
         if (stage !== "asyncawait") this.giveSlotBack(url, slot);
+        if (stage === "asyncawait") this.emit({ t, stage, type: "resume", worker: slot, url });
         this.emit({ t, stage, type: "fetch-end", url, slot, attempt, status, error, detail, queued, unfinished, inFlight });
         return;
       }

@@ -79,6 +79,20 @@ describe("Crawler", () => {
     expect(synthetic.site.peakRequestsInFlight).toBeGreaterThan(1);
   });
 
+  it("starts workers as jobs need them: a million maxTasks on a 2-page site start a handful", async () => {
+    const site = await startSite();
+    site.addPage("/", ["/a"]).addPage("/a", []);
+    const work = vi.spyOn(Crawler.prototype as unknown as { work(): Promise<void> }, "work");
+    try {
+      const result = await crawl(site.url, { maxTasks: 1_000_000 });
+      expect(result.records.map((record) => record.url)).toEqual([site.urlFor("/"), site.urlFor("/a")]);
+      expect(work.mock.calls.length).toBeGreaterThan(0);
+      expect(work.mock.calls.length).toBeLessThanOrEqual(3); // a job out, and one more while a worker hands its job back
+    } finally {
+      work.mockRestore();
+    }
+  });
+
   it("fetches every page of a 10,000-page site with 10,000 workers", { timeout: 180_000 }, async () => {
     const synthetic = await SyntheticSite.start({ pages: 10_000, linksPerPage: 3, seed: 3 });
     opened.push(synthetic);

@@ -223,7 +223,7 @@ describe("Crawler", () => {
     },
   );
 
-  it("maps an exception escaping a Fetcher's timeout callback to that Fetcher's URL", async () => {
+  it("gives a URL a NetworkError record when a bug strikes its Fetcher's timeout path, and leaves no socket", async () => {
     const site = await startSite();
     site.addFault("/", { kind: "silent" });
     // A bug on the timeout path: the first close(), in failed() after timedOut, throws.
@@ -237,6 +237,27 @@ describe("Crawler", () => {
     } finally {
       close.mockRestore();
     }
+  });
+
+  it("hands every job out back to the core when it stops, so an abort during robots.txt still reports it", async () => {
+    // Issue 35: stage 1 used to close its Fetchers without finish(), and reported robots: [] where stages 2 and 3 report one.
+    const site = await startSite();
+    site.addFault("/robots.txt", { kind: "silent" });
+    site.addPage("/", []);
+    const controller = new AbortController();
+    const crawled = crawlWith(site.url, {
+      robots: true,
+      signal: controller.signal,
+      trace(event) {
+        if (event.type === "first-byte" || event.type === "send") controller.abort();
+      },
+    });
+    const { result, crawler } = await within(HANG_MS, crawled, "a crawl aborted while it read robots.txt");
+    expect(result.robots.map((fetch) => fetch.url)).toEqual([site.urlFor("/robots.txt")]);
+    expect(result.records).toEqual([]);
+    expect(result.todo).toBe(1);
+    expect(crawler.loop.selector.size).toBe(0);
+    expect(crawler.loop.pendingTimers).toBe(0);
   });
 
   it("makes no record when the signal is already aborted", async () => {

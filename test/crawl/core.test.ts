@@ -29,6 +29,10 @@ let clock = 1_000;
 function now(): number {
   return clock;
 }
+/** Sets the test's clock back to its start, for a test that moves it. */
+function useClock(): void {
+  clock = 1_000;
+}
 
 /** A core not begun, in a world of the test's: a memory store, a wall clock that stands still, a seeded random source. */
 function coreOf(roots: string | string[], options: CrawlOptions = {}): CrawlCore {

@@ -118,6 +118,22 @@ describe("Crawler", () => {
     loop.close();
   });
 
+  it("starts workers as jobs need them: a million maxTasks on a 2-page site start a handful of Tasks", async () => {
+    site.addPage("/", ["/a"]).addPage("/a", []);
+    const workers = new Set<number>();
+    const crawler = new Crawler(site.url, {
+      maxTasks: 1_000_000,
+      trace(event) {
+        if (event.type === "step" && event.coroutine === "work") workers.add(event.task);
+      },
+    });
+    const result = await loop.runUntilComplete(crawler.crawl());
+    expect(result.records.map((record) => record.url)).toEqual([site.urlFor("/"), site.urlFor("/a")]);
+    expect(workers.size).toBeGreaterThan(0);
+    expect(workers.size).toBeLessThanOrEqual(3); // a job out, and one more while a worker hands its job back
+    expect(allTasks(loop)).toEqual([]);
+  });
+
   it("crawls once", async () => {
     site.addPage("/", []);
     const crawler = new Crawler(site.url);

@@ -150,9 +150,9 @@ describe("traceCrawl", () => {
     publish({ type: "take", crawl, url: A });
     publish({ type: "take", crawl, url: B });
     start(crawl, A);
-    publish({ type: "await", crawl, url: A, what: "client.get" });
-    publish({ type: "resume", crawl, url: A });
     end(crawl, A, 1, "ConnectionReset");
+    publish({ type: "await", crawl, url: A, what: "sleep" });
+    publish({ type: "resume", crawl, url: A });
     start(crawl, A, 2);
     end(crawl, A, 2);
     publish({ type: "done", crawl, url: A });
@@ -162,6 +162,10 @@ describe("traceCrawl", () => {
     expect(workers(events)).toEqual([
       ["take", A, 0],
       ["take", B, 1],
+      ["await", A, 0], // client.get: each attempt's, after its fetch-start
+      ["resume", A, 0], // before its fetch-end
+      ["await", A, 0], // the pause, as the crawler published it
+      ["resume", A, 0],
       ["await", A, 0],
       ["resume", A, 0],
       ["done", A, 0],
@@ -175,7 +179,8 @@ describe("traceCrawl", () => {
       ["fetch-start", A, 0],
       ["fetch-end", A, 0],
     ]);
-    expect(events.find((event) => event.type === "await")).toMatchObject({ what: "client.get" });
+    expect(events.flatMap((event) => (event.type === "await" ? [event.what] : []))).toEqual(["client.get", "sleep", "client.get"]);
+    expect(events.map((event) => event.type).slice(2, 6)).toEqual(["fetch-start", "await", "resume", "fetch-end"]);
   });
 
   it("names a dispatch's URL and socket from the socket's connect", () => {
@@ -391,7 +396,7 @@ describe("traceCrawl of a stage-3 crawl, from undici's channels", () => {
     undici("undici:request:create", { request: req });
     end(crawl, A, 1, "Timeout");
     exchange(req, [10]);
-    expect(events.map((event) => event.type)).toEqual(["take", "fetch-start", "fetch-end"]);
+    expect(events.map((event) => event.type)).toEqual(["take", "fetch-start", "await", "resume", "fetch-end"]);
   });
 
   it("keeps two stage-3 crawls traced at once apart", () => {

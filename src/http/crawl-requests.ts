@@ -1,0 +1,59 @@
+/**
+ * The requests of one raw-socket crawl (stages 1 and 2): the crawl's options
+ * for each job's request, and the connections it keeps.
+ *
+ * @module
+ */
+import type { ConnectOptions } from "../kernel/socket.js";
+import { IdleConnections } from "./idle-connections.js";
+
+/**
+ * What a raw-socket request needs besides the connection's options (stage
+ * 2's `request()`): the crawl's `userAgent`, `headers` and `maxBodyBytes`,
+ * whether to leave the bodies no link is read from unread (`skipNonHtml`;
+ * absent: read every body), and its kept connections.
+ */
+export type RequestOptions = ConnectOptions & {
+  userAgent: string;
+  maxBodyBytes: number;
+  headers?: Readonly<Record<string, string>>;
+  skipNonHtml?: boolean;
+  /** The crawl's kept connections: take one to the origin if it waits, keep this one if the response allows. */
+  connections?: IdleConnections | null;
+};
+
+/** The options of one request: the crawl's (`O`), with its kept connections. */
+export type CrawlRequestOptions<O extends object> = O & { readonly connections: IdleConnections };
+
+/**
+ * What every request of one crawl is sent with, by a stage that reads its
+ * own sockets: the crawl's options (`O`, its resolved options) and its kept
+ * connections ({@link IdleConnections}), for a page (with `skipNonHtml`, a
+ * body no link is read from is left unread) or, for a `robots.txt` or a
+ * sitemap, read whole. `close()` closes the kept connections when the crawl
+ * ends.
+ *
+ * @remarks Kept out of the crawlers so that they show only how they wait:
+ * stage 1's Fetcher and stage 2's `request()` take these options as they are.
+ */
+export class CrawlRequests<O extends object> {
+  /** Connections kept open for the next request to their origin. */
+  readonly connections = new IdleConnections();
+  private readonly page: CrawlRequestOptions<O>;
+  private readonly whole: CrawlRequestOptions<O>;
+
+  constructor(options: O) {
+    this.page = { ...options, connections: this.connections };
+    this.whole = { ...this.page, skipNonHtml: false };
+  }
+
+  /** The options for a job's request: a page's, or (a `robots.txt`, a sitemap) read whole. */
+  optionsFor(job: { readonly kind: string }): CrawlRequestOptions<O> {
+    return job.kind === "page" ? this.page : this.whole;
+  }
+
+  /** Closes the kept connections; a connection kept later is closed at once. */
+  close(): void {
+    this.connections.close();
+  }
+}
