@@ -120,6 +120,7 @@ describeWithRedis("politeness shared by the processes of a Redis crawl", () => {
     const requested = delayed.requests().map((request) => request.path).filter((path) => path !== "/robots.txt");
     expect(leases.map((lease) => new URL(lease.url).pathname).sort()).toEqual([...requested, "/private/x"].sort());
     expect(closerThan(leases, 200)).toEqual([]);
+    expect(new Set(leases.map((lease) => lease.owner)).size, "processes that leased pages").toBeGreaterThan(1);
     expect(delayed.requestsFor("/robots.txt")).toBe(1);
     expect(delayed.peakRequestsInFlight).toBeLessThanOrEqual(2);
     // Every process knows the rules: /private/x is refused by robots.txt in each record, and never requested.
@@ -140,6 +141,7 @@ describeWithRedis("politeness shared by the processes of a Redis crawl", () => {
     const leases = log.leases(crawlDelayed.url, LEASE_MS);
     expect(leases.length).toBeGreaterThanOrEqual(4);
     expect(closerThan(leases, 300)).toEqual([]);
+    expect(new Set(leases.map((lease) => lease.owner)).size, "processes that leased pages").toBeGreaterThan(1);
     expect(crawlDelayed.requestsFor("/robots.txt")).toBe(1);
   });
 

@@ -55,15 +55,26 @@ const SCRIPT_BY_SHA = new Map(
   }),
 );
 
-/** The quoted arguments of a `MONITOR` line, unescaped (`\"`, `\\`, `\xNN`, `\n`…). */
-function argumentsOf(line: string): string[] {
-  return [...line.matchAll(/"((?:[^"\\]|\\.)*)"/g)].map(function unquote(match) {
-    return (match[1] ?? "").replace(/\\(x[0-9a-f]{2}|.)/g, function unescaped(_all, code: string) {
-      if (code.length === 3) return String.fromCharCode(Number.parseInt(code.slice(1), 16));
-      return ({ n: "\n", r: "\r", t: "\t" } as Record<string, string>)[code] ?? code;
-    });
-  });
+/**
+ * The first `most` quoted arguments of a `MONITOR` line, unescaped (`\"`,
+ * `\\`, `\xNN`, `\n`…): the rest of a long line (a FINISH's record) is never read.
+ */
+function argumentsOf(line: string, most = Infinity): string[] {
+  const quoted = /"((?:[^"\\]|\\.)*)"/g;
+  const found: string[] = [];
+  for (let match = quoted.exec(line); match !== null && found.length < most; match = quoted.exec(line)) {
+    found.push(
+      (match[1] ?? "").replace(/\\(x[0-9a-f]{2}|.)/g, function unescaped(_all, code: string) {
+        if (code.length === 3) return String.fromCharCode(Number.parseInt(code.slice(1), 16));
+        return ({ n: "\n", r: "\r", t: "\t" } as Record<string, string>)[code] ?? code;
+      }),
+    );
+  }
+  return found;
 }
+
+/** The keys whose writes the log keeps: leases and politeness (the records, the queues, the rest are skipped unread). */
+const KEPT_KEYS = /^"(?:ZADD|HSET)" "[^"]*:(?:leases|politeness)"/i;
 
 /**
  * The script calls of one crawl (by its name), as a `MONITOR` connection
@@ -144,6 +155,28 @@ export class RedisLog {
     return leased;
   }
 
+  /**
+   * Every lease deadline written, in Redis's order: TAKE's for a URL it
+   * leased, RENEW's (`ZADD XX`) for a lease its owner still held, with the
+   * process that wrote it.
+   */
+  deadlines(): Array<{ script: "TAKE" | "RENEW"; owner: string; url: string; deadline: number }> {
+    const written: Array<{ script: "TAKE" | "RENEW"; owner: string; url: string; deadline: number }> = [];
+    for (const call of this.calls) {
+      if (call.name !== "TAKE" && call.name !== "RENEW") continue;
+      for (const { name, args } of call.ran) {
+        if (name !== "ZADD" || !args[0]?.endsWith(":leases")) continue;
+        written.push({ script: call.name, owner: call.argv[2] ?? "", url: args.at(-1) ?? "", deadline: Number(args.at(-2)) });
+      }
+    }
+    return written;
+  }
+
+  /** The URLs each FINISH call was for, with the process that made it, in Redis's order. */
+  finishes(): Array<{ owner: string; url: string }> {
+    return this.calls.filter((call) => call.name === "FINISH").map((call) => ({ owner: call.argv[2] ?? "", url: call.argv[3] ?? "" }));
+  }
+
   /** The times `call` set as `origin`'s next start (`n:ORIGIN`, ms by Redis's clock), in order. */
   nextStarts(call: ScriptCall, origin: string): number[] {
     const set: number[] = [];
@@ -160,24 +193,28 @@ export class RedisLog {
   }
 
   private heard(line: string): void {
-    const scripted = / \[\d+ lua\] /.test(line);
-    const [name = "", ...args] = argumentsOf(line);
-    if (scripted) {
-      if (this.current === null) return;
+    const command = line.indexOf('] "') + 2; // "<time> [<db> <client>] "NAME" …
+    if (line.startsWith("lua]", command - 5)) {
+      if (this.current === null || !KEPT_KEYS.test(line.slice(command, command + 200))) return;
+      const [name = "", ...args] = argumentsOf(line);
       this.current.ran.push({ name: name.toUpperCase(), args });
       this.notify(this.current);
       return;
     }
     this.current = null;
+    // EVALSHA sha numkeys, the nine keys, the prefix, the channel, and a FINISH's owner and URL: its record and links are not read.
+    let [name = "", ...args] = argumentsOf(line, 16);
     if (name.toUpperCase() === "ECHO") {
       this.marks.get(args[0] ?? "")?.();
       this.marks.delete(args[0] ?? "");
       return;
     }
     if (name.toUpperCase() !== "EVALSHA" || !(args[2] ?? "").includes(`{${this.crawl}}`)) return;
+    const script = SCRIPT_BY_SHA.get(args[0] ?? "") ?? "?";
+    if (script !== "FINISH" && script !== "ADD") args = argumentsOf(line).slice(1);
     const keyCount = Number(args[1]);
     const at = Math.floor(Number(line.slice(0, line.indexOf(" "))) * 1000);
-    const call: ScriptCall = { name: SCRIPT_BY_SHA.get(args[0] ?? "") ?? "?", argv: args.slice(2 + keyCount), at, ran: [] };
+    const call: ScriptCall = { name: script, argv: args.slice(2 + keyCount), at, ran: [] };
     this.calls.push(call);
     this.current = call;
     this.notify(call);
