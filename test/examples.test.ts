@@ -576,17 +576,13 @@ describe.concurrent("examples", () => {
       expect(block).toContain("host 2's robots.txt: status 200, verdict rules, Crawl-delay 150 ms");
       // Host 1 disallows everything but its root: the server saw robots.txt and / only.
       expect(block).toMatch(/^ {2}host 1: 2 requests, at most 1 in flight;/m);
-      const hosts = [...block.matchAll(/^ {2}host \d: \d+ requests, at most (\d+) in flight; delay (\d+) ms, fetches started (?:≥ (\d+) ms apart|only once)/gm)];
-      expect(hosts).toHaveLength(3);
-      for (const [line, peak, delay, gap] of hosts) {
-        expect(Number(peak), line).toBe(1);
-        // The trace reads its clock when a fetch-start is published, just after the host let the fetch
-        // go; a garbage collection between the two (tens of ms on a loaded machine) delays that reading
-        // for one fetch and so shortens the gap after it. A quarter of the delay is slack enough, and
-        // still far from the 1 ms apart that fetches start with no delay at all.
-        if (gap !== undefined) expect(Number(gap), line).toBeGreaterThanOrEqual(Number(delay) * 0.75);
-      }
-      expect(block).toMatch(/host 2's first fetches started: \/robots\.txt at \d+ ms, \/ at \d+ ms, \/p\/1 at \d+ ms/);
+      const hosts = [...block.matchAll(/^ {2}host \d: \d+ requests, at most (\d+) in flight; delay (\d+) ms, fetches started (?:≥ \d+ ms apart|only once)/gm)];
+      expect(hosts.map(([, peak, delay]) => `${peak} in flight, delay ${delay}`)).toEqual(["1 in flight, delay 100", "1 in flight, delay 100", "1 in flight, delay 150"]);
+      // The gaps the example prints are wall-clock readings of its trace, which a loaded machine
+      // shortens (a garbage collection between a host's turn and the trace's clock reading), so they
+      // are not checked here: test/contract/politeness.test.ts holds every stage to its delays. What is
+      // checked is the order the delays impose: host 2's robots.txt first, then its pages one by one.
+      expect(block).toMatch(/host 2's first fetches started: \/robots\.txt at \d+ ms, \/ at \d+ ms, \/p\/1 at \d+ ms, \/p\/2 at \d+ ms, …$/m);
     }
     expect(normalize(out)).toMatchInlineSnapshot(`
       "All three stages: a polite crawl of three hosts, each stage waiting for a host its own way

@@ -18,6 +18,7 @@ import { encodeLegacy } from "../../src/site/legacy-charset.js";
 import { errorRecordOf, linksPageRecord, pageRecordOf, redirectRecordOf, untimed } from "./records.js";
 import { stages } from "./stages.js";
 import { startTlsSite, TEST_CA, type TestCertificate, type TlsSite } from "../helpers/tls-site.js";
+import { nodeTurns } from "../helpers/loop-turns.js";
 
 describe("crawl contract", () => {
   it("runs against all three stages", () => {
@@ -575,21 +576,41 @@ describe("crawl contract", () => {
       });
 
       it("opens a new connection when the server closed the kept one while it waited", async () => {
-        // Every connection is closed by the server 20 ms after its response; delayMs keeps the next request 150 ms away.
-        for (const [path, links] of [["/", ["/a"]], ["/a", ["/b"]], ["/b", []]] as const) {
-          site.addHandler(path, function closeSoonAfter(request, response) {
-            response.setHeader("Content-Type", "text/html");
-            response.end(linksHtml([...links]));
-            setTimeout(() => request.socket.destroy(), 20);
-          });
+        // One request at a time: / → another host's /x → /a → its /y → /b. The site closes the connection that / (then /a)
+        // left waiting, without a `Connection: close`, when the request for /x (then /y) comes to the other host, and that
+        // host answers 10 turns of the loop later: the FIN is read by then, counted in turns, not in ms. (It was closed
+        // 20 ms after the response on a timer, and delayMs 150 kept the next request away: on a loaded machine a slow
+        // response used up the delay, and stage 1 sent /a on the connection before the FIN came.)
+        const other = await FixtureSite.start();
+        try {
+          let waiting: Socket | null = null;
+          for (const [path, links] of [["/", [other.urlFor("/x"), "/a"]], ["/a", [other.urlFor("/y"), "/b"]], ["/b", []]] as const) {
+            site.addHandler(path, function answerAndNoteTheConnection(request, response) {
+              waiting = request.socket;
+              response.writeHead(200, { "Content-Type": "text/html" }).end(linksHtml([...links]));
+            });
+          }
+          for (const path of ["/x", "/y"]) {
+            other.addHandler(path, function closeTheWaitingOneFirst(_request, response) {
+              waiting?.destroy();
+              void nodeTurns(10).then(function answerLater() {
+                response.writeHead(200, { "Content-Type": "text/html" }).end(linksHtml([]));
+              });
+            });
+          }
+          const result = await crawl(site.url, { maxTasks: 1, maxTries: 1 }); // No second chance for a closed one.
+          expect(result.records.map((record) => [record.url, record.status, record.error])).toEqual([
+            [u("/"), 200, null],
+            [other.urlFor("/x"), 200, null],
+            [u("/a"), 200, null],
+            [other.urlFor("/y"), 200, null],
+            [u("/b"), 200, null],
+          ]);
+          expect([site.totalRequests, site.connectionsOpened]).toEqual([3, 3]); // No request went out on a closed connection.
+        } finally {
+          await other.connectionsClosed();
+          await other.close();
         }
-        const result = await crawl(site.url, { maxTasks: 1, delayMs: 150, maxTries: 1 }); // No second chance for a closed one.
-        expect(result.records.map((record) => [record.url, record.status, record.error])).toEqual([
-          [u("/"), 200, null],
-          [u("/a"), 200, null],
-          [u("/b"), 200, null],
-        ]);
-        expect([site.totalRequests, site.connectionsOpened]).toEqual([3, 3]); // No request went out on a closed connection.
       });
     });
 

@@ -7,6 +7,8 @@
 import type { ServerResponse } from "node:http";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { FixtureSite } from "../../src/site/fixture-site.js";
+import type { TraceEvent } from "../../src/observe/events.js";
+import { nodeTurns } from "../helpers/loop-turns.js";
 import { startTlsSite, TEST_CA, type TlsSite } from "../helpers/tls-site.js";
 import { errorRecordOf, ISO_TIME, linksPageRecord, pageRecordOf, redirectRecordOf } from "./records.js";
 import { stages } from "./stages.js";
@@ -71,16 +73,19 @@ describe.each(stages)("$name crawler: retries and what records say of them", ({ 
       site.addPage("/", ["/zero", "/past"]);
       site.addRetryAfter("/zero", { status: 429, retryAfter: "0", times: 1_000, then: [] });
       site.addRetryAfter("/past", { status: 503, retryAfter: "Wed, 21 Oct 2015 07:28:00 GMT", times: 1_000, then: [] });
-      // A backoff far longer than the crawl is let run: each URL is requested once before the stop.
+      // A backoff far longer than the crawl is let run: each URL is requested once before the stop. The stop comes
+      // 20 turns of Node's loop after both refusals were read (counted, not timed: a retry after no wait at all
+      // would be on the wire within a few), not at a wall-clock instant a loaded machine may reach before the refusals.
       const controller = new AbortController();
-      const stopping = setTimeout(() => controller.abort(), 500);
-      try {
-        const result = await crawl(site.url, { retryDelayMs: 60_000, signal: controller.signal });
-        expect(result.records.map((record) => record.url)).toEqual([u("/")]);
-        expect(result.todo).toBe(2);
-      } finally {
-        clearTimeout(stopping);
+      let refusals = 0;
+      function stopAfterBothRefusals(event: TraceEvent): void {
+        if (event.type !== "fetch-end" || event.url === u("/") || ++refusals < 2) return;
+        void nodeTurns(20).then(() => controller.abort());
       }
+      const result = await crawl(site.url, { retryDelayMs: 60_000, signal: controller.signal, trace: stopAfterBothRefusals });
+      expect(result.records.map((record) => record.url)).toEqual([u("/")]);
+      expect(result.todo).toBe(2);
+      expect(refusals).toBe(2);
       expect([site.requestsFor("/zero"), site.requestsFor("/past")]).toEqual([1, 1]);
     });
   });

@@ -4,8 +4,12 @@
  * request's arrival: several crawls in this process, each with its own
  * `RedisFrontier` (its own owner and connections, as a process has), on one
  * crawl name. What a site owner sees is counted on the server's side:
- * requests in flight at once, requests that came closer than the delay,
- * `robots.txt` reads.
+ * requests in flight at once, `robots.txt` reads. Delays and holds are read
+ * from what the crawl stored, in the order Redis stored it ({@link RedisLog}):
+ * when each URL was leased and when its host may next start a request, by
+ * Redis's clock, which every process obeys. The gaps between the site's
+ * arrivals are not timed: a loaded machine delays one request after its lease
+ * and not the next, and no margin both holds and still checks the delay.
  */
 import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
 import { crawl } from "../../src/asyncawait/index.js";
@@ -16,32 +20,23 @@ import { FixtureSite } from "../../src/site/fixture-site.js";
 import { describeWithRedis, startRedis, type RedisServer } from "../helpers/redis-server.js";
 import { ending, taken } from "../helpers/store-steps.js";
 import { within } from "../helpers/within.js";
+import { type Lease, RedisLog } from "./redis-log.js";
 
 /** The crawl's stop, for a frontier opened outside a crawl: nothing to stop. */
 function noop(): void {}
 
 /** Pages of each site besides its root, which links to them all; each page links to two others. */
 const PAGES = 20;
-/**
- * How much earlier than the delay a request may arrive and not count as too
- * close. Redis spaces the leases by the delay; the time from a lease to its
- * request reaching the server is a few ms, but on a loaded machine one took
- * 100 ms, and the next request, on time, came 100 ms after it. Before the
- * delay was shared, four processes' requests came a quarter of the delay
- * apart; the median gap checks the spacing is the delay, not less.
- */
-const MARGIN_MS = 120;
+/** The frontiers' lease, the default: a lease's deadline less this is when TAKE leased the URL. */
+const LEASE_MS = 30_000;
 
-/** The middle value. */
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)] ?? 0;
-}
-
-/** Gaps between consecutive request arrivals at the site. */
-function gapsAt(site: FixtureSite): number[] {
-  const times = site.requests().map((request) => request.at).sort((a, b) => a - b);
-  return times.slice(1).map((at, i) => at - (times[i] ?? 0));
+/** Consecutive leases (in Redis's order) that started less than `delayMs` apart, as `url after url: gap`. */
+function closerThan(leases: readonly Lease[], delayMs: number): string[] {
+  return leases.slice(1).flatMap((lease, i) => {
+    const before = leases[i];
+    if (before === undefined || lease.at - before.at >= delayMs) return [];
+    return [`${lease.url} after ${before.url}: ${lease.at - before.at} ms`];
+  });
 }
 
 /** A site of `PAGES` pages besides `/`, with a `robots.txt`, answering each request after `delayMs`. */
@@ -56,16 +51,12 @@ async function startSite(delayMs: number, robotsTxt = "User-agent: *\nDisallow: 
   return site;
 }
 
-/** Gaps between consecutive request arrivals at the site (robots.txt included) shorter than `delayMs` less the margin. */
-function tooClose(site: FixtureSite, delayMs: number): number[] {
-  return gapsAt(site).filter((gap) => gap < delayMs - MARGIN_MS).map(Math.round);
-}
-
 describeWithRedis("politeness shared by the processes of a Redis crawl", () => {
   let redis: RedisServer;
   let names = 0;
   const open: RedisFrontier[] = [];
   const sites: FixtureSite[] = [];
+  const logs: RedisLog[] = [];
 
   beforeAll(async () => {
     redis = await startRedis();
@@ -75,10 +66,11 @@ describeWithRedis("politeness shared by the processes of a Redis crawl", () => {
   });
   afterEach(async () => {
     for (const frontier of open.splice(0)) await frontier.close();
+    for (const log of logs.splice(0)) log.close();
     for (const site of sites.splice(0)) await site.close();
   });
 
-  async function frontierFor(name: string, leaseMs?: number, overridePoliteness?: boolean): Promise<RedisFrontier> {
+  async function frontierFor(name: string, leaseMs = LEASE_MS, overridePoliteness?: boolean): Promise<RedisFrontier> {
     const frontier = await RedisFrontier.open({ url: redis.url, name, leaseMs, overridePoliteness });
     open.push(frontier);
     return frontier;
@@ -90,16 +82,31 @@ describeWithRedis("politeness shared by the processes of a Redis crawl", () => {
     return started;
   }
 
-  /** `processes` crawls of `roots` on one crawl name, each with its own frontier, run at once. */
-  async function crawlTogether(processes: number, roots: string[], options: CrawlOptions): Promise<CrawlResult[]> {
+  /** Watches what the crawl `name` stores in Redis, from now on. */
+  async function watch(name: string): Promise<RedisLog> {
+    const log = await RedisLog.watch(redis.url, name);
+    logs.push(log);
+    return log;
+  }
+
+  /**
+   * `processes` crawls of `roots` on one crawl name, each with its own
+   * frontier, run at once; `log` is what they stored, watched from before
+   * the first began.
+   */
+  function crawlTogether(processes: number, roots: string[], options: CrawlOptions): { log: Promise<RedisLog>; results: Promise<CrawlResult[]> } {
     const name = `polite-${++names}`;
-    const frontiers = await Promise.all(Array.from({ length: processes }, () => frontierFor(name)));
-    return within(60_000, Promise.all(frontiers.map((frontier) => crawl(roots, options, frontier))), `${processes} crawls`);
+    const log = watch(name);
+    const results = log.then(async function crawlAll() {
+      const frontiers = await Promise.all(Array.from({ length: processes }, () => frontierFor(name)));
+      return within(60_000, Promise.all(frontiers.map((frontier) => crawl(roots, options, frontier))), `${processes} crawls`);
+    });
+    return { log, results };
   }
 
   it("keeps at most maxPerHost requests in flight at a host over four processes, each with four workers", async () => {
     const slow = await site(60);
-    const results = await crawlTogether(4, [`${slow.url}/`], { maxTasks: 4, maxPerHost: 2, robots: false });
+    const results = await crawlTogether(4, [`${slow.url}/`], { maxTasks: 4, maxPerHost: 2, robots: false }).results;
     expect(slow.peakRequestsInFlight).toBe(2);
     expect(results.map((result) => result.recorded)).toEqual([22, 22, 22, 22]); // Every process reports the crawl's records.
     expect(slow.totalRequests).toBe(22); // Each page once, /private/x (robots off) too.
@@ -107,9 +114,17 @@ describeWithRedis("politeness shared by the processes of a Redis crawl", () => {
 
   it("spaces the requests to a host by delayMs over four processes, and reads its robots.txt once for all", async () => {
     const delayed = await site(5);
-    const results = await crawlTogether(4, [`${delayed.url}/`], { maxTasks: 4, maxPerHost: 2, delayMs: 200, robots: true });
-    expect(tooClose(delayed, 200)).toEqual([]);
-    expect(median(gapsAt(delayed))).toBeGreaterThanOrEqual(190);
+    const crawls = crawlTogether(4, [`${delayed.url}/`], { maxTasks: 4, maxPerHost: 2, delayMs: 200, robots: true });
+    const results = await crawls.results;
+    const log = await crawls.log;
+    await log.caughtUp();
+    // Every page the site was asked for was leased in Redis (and /private/x, which robots.txt then refused), each
+    // lease at least the delay after the one before, by Redis's clock, whichever process took it.
+    const leases = log.leases(delayed.url, LEASE_MS);
+    const requested = delayed.requests().map((request) => request.path).filter((path) => path !== "/robots.txt");
+    expect(leases.map((lease) => new URL(lease.url).pathname).sort()).toEqual([...requested, "/private/x"].sort());
+    expect(closerThan(leases, 200)).toEqual([]);
+    expect(new Set(leases.map((lease) => lease.owner)).size, "processes that leased pages").toBeGreaterThan(1);
     expect(delayed.requestsFor("/robots.txt")).toBe(1);
     expect(delayed.peakRequestsInFlight).toBeLessThanOrEqual(2);
     // Every process knows the rules: /private/x is refused by robots.txt in each record, and never requested.
@@ -123,9 +138,14 @@ describeWithRedis("politeness shared by the processes of a Redis crawl", () => {
 
   it("keeps to a Crawl-delay longer than delayMs that one process read, in every process", async () => {
     const crawlDelayed = await site(5, "User-agent: *\nCrawl-delay: 0.3\n");
-    await crawlTogether(3, [`${crawlDelayed.url}/`], { maxTasks: 4, delayMs: 50, robots: true, maxPages: 4 });
-    expect(tooClose(crawlDelayed, 300)).toEqual([]);
-    expect(median(gapsAt(crawlDelayed))).toBeGreaterThanOrEqual(290);
+    const crawls = crawlTogether(3, [`${crawlDelayed.url}/`], { maxTasks: 4, delayMs: 50, robots: true, maxPages: 4 });
+    await crawls.results;
+    const log = await crawls.log;
+    await log.caughtUp();
+    const leases = log.leases(crawlDelayed.url, LEASE_MS);
+    expect(leases.length).toBeGreaterThanOrEqual(4);
+    expect(closerThan(leases, 300)).toEqual([]);
+    expect(new Set(leases.map((lease) => lease.owner)).size, "processes that leased pages").toBeGreaterThan(1);
     expect(crawlDelayed.requestsFor("/robots.txt")).toBe(1);
   });
 
@@ -137,7 +157,7 @@ describeWithRedis("politeness shared by the processes of a Redis crawl", () => {
     busy.addHandler("/", function holdRoot(_request, response) {
       void held.then(() => response.writeHead(200, { "Content-Type": "text/html" }).end(`<a href="/p/1">1</a>`));
     });
-    const crawls = crawlTogether(2, [`${busy.url}/`, `${free.url}/`], { maxTasks: 4, maxPerHost: 1, robots: false });
+    const crawls = crawlTogether(2, [`${busy.url}/`, `${free.url}/`], { maxTasks: 4, maxPerHost: 1, robots: false }).results;
     // The busy host's only slot is held by its root; the other host's 22 URLs all go meanwhile.
     await within(30_000, (async () => {
       while (free.totalRequests < 22) await new Promise((resolve) => setTimeout(resolve, 10));
@@ -150,6 +170,7 @@ describeWithRedis("politeness shared by the processes of a Redis crawl", () => {
 
   it("frees a killed process's slot at a host when its lease expires, and not before", async () => {
     const name = `slot-${++names}`;
+    const log = await watch(name);
     const dying = await frontierFor(name, 400);
     const other = await frontierFor(name, 400);
     dying.open(resolveOptions({ maxPerHost: 1, robots: false, maxTasks: 1 }), noop, ["http://a.test/"]);
@@ -158,25 +179,42 @@ describeWithRedis("politeness shared by the processes of a Redis crawl", () => {
     const first = await within(5_000, taken(dying), "a.test's first URL");
     expect(first.url).toBe("http://a.test/1");
     await dying.close(); // Killed: its lease, and so a.test's one slot, stays until the lease expires.
-    expect((await within(5_000, taken(other), "b.test's URL")).url).toBe("http://b.test/1"); // a.test has no free slot.
-    const status = await other.status();
-    expect(status.queued).toBe(1);
-    const next = await within(5_000, taken(other), "a.test's URL after the lease expired");
-    expect(next.url).toBe("http://a.test/1"); // Put back at the front of a.test's queue, ahead of /2.
+    // b.test's URL, free, and a.test's /1 again once the dead lease expired: in that order, unless the machine
+    // was so slow that the lease expired before the first take. So the order is not checked; Redis's times are.
+    const both = [await within(5_000, taken(other), "a first URL"), await within(5_000, taken(other), "a second URL, after the lease expired")];
+    expect(both.map((item) => item.url).sort()).toEqual(["http://a.test/1", "http://b.test/1"]); // /1 put back at the front, ahead of /2.
+    await log.caughtUp();
+    const [dead, again] = log.leases("http://a.test", 400);
+    expect([dead?.owner, again?.owner]).toEqual([dying.owner, other.owner]);
+    // Taken again by Redis's clock no earlier than the dead lease's deadline.
+    expect((again?.at ?? 0) - (dead?.at ?? 0)).toBeGreaterThanOrEqual(400);
+    expect((await other.status()).queued).toBe(1); // a.test's /2, behind the slot /1 holds.
     other.stop();
   });
 
   it("holds a host back for every process after a Retry-After in one of them", async () => {
     const held = await site(0);
     held.addRetryAfter("/busy", { status: 503, retryAfter: "1", times: 1, then: [] });
-    const roots = ["/busy", "/p/0", "/p/1", "/p/2", "/p/3"].map((path) => `${held.url}${path}`);
-    await crawlTogether(3, roots, { maxTasks: 4, delayMs: 100, robots: false, maxDepth: 0 });
-    const requests = held.requests();
-    expect(requests.map((request) => request.path).sort()).toEqual(["/busy", "/busy", "/p/0", "/p/1", "/p/2", "/p/3"]);
-    const refused = requests.findIndex((request) => request.path === "/busy");
-    // Nothing came to the host in the second it asked for, from any process.
-    const next = requests[refused + 1];
-    expect((next?.at ?? 0) - (requests[refused]?.at ?? 0)).toBeGreaterThanOrEqual(1000 - MARGIN_MS);
+    // /slow and /busy take the host's two slots; /slow is answered only once the 503's hold is in Redis. So the
+    // pages after them can only be leased after the hold, and the hold, not a slot, decides when.
+    const crawls = crawlTogether(3, ["/slow", "/busy", "/p/0", "/p/1"].map((path) => `${held.url}${path}`), { maxTasks: 4, maxPerHost: 2, delayMs: 100, robots: false, maxDepth: 0 });
+    const log = await crawls.log;
+    const holdStored = log.when((call) => call.name === "HOLD");
+    held.addHandler("/slow", function answerAfterTheHold(_request, response) {
+      void holdStored.then(() => response.writeHead(200, { "Content-Type": "text/html" }).end("slow"));
+    });
+    await crawls.results;
+    await log.caughtUp();
+    expect(held.requests().map((request) => request.path).sort()).toEqual(["/busy", "/busy", "/p/0", "/p/1", "/slow"]);
+    const hold = await holdStored;
+    expect(hold.argv.slice(2)).toEqual([held.url, "1000", "100"]); // The origin, Retry-After's 1 s, the delay.
+    const [holdUntil = Infinity, ...more] = log.nextStarts(hold, held.url);
+    expect(more).toEqual([]);
+    expect(holdUntil - hold.at).toBeGreaterThanOrEqual(1000 + 100); // Redis's clock, read inside the script, is at hold.at or after.
+    // Every URL leased after the hold, by any process, was leased by Redis's clock no earlier than the hold's end.
+    const after = log.leases(held.url, LEASE_MS, hold);
+    expect(after.map((lease) => new URL(lease.url).pathname).sort()).toEqual(["/p/0", "/p/1"]);
+    expect(after.filter((lease) => lease.at < holdUntil)).toEqual([]);
   });
 
   it("refuses a process that joins a crawl with other roots or options, naming the difference", async () => {

@@ -19,12 +19,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { requireBuiltCli, runCli } from "../cli/cli-process.js";
 import { byUrl, withoutTiming } from "./records.js";
+import { RedisLog } from "./redis-log.js";
 
 describeWithRedis("RedisFrontier", () => {
   let redis: RedisServer;
   let demo: SyntheticSite;
   let names = 0;
   const open: RedisFrontier[] = [];
+  const logs: RedisLog[] = [];
 
   beforeAll(async () => {
     redis = await startRedis();
@@ -36,6 +38,7 @@ describeWithRedis("RedisFrontier", () => {
   });
   afterEach(async () => {
     for (const frontier of open.splice(0)) await frontier.close();
+    for (const log of logs.splice(0)) log.close();
   });
 
   async function frontierFor(options: { leaseMs?: number; name?: string } = {}): Promise<RedisFrontier> {
@@ -176,11 +179,22 @@ describeWithRedis("RedisFrontier", () => {
 
   it("keeps a lease alive while its process renews it, past the lease's length", async () => {
     const name = `renew-${++names}`;
-    const holder = await frontierFor({ name, leaseMs: 200 });
-    const other = await frontierFor({ name, leaseMs: 200 });
+    // Renewed every 500 ms: only a process stalled for a second would lose it (with 200 ms, a 133 ms stall did).
+    const leaseMs = 1_500;
+    const log = await RedisLog.watch(redis.url, name);
+    logs.push(log);
+    const holder = await frontierFor({ name, leaseMs });
+    const other = await frontierFor({ name, leaseMs });
     await holder.add([{ url: "http://a.test/", maxRedirect: 10 }, { url: "http://a.test/2", maxRedirect: 10 }]);
     const item = await within(5_000, taken(holder), "the first URL"); // Its first take() starts the renewing.
-    await new Promise((resolve) => setTimeout(resolve, 700));
+    // Past the lease's length by Redis's clock, not a sleep: until a renewal comes after the first deadline.
+    await log.caughtUp();
+    const firstDeadline = log.deadlines().find((write) => write.url === item.url)?.deadline ?? Infinity;
+    await within(10_000, log.when((call) => call.name === "RENEW" && call.at > firstDeadline), "a renewal past the first lease's deadline");
+    // Each renewal by the holder, each written before the deadline before it had passed.
+    const writes = log.deadlines().filter((write) => write.url === item.url);
+    expect(writes.map((write) => [write.script, write.owner])).toEqual(writes.map((_, i) => [i === 0 ? "TAKE" : "RENEW", holder.owner]));
+    expect(writes.slice(1).filter((write, i) => write.deadline - leaseMs > (writes[i]?.deadline ?? -Infinity))).toEqual([]);
     const second = await within(5_000, taken(other), "the second URL");
     expect(second.url).not.toBe(item.url);
     const status = await other.status();

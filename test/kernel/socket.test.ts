@@ -101,21 +101,23 @@ describe("connect", () => {
       let sent = 0;
       const timer = setInterval(function sendOne() {
         sent += 1;
-        if (sent < 12) socket.write(String.fromCharCode(96 + sent));
+        if (sent < 24) socket.write(String.fromCharCode(96 + sent));
         else {
           clearInterval(timer);
-          socket.end("l");
+          socket.end("x");
         }
       }, 50);
       socket.on("close", () => clearInterval(timer));
     });
-    // The drip takes 600 ms in all; a gap of 400 ms would take a stall of 350 ms (test files run two at a time).
-    const socket = open(url, { idleTimeoutMs: 400 });
+    // The drip takes 1.2 s in all, a byte every 50 ms. The server and the socket share this process's loop: a
+    // stall as long as the idle timeout less a gap lets both timers run in one turn, the idle one before the byte
+    // is read. So the idle timeout is 20 gaps long (a 950 ms stall; with 400 ms, 350 ms were enough).
+    const socket = open(url, { idleTimeoutMs: 1_000 });
     await vi.waitFor(() => expect(socket.connecting).toBe(false));
     send(socket, Buffer.from("go"));
     const results = await recvAll(socket);
     expect(results.at(-1)).toBe(""); // The end of stream, not ETIMEDOUT.
-    expect(results.join("")).toBe("abcdefghijkl");
+    expect(results.join("")).toBe("abcdefghijklmnopqrstuvwx");
     expect(socket.errored).toBeNull();
   });
 

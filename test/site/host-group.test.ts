@@ -1,7 +1,19 @@
 import type { ServerResponse } from "node:http";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { HostGroup, hostGroupLayout, startHostGroup } from "../../src/site/host-group.js";
 import { get } from "./helpers.js";
+
+/**
+ * Lets Node's loop go round (on `setImmediate`, which fake timers leave alone)
+ * until `done()` holds, and then `more` turns; fails after 100,000 turns.
+ */
+async function nodeTurnsUntil(done: () => boolean, more = 0): Promise<void> {
+  for (let turn = 0; !done(); turn++) {
+    if (turn === 100_000) throw new Error("nodeTurnsUntil: the condition never held");
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  for (let turn = 0; turn < more; turn++) await new Promise((resolve) => setImmediate(resolve));
+}
 
 /** The hrefs of an HTML page, in document order. */
 function hrefsOf(html: string): string[] {
@@ -139,13 +151,28 @@ describe("HostGroup", () => {
     }
   });
 
-  it("delays every host's responses by delayMs", async () => {
+  it("delays every host's responses by delayMs: none before the delay's timer is due, all when it is", async () => {
+    // The sites' delay timers on a fake clock (sockets stay real): the test moves time itself,
+    // so what it checks is which responses exist at 59 ms and at 60 ms, not how long anything took.
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
     const group = await HostGroup.start({ hosts: 2, pagesPerHost: 1, delayMs: 60 });
     try {
-      const started = performance.now();
-      await Promise.all(group.roots.map((root) => get(root)));
-      expect(performance.now() - started).toBeGreaterThanOrEqual(59);
+      const answered: string[] = [];
+      const responses = group.roots.map((root) =>
+        get(root).then(function noteAnswer(response) {
+          answered.push(root);
+          return response;
+        }),
+      );
+      await nodeTurnsUntil(() => group.sites.every((site) => site.totalRequests === 1));
+      vi.advanceTimersByTime(59);
+      await nodeTurnsUntil(() => true, 20); // Room for any response sent to reach the client.
+      expect(answered).toEqual([]);
+      expect(group.sites.map((site) => site.requestsInFlight)).toEqual([1, 1]);
+      vi.advanceTimersByTime(1);
+      expect((await Promise.all(responses)).map((response) => response.status)).toEqual([200, 200]);
     } finally {
+      vi.useRealTimers();
       await group.close();
     }
   });
