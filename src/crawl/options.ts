@@ -6,6 +6,7 @@
  */
 import pkg from "../../package.json" with { type: "json" };
 import { isHeaderName, isHeaderValue, RESERVED_HEADERS } from "../http/request.js";
+import type { Network } from "../kernel/socket.js";
 import type { FetchStatistic } from "./fetch-statistic.js";
 import type { TraceEvent } from "../observe/events.js";
 
@@ -150,6 +151,17 @@ export interface CrawlOptions {
   state?: string;
   /** Called with every {@link TraceEvent} the stage emits; off (and free) when absent. */
   trace?: (event: TraceEvent) => void;
+  /**
+   * Advanced: the network every connection of the crawl is opened through,
+   * in place of the machine's own: an object whose `connect({ host, port,
+   * secure, servername })` returns a socket that behaves as Node's (see
+   * {@link Network}). The bottle (src/bottle/, docs/the-bottle.md) passes a
+   * simulated network here, so a crawl runs on simulated hosts and faults
+   * without a real socket. Every stage connects through it below its own
+   * code: stages 1 and 2 in kernel/socket.ts `connect`, stage 3 in its HTTP
+   * client's connector. Default: the real network (null).
+   */
+  network?: Network | null;
 }
 
 /** The options in force during a crawl: every field filled in. */
@@ -216,6 +228,8 @@ export interface ResolvedCrawlOptions {
   state: string | null;
   /** Called with each trace event; null: no tracing. */
   trace: ((event: TraceEvent) => void) | null;
+  /** The network connections are opened through; null: the machine's own. */
+  network: Network | null;
 }
 
 /**
@@ -258,6 +272,7 @@ export const DEFAULT_OPTIONS: Readonly<ResolvedCrawlOptions> = Object.freeze({
   signal: null,
   trace: null,
   state: null,
+  network: null,
 });
 
 const KNOWN = new Set<string>(Object.keys(DEFAULT_OPTIONS));
@@ -308,7 +323,19 @@ export function resolveOptions(options: CrawlOptions = {}): ResolvedCrawlOptions
     trace: callback("trace", options.trace),
     signal: abortSignal(options.signal),
     state: stateDirectory(options.state),
+    network: network(options.network),
   };
+}
+
+function network(value: unknown): Network | null {
+  if (value === undefined || value === null) return null;
+  if (!isNetwork(value)) throw new TypeError(`Expected \`network\` to be an object with a connect() method, got ${show(value)}`);
+  return value;
+}
+
+/** Whether `value` has the one method a {@link Network} must: `connect`. */
+function isNetwork(value: unknown): value is Network {
+  return typeof value === "object" && value !== null && typeof Reflect.get(value, "connect") === "function";
 }
 
 function stateDirectory(value: unknown): string | null {

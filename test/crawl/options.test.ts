@@ -46,7 +46,16 @@ describe("resolveOptions", () => {
       signal: null,
       trace: null,
       state: null,
+      network: null,
     });
+  });
+
+  it("takes a network with a connect() method and refuses anything else, naming `network`", () => {
+    const network = { connect: (): never => { throw new Error("not called"); } };
+    expect(resolveOptions({ network }).network).toBe(network);
+    expect(resolveOptions({ network: null }).network).toBeNull();
+    expect(() => resolveUnchecked({ network: {} })).toThrow(/`network`/);
+    expect(() => resolveUnchecked({ network: "localhost" })).toThrow(TypeError);
   });
 
   it("treats an option set to undefined as absent", () => {
