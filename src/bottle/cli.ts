@@ -1,0 +1,113 @@
+/**
+ * `npm run simulate -- --seed N --stage S [--trace FILE] [--json FILE]`:
+ * one crawl of one stage in the bottle, replayed from its seed.
+ *
+ * @module
+ */
+import { writeFileSync } from "node:fs";
+import { parseArgs } from "node:util";
+import { fileURLToPath } from "node:url";
+import { resultJson } from "../cli/result-json.js";
+import { report } from "../crawl/report.js";
+import type { StageName } from "../observe/channels.js";
+import { simulate, STAGES, type Simulation } from "./simulate.js";
+
+/** What `--help` prints. */
+export const USAGE = `Usage: npm run simulate -- --seed N --stage S [--trace FILE] [--json FILE]
+
+Runs one crawl of one stage in the bottle: the seed's random site on a
+simulated network (latency, bandwidth, faults drawn from the seed), on a
+virtual clock. The same seed and stage give the same records and the same
+trace, byte for byte, on any machine: the conformance suite prints this
+command for every seed that fails.
+
+  --seed N        the seed: an integer from 0 up (required)
+  --stage S       ${STAGES.map((stage) => stage.name).join(", ")} (required)
+  --trace FILE    write the crawl's trace, one line per event, to FILE
+  --json FILE     write the crawl's result as \`crawl --json\` does to FILE
+  -h, --help      print this and exit
+`;
+
+/** A command line `simulate` cannot run. */
+export class UsageError extends Error {
+  override readonly name = "UsageError";
+}
+
+/** What the command line asks for. */
+export interface SimulateCommand {
+  seed: number;
+  stage: StageName;
+  trace: string | null;
+  json: string | null;
+}
+
+/**
+ * Reads the command line; null when it asks for help.
+ *
+ * @throws UsageError naming the flag that is missing, unknown or bad.
+ */
+export function parseCommand(args: readonly string[]): SimulateCommand | null {
+  let values: { seed?: string; stage?: string; trace?: string; json?: string; help?: boolean };
+  try {
+    ({ values } = parseArgs({
+      args: [...args],
+      options: {
+        seed: { type: "string" },
+        stage: { type: "string" },
+        trace: { type: "string" },
+        json: { type: "string" },
+        help: { type: "boolean", short: "h" },
+      },
+      strict: true,
+      allowPositionals: false,
+    }));
+  } catch (error) {
+    throw new UsageError(error instanceof Error ? error.message : String(error));
+  }
+  if (values.help === true) return null;
+  if (values.seed === undefined) throw new UsageError("--seed N is required");
+  if (!/^\d+$/.test(values.seed) || !Number.isSafeInteger(Number(values.seed))) throw new UsageError(`--seed takes an integer from 0 up, got ${JSON.stringify(values.seed)}`);
+  if (values.stage === undefined) throw new UsageError("--stage S is required");
+  const stage = values.stage;
+  if (!isStageName(stage)) throw new UsageError(`--stage takes ${STAGES.map((each) => each.name).join(", ")}, got ${JSON.stringify(stage)}`);
+  return { seed: Number(values.seed), stage, trace: values.trace ?? null, json: values.json ?? null };
+}
+
+function isStageName(name: string): name is StageName {
+  return name === "callbacks" || name === "generators" || name === "asyncawait";
+}
+
+/** The summary printed after the crawl's report. */
+export function summary(simulation: Simulation): string {
+  const faults = Object.entries(simulation.faults)
+    .filter(([, count]) => count > 0)
+    .map(([kind, count]) => `${kind} ${count}`);
+  return [
+    `bottle: seed ${simulation.seed}, stage ${simulation.stage}: ${simulation.result.records.length} records in ${simulation.virtualMs} virtual ms`,
+    `bottle: ${simulation.connections} connections, faults: ${faults.length === 0 ? "none" : faults.join(", ")}; left open: ${simulation.leftOpen.sockets} sockets, ${simulation.leftOpen.timers} timers`,
+    `bottle: replay with ${simulation.replay}`,
+  ].join("\n");
+}
+
+/** Runs the command; returns the exit code. */
+export async function main(args: readonly string[]): Promise<number> {
+  let command: SimulateCommand | null;
+  try {
+    command = parseCommand(args);
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    process.stderr.write(`simulate: ${error.message}\n(npm run simulate -- --help for usage)\n`);
+    return 2;
+  }
+  if (command === null) {
+    process.stdout.write(USAGE);
+    return 0;
+  }
+  const simulation = await simulate({ seed: command.seed, stage: command.stage, trace: command.trace !== null });
+  process.stdout.write(`${report(simulation.result)}\n${summary(simulation)}\n`);
+  if (command.trace !== null) writeFileSync(command.trace, simulation.trace.map((line) => `${line}\n`).join(""));
+  if (command.json !== null) writeFileSync(command.json, `${JSON.stringify(resultJson(command.stage, simulation.result, false), null, 2)}\n`);
+  return 0;
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) process.exitCode = await main(process.argv.slice(2));
