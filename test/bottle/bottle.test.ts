@@ -152,6 +152,26 @@ describe.each(STAGES.map((stage) => ({ name: stage.name })))("the bottle, $name 
       expect(times(simulation, "fetch-start", "http://f.test/")).toEqual([0, (firstEnd ?? Number.NaN) + 3_000]);
     });
 
+    it("backs off exactly retryDelayMs, then twice that, between failed attempts", async () => {
+      const simulation = await run(name, faultSite(), { maxTries: 3, retryDelayMs: 100 }, scripted({ kind: "reset", afterBytes: 0 }));
+      expect(simulation.result.records.map((r) => [r.error, r.tries])).toEqual([["ConnectionReset", 3]]);
+      const starts = times(simulation, "fetch-start", "http://f.test/");
+      const ends = times(simulation, "fetch-end", "http://f.test/");
+      expect([(starts[1] ?? 0) - (ends[0] ?? 0), (starts[2] ?? 0) - (ends[1] ?? 0)]).toEqual([100, 200]);
+    });
+
+    it("reuses a kept connection within the server's keep-alive timeout, and opens a new one after it", async () => {
+      const twoPages: SiteBuilder = async (world) => {
+        const site = await world.fixture("http://f.test"); // Keep-Alive: timeout=5
+        site.addPage("/", ["/a"]).addPage("/a", []);
+        return { roots: "http://f.test/" };
+      };
+      const soon = await run(name, twoPages, { delayMs: 1_000, maxTasks: 1 });
+      const late = await run(name, twoPages, { delayMs: 6_000, maxTasks: 1 });
+      expect([soon.connections, late.connections]).toEqual([1, 2]);
+      expect(late.result.records.map((r) => r.status)).toEqual([200, 200]);
+    });
+
     it("dates the records on the virtual clock", async () => {
       const simulation = await run(name, threePages, { delayMs: 1_000, maxTasks: 1 });
       expect(simulation.result.startedAt).toBe(Date.UTC(2026, 0, 1));

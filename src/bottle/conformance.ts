@@ -1,0 +1,93 @@
+/**
+ * The conformance check behind test/conformance/: one seed's scenario run
+ * in every stage given, in the bottle, the records compared with each
+ * other and with the site's expected crawl.
+ *
+ * @module
+ */
+import type { FetchStatistic } from "../crawl/records.js";
+import { scenarioFor } from "./scenario.js";
+import { replayLine, simulate, type Simulation, type Stage } from "./simulate.js";
+
+/** One way a stage's crawl of a seed was wrong. */
+export interface Disagreement {
+  readonly seed: number;
+  readonly stage: string;
+  /** What was wrong, in a line. */
+  readonly what: string;
+  /** The command that replays the seed on that stage. */
+  readonly replay: string;
+}
+
+/** What one seed gave: the disagreements (none, when every stage conformed) and the CPU-free facts of each run. */
+export interface SeedCheck {
+  readonly seed: number;
+  readonly features: readonly string[];
+  readonly disagreements: readonly Disagreement[];
+  readonly simulations: readonly Simulation[];
+}
+
+/**
+ * Runs `seed`'s scenario ({@link scenarioFor}) in each of `stages` and
+ * checks that every crawl:
+ * - left no socket and no timer behind;
+ * - made the records the scenario expects, when it expects some (a crawl
+ *   with one task and no `Retry-After`: the same records in the same order;
+ *   otherwise the same records as a set, leaving out what the order of
+ *   completion decides: `numNewUrls`, `referrer`, `depth`);
+ * - made the same records as the first stage, compared the same way.
+ * Left out everywhere: `fetchedAt` (the stages reach a record at different
+ * virtual moments) and `detail` (a parser's own words for a `BadResponse`).
+ *
+ * @param stages - any `crawl()` functions with a name: the three stages, a fourth.
+ */
+export async function checkSeed(seed: number, stages: readonly Stage[]): Promise<SeedCheck> {
+  const scenario = scenarioFor(seed);
+  const ordered = scenario.options.maxTasks === 1 && !scenario.features.some((feature) => feature.startsWith("retry-after"));
+  const disagreements: Disagreement[] = [];
+  const simulations: Simulation[] = [];
+  let reference: { stage: string; records: string } | null = null;
+  const expected = scenario.expected === null ? null : comparable(scenario.expected, ordered);
+  for (const stage of stages) {
+    const disagree = (what: string): void => {
+      disagreements.push({ seed, stage: stage.name, what, replay: replayLine(seed, stage.name) });
+    };
+    let simulation: Simulation;
+    try {
+      simulation = await simulate({ seed, stage, trace: false });
+    } catch (error) {
+      disagree(`the crawl failed: ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}`);
+      continue;
+    }
+    simulations.push(simulation);
+    const { sockets, timers } = simulation.leftOpen;
+    if (sockets !== 0 || timers !== 0) disagree(`left ${sockets} sockets and ${timers} timers open`);
+    const records = comparable(simulation.result.records, ordered);
+    if (expected !== null && records !== expected) disagree(`records differ from the expected crawl: ${firstDifference(expected, records)}`);
+    if (reference === null) reference = { stage: stage.name, records };
+    else if (records !== reference.records) disagree(`records differ from stage ${reference.stage}'s: ${firstDifference(reference.records, records)}`);
+  }
+  return { seed, features: scenario.features, disagreements, simulations };
+}
+
+/** The records as one comparable string: one JSON line each, sorted unless `ordered`. */
+function comparable(records: readonly FetchStatistic[], ordered: boolean): string {
+  const lines = records.map(function line(record) {
+    const { fetchedAt: _at, detail: _detail, ...rest } = record;
+    if (ordered) return JSON.stringify(rest);
+    const { numNewUrls: _new, referrer: _referrer, depth: _depth, ...unordered } = rest;
+    return JSON.stringify(unordered);
+  });
+  if (!ordered) lines.sort();
+  return lines.join("\n");
+}
+
+/** The first line where `actual` differs from `expected`, both shown. */
+function firstDifference(expected: string, actual: string): string {
+  const a = expected.split("\n");
+  const b = actual.split("\n");
+  for (let i = 0; i < Math.max(a.length, b.length); i++) {
+    if (a[i] !== b[i]) return `record ${i + 1} of ${a.length}: expected ${a[i] ?? "(none)"}, got ${b[i] ?? "(none)"}`;
+  }
+  return "(none)";
+}
