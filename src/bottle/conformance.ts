@@ -31,10 +31,10 @@ export interface SeedCheck {
  * Runs `seed`'s scenario ({@link scenarioFor}) in each of `stages` and
  * checks that every crawl:
  * - left no socket and no timer behind;
- * - made the records the scenario expects, when it expects some (a crawl
- *   with one task and no `Retry-After`: the same records in the same order;
- *   otherwise the same records as a set, leaving out what the order of
- *   completion decides: `numNewUrls`, `referrer`, `depth`);
+ * - made the records the scenario expects, when it expects some (in the
+ *   same order when the scenario is `ordered`; otherwise the same records
+ *   as a set, leaving out what the order of completion decides:
+ *   `numNewUrls`, `referrer`, `depth`);
  * - made the same records as the first stage, compared the same way.
  * Left out everywhere: `fetchedAt` (the stages reach a record at different
  * virtual moments) and `detail` (a parser's own words for a `BadResponse`).
@@ -43,7 +43,7 @@ export interface SeedCheck {
  */
 export async function checkSeed(seed: number, stages: readonly Stage[]): Promise<SeedCheck> {
   const scenario = scenarioFor(seed);
-  const ordered = scenario.options.maxTasks === 1 && !scenario.features.some((feature) => feature.startsWith("retry-after"));
+  const { ordered } = scenario;
   const disagreements: Disagreement[] = [];
   const simulations: Simulation[] = [];
   let reference: { stage: string; records: string } | null = null;

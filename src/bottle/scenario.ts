@@ -15,6 +15,8 @@ import type { SiteBuilder, World } from "./simulate.js";
 
 /** The origin of a scenario's site. */
 export const SCENARIO_ORIGIN = "http://site.test";
+/** The origin of a scenario's second site, when it has one. */
+export const SECOND_ORIGIN = "http://b.test";
 
 /** What a seed draws. */
 export interface Scenario {
@@ -29,6 +31,12 @@ export interface Scenario {
   readonly network: Omit<NetworkOptions, "seed">;
   /** What the seed put in, in words: `robots crawl-delay 1s, retry-after /p/3, …`. */
   readonly features: readonly string[];
+  /**
+   * Whether a correct crawl's records come in one order: one task, one
+   * root, no `Retry-After` (a URL put back by one loses its place). Else
+   * only the set of records is fixed.
+   */
+  readonly ordered: boolean;
   /**
    * The records a correct crawl makes, when the scenario is one whose crawl
    * can be worked out from the site alone (no fault that changes a record,
@@ -48,9 +56,12 @@ export interface Scenario {
  * - a `robots.txt` with a `Crawl-delay`, read with `robots: true`;
  * - a per-host `delayMs`;
  * - pages that answer `503` with `Retry-After: 1` once, then the page;
+ * - a second site on another host ({@link SECOND_ORIGIN}), crawled from its
+ *   own root, with `maxPerHost` 1 or none;
  * - hostile (a third of the seeds): responses reset or stalled by the
  *   network, a page of malformed bytes, a dropped connection, a body over
- *   `maxBodyBytes`, and a `robots.txt` `Disallow`.
+ *   `maxBodyBytes`, a `robots.txt` `Disallow`, and roots on a host no DNS
+ *   knows and on a port nobody listens on.
  * Nothing but the hostile part changes a correct crawl's records, which is
  * what {@link Scenario.expected} holds.
  */
@@ -94,6 +105,15 @@ export function scenarioFor(seed: number): Scenario {
     for (let n = random.int(1, 2); n > 0; n--) retryAfter.add(pagePath(random.int(1, pages - 1)));
     features.push(`retry-after ${[...retryAfter].join(" ")}`);
   }
+  const second = random.chance(0.25)
+    ? syntheticSite({ pages: random.int(2, 10), linksPerPage: random.int(1, 3), seed: seed + 1_000_003, delayMs: random.pick([0, 100]) })
+    : null;
+  const roots = [`${SCENARIO_ORIGIN}/`];
+  if (second !== null) {
+    roots.push(`${SECOND_ORIGIN}/`);
+    if (random.chance(0.5)) options.maxPerHost = 1;
+    features.push(`second host${options.maxPerHost === 1 ? ", maxPerHost 1" : ""}`);
+  }
   const hostile = new Map<string, "raw" | "drop" | "huge">();
   if (random.chance(1 / 3)) {
     network.faults = { ...network.faults, reset: 0.05, stall: 0.03 };
@@ -104,11 +124,16 @@ export function scenarioFor(seed: number): Scenario {
       options.robots = true;
       features.push(`robots disallow ${disallowed}`);
     }
+    if (random.chance(0.3)) {
+      roots.push("http://gone.test/", `${SCENARIO_ORIGIN}:8080/`);
+      features.push("roots on an unknown host and a closed port");
+    }
     features.push(`hostile: network resets and stalls${[...hostile].map(([path, kind]) => `, ${kind} ${path}`).join("")}`);
   }
   const robotsTxt = robotsLines.length === 0 ? null : `User-agent: *\n${robotsLines.join("\n")}\n`;
-  async function site(world: World): Promise<{ roots: string }> {
+  async function site(world: World): Promise<{ roots: string[] }> {
     const synthetic = await world.synthetic(SCENARIO_ORIGIN, definition);
+    if (second !== null) await world.synthetic(SECOND_ORIGIN, second);
     const fixture = synthetic.site;
     if (robotsTxt !== null) fixture.addRobots(robotsTxt);
     for (const path of retryAfter) {
@@ -120,10 +145,13 @@ export function scenarioFor(seed: number): Scenario {
       else if (kind === "drop") fixture.addFault(path, { kind: "drop" });
       else fixture.addFault(path, { kind: "huge", bytes: 200_000 });
     }
-    return { roots: synthetic.url };
+    return { roots };
   }
   const isHostile = network.faults?.reset !== undefined;
-  return { seed, site, definition, options, network, features, expected: isHostile ? null : expectedRecords(definition, retryAfter) };
+  const expected = isHostile ? null : expectedRecords(definition, retryAfter);
+  if (expected !== null && second !== null) expected.push(...expectedCrawl(second, { origin: SECOND_ORIGIN }).records);
+  const ordered = options.maxTasks === 1 && retryAfter.size === 0 && roots.length === 1;
+  return { seed, site, definition, options, network, features, ordered, expected };
 }
 
 /** The expected crawl's records, the `Retry-After` pages tried twice. */
