@@ -114,6 +114,18 @@ describe.each(STAGES.map((stage) => ({ name: stage.name })))("the bottle, $name 
     });
   });
 
+  it("connects to an https: site through the network, waiting for secureConnect", async () => {
+    const simulation = await run(name, async (world) => {
+      const site = await world.fixture("https://s.test");
+      site.addPage("/", ["/a"]).addPage("/a", []);
+      return { roots: "https://s.test/" };
+    });
+    expect(simulation.result.records.map((r) => [r.url, r.status])).toEqual([
+      ["https://s.test/", 200],
+      ["https://s.test/a", 200],
+    ]);
+  });
+
   describe("virtual time", () => {
     const threePages: SiteBuilder = async (world) => {
       const site = await world.fixture("http://f.test");
