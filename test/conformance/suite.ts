@@ -25,7 +25,12 @@ export function failureReport(disagreements: readonly Disagreement[]): string {
   return disagreements.map((each) => `seed ${each.seed}, ${each.stage}: ${each.what}\n  replay: ${each.replay}`).join("\n");
 }
 
-/** Declares the suite for `stages`: the seeds in batches of 50, each batch one test. */
+/**
+ * Declares the suite for `stages`: the seeds in batches of 50, each batch
+ * one test. Name a stage of your own by the path of the module that exports
+ * its `crawl()`, and its replay lines work: `npm run simulate -- --stage`
+ * takes such a path.
+ */
 export function conformanceSuite(stages: readonly Stage[], window = seedWindow()): void {
   const batches: Array<{ from: number; to: number }> = [];
   for (let from = window.from; from < window.from + window.count; from += 50) batches.push({ from, to: Math.min(from + 50, window.from + window.count) });
