@@ -35,7 +35,9 @@ const FAKED = ["setTimeout", "clearTimeout", "setInterval", "clearInterval", "Da
  * `run(work)` starts `work` and then repeats: let Node run everything that
  * can run now (microtasks, `process.nextTick`, immediates: one real
  * `setImmediate` turn, repeated while an immediate is still pending), then
- * fire the earliest virtual timer, jumping the clock to its time. A crawl of
+ * fire the earliest virtual timer, jumping the clock to its time (never
+ * while real I/O the work started, such as a file read, is under way: it
+ * comes back in real time, and time waits for it). A crawl of
  * 10,000 pages whose responses take a second each therefore costs only its
  * CPU time. If nothing can run and no timer is set while `work` is still
  * pending, the run fails with {@link DeadlockError}.
@@ -107,6 +109,7 @@ export class VirtualClock {
   async run<T>(work: () => Promise<T>): Promise<T> {
     const clock = this.installed();
     const outcome = new Outcome<T>();
+    const before = realResources();
     work().then(outcome.resolved, outcome.rejected);
     let idle = 0;
     for (;;) {
@@ -117,6 +120,7 @@ export class VirtualClock {
         return settled.value;
       }
       if (immediatePending()) continue;
+      if (realWorkPending(before)) continue; // real I/O (a file read, a state directory's writes) comes back in real time
       if (clock.countTimers() === 0) {
         idle += 1;
         if (idle > 3) throw new DeadlockError(`nothing can run and no timer is set at virtual ${this.now} ms, yet the work has not settled`);
@@ -162,6 +166,19 @@ function turn(): Promise<void> {
   return new Promise(function waitForImmediate(resolve) {
     realSetImmediate(resolve);
   });
+}
+
+/** How many of each kind of real resource (a pending file request, a socket, …) the process holds, immediates and timers aside. */
+function realResources(): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const kind of process.getActiveResourcesInfo()) if (kind !== "Immediate" && kind !== "Timeout") counts.set(kind, (counts.get(kind) ?? 0) + 1);
+  return counts;
+}
+
+/** Whether the process holds more of some real resource than `before`: real I/O the work started is still under way. */
+function realWorkPending(before: ReadonlyMap<string, number>): boolean {
+  for (const [kind, count] of realResources()) if (count > (before.get(kind) ?? 0)) return true;
+  return false;
 }
 
 /** Whether an immediate is still queued (one queued by an immediate of the last turn). */

@@ -233,6 +233,26 @@ describe("simulate", () => {
 });
 
 describe("VirtualClock", () => {
+  it("waits for real I/O the work started before moving time", async () => {
+    const clock = new VirtualClock();
+    clock.install();
+    try {
+      const { readFile } = await import("node:fs/promises");
+      const { setTimeout: sleep } = await import("node:timers/promises");
+      const order = await clock.run(async () => {
+        const seen: string[] = [];
+        await Promise.all([
+          readFile(new URL(import.meta.url)).then(() => seen.push(`read at ${clock.now}`)),
+          sleep(1_000).then(() => seen.push(`slept at ${clock.now}`)),
+        ]);
+        return seen;
+      });
+      expect(order).toEqual(["read at 0", "slept at 1000"]);
+    } finally {
+      clock.uninstall();
+    }
+  });
+
   it("sleeps stage 3's node:timers/promises setTimeout on virtual time", async () => {
     const clock = new VirtualClock();
     clock.install();
