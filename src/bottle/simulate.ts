@@ -11,6 +11,7 @@ import { crawl as asyncawaitCrawl } from "../asyncawait/index.js";
 import type { TraceEvent } from "../observe/events.js";
 import { traceLine } from "../observe/trace-lines.js";
 import { FixtureSite, type FixtureSiteOptions } from "../site/fixture-site.js";
+import { HostGroup, type HostGroupOptions } from "../site/host-group.js";
 import { SyntheticSite } from "../site/synthetic-site.js";
 import type { SyntheticSiteDefinition, SyntheticSiteOptions } from "../site/synthetic.js";
 import { VirtualClock } from "./clock.js";
@@ -57,6 +58,13 @@ export class World {
     return synthetic;
   }
 
+  /** Starts a {@link HostGroup} on the network: host h at `http://group.test:800h` (one name, a port each, so a crawl from its root follows every host). */
+  async hostGroup(options: Omit<HostGroupOptions, "origin">): Promise<HostGroup> {
+    const group = await HostGroup.start({ ...options, origin: groupOrigin });
+    for (const site of group.sites) this.serve(site);
+    return group;
+  }
+
   private serve(site: FixtureSite): void {
     const url = new URL(site.url);
     this.network.listen(url.hostname, site.port, function accept(socket) {
@@ -64,6 +72,10 @@ export class World {
     });
     this.sites.push(site);
   }
+}
+
+function groupOrigin(host: number): string {
+  return `http://group.test:${8000 + host}`;
 }
 
 /** Sets up the sites of a simulation on its world and returns the roots to crawl, and crawl options the site asks for. */

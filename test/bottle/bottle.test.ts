@@ -18,6 +18,7 @@ import { simulate, STAGES, type SiteBuilder, type Simulation } from "../../src/b
 import type { CrawlOptions } from "../../src/crawl/options.js";
 import { HttpClient } from "../../src/http/http-client.js";
 import { FixtureSite } from "../../src/site/fixture-site.js";
+import type { HostGroup } from "../../src/site/host-group.js";
 import { linksHtml } from "../../src/site/html.js";
 
 const realSetTimeout = globalThis.setTimeout;
@@ -124,6 +125,19 @@ describe.each(STAGES.map((stage) => ({ name: stage.name })))("the bottle, $name 
       ["https://s.test/", 200],
       ["https://s.test/a", 200],
     ]);
+  });
+
+  it("crawls a host group, keeping maxPerHost on every host", async () => {
+    const built: { group: HostGroup | null } = { group: null };
+    const simulation = await run(name, async (world) => {
+      const group = await world.hostGroup({ hosts: 3, pagesPerHost: 8, delayMs: 50 }); // http://group.test:8000 to 8002
+      built.group = group;
+      return { roots: group.url, options: { maxPerHost: 2, maxTasks: 10 } };
+    });
+    const started = built.group;
+    if (started === null) throw new Error("the site builder did not run");
+    expect(simulation.result.records.map((r) => r.url).sort()).toEqual([...started.expectedUrls].sort());
+    expect(started.peakInFlightPerHost()).toEqual([2, 2, 2]);
   });
 
   describe("virtual time", () => {
