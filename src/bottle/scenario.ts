@@ -38,6 +38,12 @@ export interface Scenario {
    */
   readonly ordered: boolean;
   /**
+   * The least time, in virtual ms, between the starts of two requests to
+   * {@link SCENARIO_ORIGIN}'s host: `delayMs` or the `Crawl-delay`, whichever
+   * is longer; 0 without either.
+   */
+  readonly hostGapMs: number;
+  /**
    * The records a correct crawl makes, when the scenario is one whose crawl
    * can be worked out from the site alone (no fault that changes a record,
    * no page robots.txt forbids): the site's expected crawl, with the pages
@@ -90,8 +96,10 @@ export function scenarioFor(seed: number): Scenario {
     faults: { split: 0.3, drip: 0.05 },
   };
   const robotsLines: string[] = [];
+  let crawlDelayMs = 0;
   if (random.chance(0.3)) {
     const crawlDelay = random.pick(["0.5", "1", "2"]);
+    crawlDelayMs = Number(crawlDelay) * 1_000;
     robotsLines.push(`Crawl-delay: ${crawlDelay}`);
     options.robots = true;
     features.push(`robots crawl-delay ${crawlDelay}s`);
@@ -151,7 +159,8 @@ export function scenarioFor(seed: number): Scenario {
   const expected = isHostile ? null : expectedRecords(definition, retryAfter);
   if (expected !== null && second !== null) expected.push(...expectedCrawl(second, { origin: SECOND_ORIGIN }).records);
   const ordered = options.maxTasks === 1 && retryAfter.size === 0 && roots.length === 1;
-  return { seed, site, definition, options, network, features, ordered, expected };
+  const hostGapMs = Math.max(options.delayMs ?? 0, crawlDelayMs);
+  return { seed, site, definition, options, network, features, ordered, hostGapMs, expected };
 }
 
 /** The expected crawl's records, the `Retry-After` pages tried twice. */
