@@ -6,6 +6,7 @@
  */
 import pkg from "../../package.json" with { type: "json" };
 import { isHeaderName, isHeaderValue, RESERVED_HEADERS } from "../http/request.js";
+import type { Network } from "../kernel/socket.js";
 import type { FetchStatistic } from "./fetch-statistic.js";
 import type { TraceEvent } from "../observe/events.js";
 import { drawSeed, SEED_LIMIT } from "./random.js";
@@ -158,6 +159,17 @@ export interface CrawlOptions {
    * reports in `options.seed`.
    */
   seed?: number;
+  /**
+   * Advanced: the network every connection of the crawl is opened through,
+   * in place of the machine's own: an object whose `connect({ host, port,
+   * secure, servername })` returns a socket that behaves as Node's (see
+   * {@link Network}). The bottle (src/bottle/, docs/the-bottle.md) passes a
+   * simulated network here, so a crawl runs on simulated hosts and faults
+   * without a real socket. Every stage connects through it below its own
+   * code: stages 1 and 2 in kernel/socket.ts `connect`, stage 3 in its HTTP
+   * client's connector. Default: the real network (null).
+   */
+  network?: Network | null;
 }
 
 /** The options in force during a crawl: every field filled in. */
@@ -226,6 +238,8 @@ export interface ResolvedCrawlOptions {
   trace: ((event: TraceEvent) => void) | null;
   /** The seed of the crawl's random source: the one given, or the one drawn for this crawl. */
   seed: number;
+  /** The network connections are opened through; null: the machine's own. */
+  network: Network | null;
 }
 
 /**
@@ -272,6 +286,7 @@ export const DEFAULT_OPTIONS: Readonly<Omit<ResolvedCrawlOptions, "seed"> & { se
   trace: null,
   state: null,
   seed: null,
+  network: null,
 });
 
 const KNOWN = new Set<string>(Object.keys(DEFAULT_OPTIONS));
@@ -323,6 +338,7 @@ export function resolveOptions(options: CrawlOptions = {}): ResolvedCrawlOptions
     signal: abortSignal(options.signal),
     state: stateDirectory(options.state),
     seed: seed(options.seed),
+    network: network(options.network),
   };
 }
 
@@ -333,6 +349,18 @@ function seed(value: unknown): number {
     throw new TypeError(`Expected \`seed\` to be an integer from 0 to ${SEED_LIMIT - 1}, got ${show(value)}`);
   }
   return value;
+}
+
+/** The network given, or null: the machine's own. */
+function network(value: unknown): Network | null {
+  if (value === undefined || value === null) return null;
+  if (!isNetwork(value)) throw new TypeError(`Expected \`network\` to be an object with a connect() method, got ${show(value)}`);
+  return value;
+}
+
+/** Whether `value` has the one method a {@link Network} must: `connect`. */
+function isNetwork(value: unknown): value is Network {
+  return typeof value === "object" && value !== null && typeof Reflect.get(value, "connect") === "function";
 }
 
 function stateDirectory(value: unknown): string | null {

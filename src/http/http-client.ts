@@ -10,7 +10,8 @@ import type { Dispatcher, buildConnector as BuildConnector } from "undici";
 import { CancelledError, FetchFailure } from "../kernel/errors.js";
 import { MAX_HEADER_BYTES, type HttpResponse, type SkipBody } from "./parser.js";
 import { requestHeaders } from "./request.js";
-import { Agent, buildConnector, codeOf, failureFor, GetRequest, responseHeaders, socketOf, watchedPools } from "./undici.js";
+import type { Network } from "../kernel/socket.js";
+import { Agent, buildConnector, codeOf, failureFor, GetRequest, networkConnector, responseHeaders, socketOf, watchedPools } from "./undici.js";
 
 /** How an {@link HttpClient} connects, waits and reads. */
 export interface HttpClientOptions {
@@ -41,6 +42,8 @@ export interface HttpClientOptions {
   ca: string | Buffer | null;
   /** False: take any certificate, unchecked. */
   rejectUnauthorized: boolean;
+  /** The network to connect through (the crawl option `network`); null or absent: the machine's own. */
+  network?: Network | null;
 }
 
 /**
@@ -139,7 +142,8 @@ export class HttpClient {
  * `rejectUnauthorized`, that gives each socket it opens the idle clock
  * kernel/socket.ts gives stages 1 and 2's: when no byte moves for
  * `idleTimeoutMs`, connecting included, the socket is closed with a
- * `Timeout` failure, which undici fails the request on it with.
+ * `Timeout` failure, which undici fails the request on it with. With the
+ * crawl's `network`, the sockets come from it ({@link networkConnector}).
  *
  * @remarks Not undici's `headersTimeout` and `bodyTimeout`: they tick on its
  * one-second clock (fast timers), up to a second late, and the first counts
@@ -149,8 +153,8 @@ export class HttpClient {
  * undici's would keep a timer, a `WeakRef` and closures for each socket as
  * long as it lives: thousands of them at C10K.
  */
-function idleClockConnector({ idleTimeoutMs, ca, rejectUnauthorized }: HttpClientOptions): BuildConnector.connector {
-  const connect = buildConnector({ timeout: 0, rejectUnauthorized, ...(ca === null ? {} : { ca }) });
+function idleClockConnector({ idleTimeoutMs, ca, rejectUnauthorized, network = null }: HttpClientOptions): BuildConnector.connector {
+  const connect = network !== null ? networkConnector(network) : buildConnector({ timeout: 0, rejectUnauthorized, ...(ca === null ? {} : { ca }) });
   return function connectWithIdleClock(where, connected) {
     const socket: unknown = connect(where, connected); // undici's connector returns the socket it opens (typed void)
     // A plain listener, not setTimeout()'s callback, which Node wraps in a once() wrapper per socket: the timeout closes the socket anyway.

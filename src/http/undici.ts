@@ -12,6 +12,7 @@ import type { Socket } from "node:net";
 import type * as Undici from "undici";
 import type { Dispatcher } from "undici";
 import { CancelledError, errorName, FetchFailure } from "../kernel/errors.js";
+import type { Network } from "../kernel/socket.js";
 import { FIRST_ONLY_HEADERS, type HttpResponse, type SkipBody } from "./parser.js";
 import { ResponseLimits } from "./response-limits.js";
 
@@ -54,6 +55,39 @@ const { kClients, kNeedDrain, kAddClient, kGetDispatcher } = poolBase;
 interface Opened {
   socket: Socket | null;
   skipBody: SkipBody | null;
+}
+
+/**
+ * An undici connector that opens its sockets through `network` (the crawl
+ * option, see kernel/socket.ts {@link Network}) instead of Node's
+ * `net.connect`/`tls.connect`: what undici's own `buildConnector` does, on
+ * another network. It hands undici the socket once it says `connect` (or
+ * `secureConnect` for `https:`), or the error it fails with first.
+ *
+ * @remarks undici's connector also sets TCP keep-alive probes and Nagle off;
+ * the same calls are made here, and a simulated socket takes them as no-ops.
+ */
+export function networkConnector(network: Network): Undici.buildConnector.connector {
+  return function connectThroughNetwork(options, callback) {
+    const secure = options.protocol === "https:";
+    const host = options.hostname.startsWith("[") ? options.hostname.slice(1, -1) : options.hostname;
+    const port = options.port === "" || options.port === undefined ? (secure ? 443 : 80) : Number(options.port);
+    const servername = secure ? (options.servername ?? null) : null;
+    let answer: Undici.buildConnector.Callback | null = callback;
+    const socket = network.connect({ host, port, secure, servername });
+    socket.setNoDelay(true).setKeepAlive(true, 60_000);
+    socket.once(secure ? "secureConnect" : "connect", function connected(this: Socket) {
+      const reply = answer;
+      answer = null;
+      reply?.(null, this);
+    });
+    socket.on("error", function failed(error: Error) {
+      const reply = answer;
+      answer = null;
+      reply?.(error, null);
+    });
+    return socket; // as undici's connector does, so the idle clock can be set on it
+  };
 }
 
 /**

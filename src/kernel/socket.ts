@@ -15,8 +15,41 @@ function tls(): typeof tlsModule {
   return process.getBuiltinModule("node:tls");
 }
 
+/** Where {@link Network.connect} is asked to connect: the URL's host and port, and whether TLS is wanted. */
+export interface NetworkAddress {
+  /** The host name or IP address, without an IPv6 literal's brackets. */
+  host: string;
+  /** The port: the URL's, else 80 (`http:`) or 443 (`https:`). */
+  port: number;
+  /** Whether the connection is TLS (`https:`): the socket then says `secureConnect` once its handshake is over. */
+  secure: boolean;
+  /** The name sent for SNI (a TLS connection to a host name), else null. */
+  servername: string | null;
+}
+
+/**
+ * A network to connect through in place of the machine's own: the crawl
+ * option `network` (an advanced option; null, the default, is the real
+ * network). Its `connect` returns a socket at once, still connecting, that
+ * behaves as the `net.Socket` (or `tls.TLSSocket`) Node would return: it says
+ * `connect` (and `secureConnect` for TLS) when it is up, or fails with a Node
+ * system error (`ENOTFOUND` when the name does not resolve, `ECONNREFUSED`,
+ * …), and its bytes, end of stream, errors and idle `setTimeout` behave as a
+ * TCP connection's. Stages 1 and 2 open their sockets through it
+ * ({@link connect}), stage 3's undici client through its connector
+ * (http/undici.ts `networkConnector`): the stages do not know which network
+ * they are on.
+ *
+ * @see src/bottle/network.ts, the simulated network the bottle runs crawls on; docs/the-bottle.md
+ */
+export interface Network {
+  connect(address: NetworkAddress): Socket;
+}
+
 /** How {@link connect} sets up a connection. */
 export interface ConnectOptions {
+  /** The network to connect through; null or absent: the machine's own (`net.connect`, `tls.connect`). */
+  network?: Network | null;
   /**
    * Milliseconds a connection may go without a byte moving, while connecting
    * or between two chunks, before it fails with `ETIMEDOUT`; 0 or absent: no limit.
@@ -83,7 +116,9 @@ export function sendWouldBlock(socket: Socket): boolean {
  * connecting, or between two chunks received) fails with `ETIMEDOUT`, as a
  * kernel fails a connection whose `TCP_USER_TIMEOUT` ran out: the error is
  * kept like any other. `ca` and `rejectUnauthorized` are handed to
- * `tls.connect`, which checks the server's certificate with them.
+ * `tls.connect`, which checks the server's certificate with them. With
+ * `network`, the socket comes from that {@link Network} instead of Node's
+ * `net.connect`/`tls.connect`, and the rest is the same.
  *
  * @remarks Python's non-blocking `sock.connect()` raises `BlockingIOError`,
  * which the chapter catches and ignores; Node's connect simply returns.
@@ -95,9 +130,12 @@ export function connect(url: URL, options: ConnectOptions = {}): Socket {
   const host = url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname;
   const secure = url.protocol === "https:";
   const port = url.port === "" ? (secure ? 443 : 80) : Number(url.port);
-  const { ca = null, rejectUnauthorized = true, idleTimeoutMs = 0 } = options;
-  const socket = secure
-    ? tls().connect({ host, port, ...(net.isIP(host) === 0 ? { servername: host } : {}), ...(ca === null ? {} : { ca }), rejectUnauthorized })
+  const { ca = null, rejectUnauthorized = true, idleTimeoutMs = 0, network = null } = options;
+  const servername = secure && net.isIP(host) === 0 ? host : null;
+  const socket = network !== null
+    ? network.connect({ host, port, secure, servername })
+    : secure
+    ? tls().connect({ host, port, ...(servername === null ? {} : { servername }), ...(ca === null ? {} : { ca }), rejectUnauthorized })
     : net.connect({ host, port, allowHalfOpen: true });
   socket.on("error", keepErrorOnSocket);
   socket.setNoDelay(true);

@@ -6,6 +6,7 @@
  */
 import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
+import type { Duplex } from "node:stream";
 import { brotliCompressSync, deflateRawSync, deflateSync, gzipSync } from "node:zlib";
 import { faultHandler, type Fault, type RouteHandler } from "./faults.js";
 import { linksHtml, NOT_FOUND_BODY, NOT_FOUND_TYPE, sitemapXml } from "./html.js";
@@ -16,6 +17,12 @@ export interface FixtureSiteOptions {
   delayMs?: number;
   /** The port to listen on. Default 0: an ephemeral port the system picks. */
   port?: number;
+  /**
+   * Listen on no port: the site is this origin (`http://site.test`) on a
+   * simulated network, which hands it each connection with
+   * {@link FixtureSite.accept} (src/bottle/). Default: none, listen on 127.0.0.1.
+   */
+  origin?: string;
 }
 
 /** How a page's body is compressed on the wire: `Content-Encoding`. `deflate-raw` is sent as `deflate` without the zlib wrapper. */
@@ -104,26 +111,33 @@ export class FixtureSite {
 
   private constructor(
     private readonly server: Server,
-    /** The port the site listens on. */
+    /** The port the site listens on (or, with `origin`, the origin's port). */
     readonly port: number,
     private readonly delayMs: number,
+    origin: string | null = null,
   ) {
-    this.url = `http://127.0.0.1:${port}`;
+    this.url = origin ?? `http://127.0.0.1:${port}`;
   }
 
-  /** Starts a site with no routes on 127.0.0.1 (every path is a 404 until added). */
+  /** Starts a site with no routes on 127.0.0.1, or at `origin` on no port (every path is a 404 until added). */
   static async start(options: FixtureSiteOptions = {}): Promise<FixtureSite> {
     const delayMs = options.delayMs ?? 0;
     if (!Number.isFinite(delayMs) || delayMs < 0) throw new RangeError(`Expected delayMs >= 0, got ${delayMs}`);
     const server = createServer({ requestTimeout: 0, headersTimeout: 60_000, keepAliveTimeout: 5_000 });
-    await new Promise<void>(function listen(resolve, reject) {
-      server.once("error", reject);
-      server.listen(options.port ?? 0, "127.0.0.1", 16_384, function listening() {
-        server.off("error", reject);
-        resolve();
+    let site: FixtureSite;
+    if (options.origin === undefined) {
+      await new Promise<void>(function listen(resolve, reject) {
+        server.once("error", reject);
+        server.listen(options.port ?? 0, "127.0.0.1", 16_384, function listening() {
+          server.off("error", reject);
+          resolve();
+        });
       });
-    });
-    const site = new FixtureSite(server, (server.address() as AddressInfo).port, delayMs); // listening on TCP: an AddressInfo
+      site = new FixtureSite(server, (server.address() as AddressInfo).port, delayMs); // listening on TCP: an AddressInfo
+    } else {
+      const origin = new URL(options.origin); // listening nowhere: connections come through accept()
+      site = new FixtureSite(server, origin.port === "" ? (origin.protocol === "https:" ? 443 : 80) : Number(origin.port), delayMs, origin.origin);
+    }
     server.on("connection", function connection(socket: Socket) {
       site.onConnection(socket);
     });
@@ -131,6 +145,16 @@ export class FixtureSite {
       site.onRequest(message, response);
     });
     return site;
+  }
+
+  /**
+   * Serves a connection the site did not accept itself: `socket` is handed
+   * to the site's `http.Server` as if it had just been accepted (the
+   * server's `connection` event). How a simulated network reaches a site
+   * started with `origin` (src/bottle/network.ts).
+   */
+  accept(socket: Duplex): void {
+    this.server.emit("connection", socket);
   }
 
   /** The absolute URL of `path` on this site. */

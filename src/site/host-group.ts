@@ -22,6 +22,13 @@ export interface HostGroupOptions {
   delayMs?: number;
   /** The `robots.txt` host h serves, or null for none (a 404, so everything is allowed). Default: none anywhere. */
   robots?: (hostIndex: number) => string | null;
+  /**
+   * The origin host h is at on a simulated network (`http://group.test:800h`:
+   * one host name, a port each, as on 127.0.0.1), its sites listening on no
+   * port (see `FixtureSite`'s `origin`). Default: none, each host listens on
+   * its own port of 127.0.0.1.
+   */
+  origin?: (hostIndex: number) => string;
 }
 
 /** A page of a host group before the ports are known: which host, which path. */
@@ -140,7 +147,10 @@ export class HostGroup {
     const layout = hostGroupLayout(options);
     const sites: FixtureSite[] = [];
     try {
-      for (let host = 0; host < layout.length; host++) sites.push(await FixtureSite.start({ delayMs: options.delayMs ?? 0 }));
+      for (let host = 0; host < layout.length; host++) {
+        const origin = options.origin?.(host);
+        sites.push(await FixtureSite.start({ delayMs: options.delayMs ?? 0, ...(origin === undefined ? {} : { origin }) }));
+      }
     } catch (error) {
       await closeAll(sites);
       throw error;

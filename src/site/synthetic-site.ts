@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { FixtureSite } from "./fixture-site.js";
+import { FixtureSite, type FixtureSiteOptions } from "./fixture-site.js";
 import { expectedCrawl, latencyBound, type ExpectedCrawl } from "./expected-crawl.js";
 import { renderPage, syntheticSite, type SyntheticSiteDefinition, type SyntheticSiteOptions } from "./synthetic.js";
 
@@ -33,7 +33,7 @@ export class SyntheticSite {
   /** Builds the site from `options` (or takes a ready definition) and starts serving it on 127.0.0.1. */
   static async start(
     options: SyntheticSiteOptions | SyntheticSiteDefinition,
-    serverOptions: { port?: number } = {},
+    serverOptions: Pick<FixtureSiteOptions, "port" | "origin"> = {},
   ): Promise<SyntheticSite> {
     const definition = "routes" in options ? options : syntheticSite(options);
     const site = await FixtureSite.start({ delayMs: definition.options.delayMs, ...serverOptions });

@@ -47,6 +47,7 @@ describe("resolveOptions", () => {
       trace: null,
       state: null,
       seed: expect.any(Number),
+      network: null,
     });
   });
 
@@ -60,6 +61,14 @@ describe("resolveOptions", () => {
 
   it.each([-1, 1.5, 2 ** 32, Number.NaN, "7"])("refuses the seed %s, naming the option", (seed) => {
     expect(() => resolveUnchecked({ seed })).toThrow(/^Expected `seed` to be an integer from 0 to 4294967295, got /);
+  });
+
+  it("takes a network with a connect() method and refuses anything else, naming `network`", () => {
+    const network = { connect: (): never => { throw new Error("not called"); } };
+    expect(resolveOptions({ network }).network).toBe(network);
+    expect(resolveOptions({ network: null }).network).toBeNull();
+    expect(() => resolveUnchecked({ network: {} })).toThrow(/`network`/);
+    expect(() => resolveUnchecked({ network: "localhost" })).toThrow(TypeError);
   });
 
   it("treats an option set to undefined as absent", () => {
