@@ -82,6 +82,7 @@ const VARIES: ReadonlyArray<[pattern: RegExp, placeholder: string]> = [
   [/ at \d+ ms\b/g, " at <t> ms"], // 16: when host 2's fetches started
   [/after \d+ polls?\b/g, "after <n> polls"], // 02: how many turns of Node's loop the connection took
   [/^Then \d+ polls? to read/gm, "Then <n> polls to read"], // 02: and the response
+  [/had (\d+) requests over \d+ connections/g, "had $1 requests over <n> connections"], // 18: how many the Agent opened, at most maxTasks
   [/\(\S+:\d+:[0-9a-f]+\): \d+ pages recorded, e\.g\. .*, …$/gm, "(<host:pid:id>): <n> pages recorded, e.g. <paths>, …"], // 17: each process's share
 ];
 
@@ -617,6 +618,31 @@ describe.concurrent("examples", () => {
         host 1: 2 requests, at most 1 in flight; delay 100 ms, fetches started ≥ <n> ms apart, requests arrived ≥ <n> ms apart
         host 2: 7 requests, at most 1 in flight; delay 150 ms, fetches started ≥ <n> ms apart, requests arrived ≥ <n> ms apart
         host 2's first fetches started: /robots.txt at <t> ms, / at <t> ms, /p/1 at <t> ms, /p/2 at <t> ms, …
+      "
+    `);
+  });
+
+  it("18 crawls the demo site with a fourth stage written from the contract, over kept connections, making stage 3's records", async ({ expect }) => {
+    const out = await runExample("18-your-own-stage.ts");
+    expect(out).toMatch(new RegExp(`^Todo: 0\\nDone: ${demoRecords}$`, "m"));
+    const [requests, connections] = captured(out, /^The demo site had (\d+) requests over (\d+) connections/m).map(Number);
+    expect(requests).toBe(demoRecords); // one request per record: no retry, no robots.txt
+    expect(connections).toBeGreaterThanOrEqual(1);
+    expect(connections).toBeLessThanOrEqual(5); // kept alive: at most one per task, not one per request
+    expect(out).toContain("maxTasks 1: the same records in the same order as stage 3's: yes");
+    expect(normalize(out)).toMatchInlineSnapshot(`
+      "A fourth stage, one async loop over node:http: crawling http://127.0.0.1:<port>/ with maxTasks 5
+      *** Report ***
+              64 html pages
+               3 redirects
+               1 status 404
+           11858 bytes
+      Finished 68 urls in <s> secs (max_tasks=5) (<n> urls/sec/task)
+      Todo: 0
+      Done: 68
+
+      The demo site had 68 requests over <n> connections: the Agent keeps them alive.
+      maxTasks 1: the same records in the same order as stage 3's: yes
       "
     `);
   });

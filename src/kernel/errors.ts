@@ -124,6 +124,7 @@ export function errorName(error: unknown): AttemptError {
     if (typeof code === "string") {
       const mapped = codeToError[code];
       if (mapped !== undefined) return mapped;
+      if (code.startsWith("HPE_")) return "BadResponse"; // node:http's parser (llhttp): the bytes are not valid HTTP/1.x
       if (code.startsWith("ERR_TLS") || code.startsWith("ERR_SSL") || isCertificateCode(code)) {
         return "TlsError";
       }

@@ -7,9 +7,9 @@
 import diagnostics_channel from "node:diagnostics_channel";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { FixtureSite } from "../../src/site/fixture-site.js";
-import { stages } from "./stages.js";
+import { withFourth } from "./stages.js";
 
-describe.each(stages)("$name crawler stopped by a subscriber", ({ crawl }) => {
+describe.each(withFourth)("$name crawler stopped by a subscriber", ({ crawl }) => {
   let site: FixtureSite;
 
   beforeEach(async () => {

@@ -8,9 +8,9 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { FixtureSite } from "../../src/site/fixture-site.js";
-import { stages } from "./stages.js";
+import { withFourth } from "./stages.js";
 
-describe.each(stages)("$name crawler aborted in flight", ({ crawl }) => {
+describe.each(withFourth)("$name crawler aborted in flight", ({ crawl }) => {
   let site: FixtureSite;
 
   beforeEach(async () => {

@@ -12,7 +12,7 @@ import type { RouteHandler } from "../../src/site/faults.js";
 import { FixtureSite } from "../../src/site/fixture-site.js";
 import { linksHtml } from "../../src/site/html.js";
 import { errorRecordOf, linksPageRecord, pageRecordOf, redirectRecordOf, untimed } from "./records.js";
-import { stages } from "./stages.js";
+import { withFourth } from "./stages.js";
 
 function byUrl(records: readonly FetchStatistic[]): FetchStatistic[] {
   return [...records].sort((a, b) => (a.url < b.url ? -1 : a.url > b.url ? 1 : 0));
@@ -41,7 +41,7 @@ function endlessBody(contentType: string, contentLength: number | null, written:
   };
 }
 
-describe.each(stages)("$name crawler: crawl controls", ({ crawl }) => {
+describe.each(withFourth)("$name crawler: crawl controls", ({ crawl }) => {
   let site: FixtureSite;
   let u: (path: string) => string;
 

@@ -16,16 +16,25 @@ import { FixtureSite } from "../../src/site/fixture-site.js";
 import { linksHtml } from "../../src/site/html.js";
 import { encodeLegacy } from "../../src/site/legacy-charset.js";
 import { errorRecordOf, linksPageRecord, pageRecordOf, redirectRecordOf, untimed } from "./records.js";
-import { stages } from "./stages.js";
+import { stages, withFourth } from "./stages.js";
 import { startTlsSite, TEST_CA, type TestCertificate, type TlsSite } from "../helpers/tls-site.js";
 import { nodeTurns } from "../helpers/loop-turns.js";
 
 describe("crawl contract", () => {
   it("runs against all three stages", () => {
     expect(stages.map((stage) => stage.name)).toEqual(["callbacks", "generators", "asyncawait"]);
+    expect(withFourth.map((stage) => stage.name)).toEqual(["callbacks", "generators", "asyncawait", "fourth"]);
   });
 
-  describe.each(stages)("$name crawler", ({ crawl, Crawler }) => {
+  describe.each(withFourth)("$name crawler", ({ name, crawl, Crawler }) => {
+    /**
+     * The fourth stage (examples/18-your-own-stage.ts) reads its responses
+     * with node:http, whose parser has its own raw-byte limits and its own
+     * way with a 101: the tests of the project's parser limits leave it out,
+     * each saying why. Everything else holds it to the three stages' contract.
+     */
+    const projectParser = name !== "fourth";
+
     let site: FixtureSite;
     let u: (path: string) => string;
 
@@ -459,7 +468,8 @@ describe("crawl contract", () => {
         expect(paths.map((path) => site.requestsFor(path))).toEqual(paths.map(() => 1));
       });
 
-      it("records BodyTooLarge as soon as a chunk's size, or a Content-Length no Buffer could hold, says so", async () => {
+      // node:http announces no chunk size: a chunk announced over maxBodyBytes and never sent ends in Timeout.
+      it.skipIf(!projectParser)("records BodyTooLarge as soon as a chunk's size, or a Content-Length no Buffer could hold, says so", async () => {
         // Each connection stays open after these bytes: waiting for the rest would end in Timeout.
         const chunked = "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nTransfer-Encoding: chunked\r\n\r\n";
         const announced: Record<string, string> = {
@@ -480,7 +490,8 @@ describe("crawl contract", () => {
         expect(raised.records).toEqual([errorRecordOf(u("/over-a-buffer"), "BodyTooLarge")]);
       });
 
-      it("records BadResponse for a head, a chunk-size line or trailers over 64 KiB, counting every byte", async () => {
+      // node:http's llhttp takes a chunk extension and trailers of any length (and refuses a head over its own 16 KiB).
+      it.skipIf(!projectParser)("records BadResponse for a head, a chunk-size line or trailers over 64 KiB, counting every byte", async () => {
         const chunked = "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nTransfer-Encoding: chunked\r\n\r\n";
         const long: Record<string, string> = {
           // 72 KB on the wire, 24,000 bytes of names and values (what undici's maxHeaderSize counts).
@@ -497,7 +508,8 @@ describe("crawl contract", () => {
         expect(result.records.slice(1)).toEqual(paths.map((path) => errorRecordOf(u(path), "BadResponse")));
       });
 
-      it("records BadResponse for a 101 Switching Protocols, which no request asked for", async () => {
+      // node:http takes a 101 without Upgrade for the response itself, and ends one with Upgrade as a reset: neither is a BadResponse.
+      it.skipIf(!projectParser)("records BadResponse for a 101 Switching Protocols, which no request asked for", async () => {
         // RFC 9110 §15.2.2; undici refuses it too (llhttp hands the connection over to the new protocol).
         const after = "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 2\r\n\r\nhi";
         site.addPage("/", ["/101", "/101-upgrade"]);

@@ -22,7 +22,7 @@ import type { TraceEvent } from "../../src/observe/events.js";
 import { FixtureSite } from "../../src/site/fixture-site.js";
 import { linksHtml } from "../../src/site/html.js";
 import { errorRecordOf } from "./records.js";
-import { stages } from "./stages.js";
+import { withFourth } from "./stages.js";
 
 /** The pause before a first retry in these crawls: short beside the 30 s holds, long beside reading a response. */
 const BACKOFF_MS = 100;
@@ -70,7 +70,7 @@ class Ticker {
   }
 }
 
-describe.each(stages)("$name crawler: holds, maxPages and queued counts", ({ crawl }) => {
+describe.each(withFourth)("$name crawler: holds, maxPages and queued counts", ({ crawl }) => {
   let sites: FixtureSite[] = [];
 
   async function startSite(): Promise<FixtureSite> {

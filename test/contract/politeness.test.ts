@@ -19,7 +19,7 @@ import { FixtureSite, type FixtureSiteOptions, type ReceivedRequest } from "../.
 import { startHostGroup, type HostGroup, type HostGroupOptions } from "../../src/site/host-group.js";
 import { linksHtml } from "../../src/site/html.js";
 import { errorRecordOf, linksPageRecord, pageRecordOf } from "./records.js";
-import { stages } from "./stages.js";
+import { withFourth } from "./stages.js";
 
 const DISALLOW_PRIVATE = "User-agent: *\nDisallow: /private/\n";
 
@@ -50,7 +50,7 @@ async function closedPort(): Promise<number> {
   return port;
 }
 
-describe.each(stages)("$name crawler, politely", ({ crawl, Crawler }) => {
+describe.each(withFourth)("$name crawler, politely", ({ crawl, Crawler }) => {
   let sites: FixtureSite[] = [];
 
   async function startSite(options?: FixtureSiteOptions): Promise<FixtureSite> {

@@ -11,7 +11,7 @@ import type { TraceEvent } from "../../src/observe/events.js";
 import { nodeTurns } from "../helpers/loop-turns.js";
 import { startTlsSite, TEST_CA, type TlsSite } from "../helpers/tls-site.js";
 import { errorRecordOf, ISO_TIME, linksPageRecord, pageRecordOf, redirectRecordOf } from "./records.js";
-import { stages } from "./stages.js";
+import { withFourth } from "./stages.js";
 
 /** A handler that answers `status` the first `times` requests, then a page without links. */
 function failingThenServing(status: number, times: number) {
@@ -26,7 +26,7 @@ function failingThenServing(status: number, times: number) {
   };
 }
 
-describe.each(stages)("$name crawler: retries and what records say of them", ({ crawl }) => {
+describe.each(withFourth)("$name crawler: retries and what records say of them", ({ crawl }) => {
   let site: FixtureSite;
   let u: (path: string) => string;
 

@@ -9,11 +9,11 @@ import { afterEach, describe, expect, it } from "vitest";
 import { FixtureSite } from "../../src/site/fixture-site.js";
 import { sitemapXml } from "../../src/site/html.js";
 import { errorRecordOf, linksPageRecord, pageRecordOf } from "./records.js";
-import { stages } from "./stages.js";
+import { withFourth } from "./stages.js";
 
 const XML = "application/xml";
 
-describe.each(stages)("$name crawler, with sitemaps", ({ crawl }) => {
+describe.each(withFourth)("$name crawler, with sitemaps", ({ crawl }) => {
   let sites: FixtureSite[] = [];
 
   async function startSite(): Promise<FixtureSite> {

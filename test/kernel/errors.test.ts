@@ -115,6 +115,12 @@ describe("errorName", () => {
     expect(errorName(new FetchFailure(kind, "it failed"))).toBe(kind);
   });
 
+  it("names node:http's parser errors (HPE_…) BadResponse, with the parser's words as detail", () => {
+    const parseError = systemError("HPE_INVALID_CONSTANT", "Parse Error: Expected HTTP/");
+    expect(errorName(parseError)).toBe("BadResponse");
+    expect(errorDetail(parseError)).toBe("Parse Error: Expected HTTP/");
+  });
+
   it("names anything else NetworkError", () => {
     const others: unknown[] = [
       new Error("boom"),
