@@ -20,16 +20,22 @@ import https from "node:https";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { crawl as crawlWithAsyncAwait } from "../src/asyncawait/index.js";
-import { CrawlCore, cutShort, errorDetail, errorName, FetchFailure, report, requestHeaders, resolveOptions, skippableBody, worldFor } from "../src/shared/index.js";
+import { coreFor, cutShort, errorDetail, errorName, FetchFailure, listenForAbort, report, requestHeaders, skippableBody } from "../src/shared/index.js";
 import type { CrawlOptions, CrawlResult, Job, JobRequest, Outcome } from "../src/shared/index.js";
 import { openRoot } from "./open-root.js";
 
 /** Crawls from `roots` as every stage does: the core decides, this function only waits. */
 export async function crawl(roots: string | string[], options?: CrawlOptions): Promise<CrawlResult> {
-  const settings = resolveOptions(options);
-  const core = new CrawlCore("fourth", roots, settings, worldFor(settings));
-  // Connections kept for the next request to an origin. A simulated network (the bottle) would plug in as each Agent's `createConnection`.
+  const core = coreFor("fourth", roots, options);
+  const settings = core.options;
+  // Connections kept for the next request to an origin, opened through the crawl's `network` when it has one (the bottle's).
   const agents = { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true, ca: settings.ca ?? undefined, rejectUnauthorized: settings.rejectUnauthorized }) };
+  const network = settings.network;
+  if (network !== null) for (const [agent, secure] of [[agents.http, false], [agents.https, true]] as const) {
+    agent.createConnection = function connect(o: { host?: string | null; port?: number | string | null; servername?: string }) {
+      return network.connect({ host: o.host ?? "localhost", port: Number(o.port), secure, servername: secure ? (o.servername ?? o.host ?? null) : null });
+    };
+  }
   const stopping = new AbortController(); // Ends the requests and pauses in flight when the crawl is aborted.
   let wake = function nothingWaits(): void {};
   function aborted(): void {
@@ -96,9 +102,7 @@ export async function crawl(roots: string | string[], options?: CrawlOptions): P
   }
 
   core.begin(null, function now() { return performance.now(); });
-  const signal = settings.signal;
-  if (signal?.aborted === true) aborted();
-  signal?.addEventListener("abort", aborted, { once: true });
+  const stopListening = listenForAbort(core, settings.signal, aborted);
   try {
     for (;;) {
       for (let job = core.next(); job !== null; job = core.next()) void run(job);
@@ -106,7 +110,7 @@ export async function crawl(roots: string | string[], options?: CrawlOptions): P
       await new Promise<void>(function untilAJobEnds(resolve) { wake = resolve; });
     }
   } finally {
-    signal?.removeEventListener("abort", aborted);
+    stopListening();
     agents.http.destroy();
     agents.https.destroy();
   }

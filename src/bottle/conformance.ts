@@ -39,7 +39,7 @@ export interface SeedCheck {
  * - started no first attempt at a URL of the site's host sooner after the
  *   host's previous request than the scenario's `delayMs` or `Crawl-delay`
  *   (read off the trace's `fetch-start` lines, in virtual ms, so exactly;
- *   retries are left out, see `closestStarts`).
+ *   retries included, see `closestStarts`).
  * Left out everywhere: `fetchedAt` (the stages reach a record at different
  * virtual moments) and `detail` (a parser's own words for a `BadResponse`).
  *
@@ -68,6 +68,7 @@ export async function checkSeed(seed: number, stages: readonly Stage[]): Promise
     if (sockets !== 0 || timers !== 0) disagree(`left ${sockets} sockets and ${timers} timers open`);
     const gap = closestStarts(simulation.trace, `${SCENARIO_ORIGIN}/`);
     if (gap !== null && gap.ms < scenario.hostGapMs) disagree(`started two requests to ${SCENARIO_ORIGIN} ${gap.ms} virtual ms apart (at ${gap.at}), less than its ${scenario.hostGapMs} ms delay`);
+    if (scenario.expected === null && stage.hostile === false) continue; // Its client reads malformed bytes its own way.
     const records = comparable(simulation.result.records, ordered);
     if (expected !== null && records !== expected) disagree(`records differ from the expected crawl: ${firstDifference(expected, records)}`);
     if (reference === null) reference = { stage: stage.name, records };
@@ -77,25 +78,20 @@ export async function checkSeed(seed: number, stages: readonly Stage[]): Promise
 }
 
 /**
- * The two closest first attempts (`try 1`) at URLs under `prefix`: how far
- * apart they started, and when the second did; null for fewer than two.
+ * The two closest attempts at URLs under `prefix`, retries included: how
+ * far apart they started, and when the second did; null for fewer than two.
  *
- * @remarks Retries are left out: today a retry after a network error starts
- * `retryDelayMs` after the failure whatever the host's `delayMs` or
- * `Crawl-delay`, and the host's next turn is counted from its last first
- * attempt, not from the retry (in all three stages alike: the crawl core
- * decides both), against docs/behaviour.md's "two requests to one host start
- * at least `delayMs` apart". Counted with retries, this check finds it (81
- * disagreements on seeds 0-529, all hostile seeds with a Crawl-delay, e.g.
- * seeds 470, 483, 485, 510, 525); it is the core's to fix, with the
- * Retry-After hold that lets retries through (issue 35, part 6).
+ * @remarks Retries count since the core sends a page's retry back through
+ * its host's line (issue 35, part 6). Before that, a retry after a network
+ * error started `retryDelayMs` after the failure whatever the host's
+ * `delayMs` or `Crawl-delay`, in all three stages alike: this check found it
+ * on 81 of seeds 0-529 (e.g. 470, 483, 485, 510, 525).
  */
 function closestStarts(trace: readonly string[], prefix: string): { ms: number; at: number } | null {
   let closest: { ms: number; at: number } | null = null;
   let previous: number | null = null;
   for (const line of trace) {
     if (!line.includes(` fetch-start ${prefix}`)) continue;
-    if (!line.includes(" try 1 ")) continue;
     const t = Number.parseFloat(line);
     if (previous !== null && (closest === null || t - previous < closest.ms)) closest = { ms: t - previous, at: t };
     previous = t;

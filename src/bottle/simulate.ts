@@ -25,6 +25,13 @@ export type CrawlFunction = (roots: string | string[], options?: CrawlOptions) =
 export interface Stage {
   readonly name: string;
   readonly crawl: CrawlFunction;
+  /**
+   * False for a stage whose HTTP client reads malformed bytes its own way
+   * (a stage over `node:http`, like examples/18): in a hostile scenario its
+   * records are not compared (its crawl must still end, leave nothing open
+   * and keep its hosts' delays). Default true: every record is compared.
+   */
+  readonly hostile?: boolean;
 }
 
 /** The three stages of this package, by name. A fourth is passed as a {@link Stage}. */
