@@ -155,7 +155,8 @@ export async function simulate(what: SimulateOptions): Promise<Simulation> {
     const traced = what.trace !== false;
     const result = await clock.run(async function crawlInTheBottle() {
       const built = await (what.site ?? scenario.site)(world);
-      const options: CrawlOptions = { ...(what.site === undefined ? scenario.options : {}), ...built.options, ...what.options, network };
+      // The crawl's own random source (delayJitter) is seeded with the bottle's seed too, unless the options name one.
+      const options: CrawlOptions = { seed: what.seed, ...(what.site === undefined ? scenario.options : {}), ...built.options, ...what.options, network };
       if (traced) options.trace = function traceEvent(event: TraceEvent) {
         lines.push(traceLine(numbers.renumber(event)));
       };

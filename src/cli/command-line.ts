@@ -132,6 +132,7 @@ export function parseCommandLine(argv: readonly string[]): Invocation {
   if (values["max-per-host"] !== undefined) crawlOptions.maxPerHost = wholeNumber("max-per-host", values["max-per-host"]);
   if (values.delay !== undefined) crawlOptions.delayMs = seconds("delay", values.delay) * 1000;
   if (values["delay-jitter"] !== undefined) crawlOptions.delayJitter = decimal("delay-jitter", values["delay-jitter"]);
+  if (values.seed !== undefined) crawlOptions.seed = wholeNumber("seed", values.seed);
   if (values["max-crawl-delay"] !== undefined) crawlOptions.maxCrawlDelayMs = seconds("max-crawl-delay", values["max-crawl-delay"]) * 1000;
   if (values["max-retry-after"] !== undefined) crawlOptions.maxRetryAfterMs = seconds("max-retry-after", values["max-retry-after"]) * 1000;
   if (values["user-agent"] !== undefined) crawlOptions.userAgent = values["user-agent"];
@@ -497,6 +498,7 @@ const FLAG_FOR: Partial<Record<keyof CrawlOptions, string>> = {
   maxPerHost: "--max-per-host",
   delayMs: "--delay",
   delayJitter: "--delay-jitter",
+  seed: "--seed",
   maxCrawlDelayMs: "--max-crawl-delay",
   maxRetryAfterMs: "--max-retry-after",
   userAgent: "--user-agent",

@@ -166,6 +166,12 @@ when a root is not on this machine, else ${DEFAULT_OPTIONS.delayMs / 1000})`,
     help: `add up to this fraction (0 to 1) of --delay at random to
 each delay (default ${DEFAULT_OPTIONS.delayJitter})`,
   },
+  seed: {
+    type: "string", value: "N", group: "politeness",
+    help: `seed the crawl's random source (--delay-jitter) with N,
+0 to 4294967295, so a crawl can be replayed; the --json
+output names the seed a crawl drew (default: drawn anew)`,
+  },
   "max-crawl-delay": {
     type: "string", value: "SECONDS", group: "politeness",
     help: `the longest robots.txt Crawl-delay obeyed

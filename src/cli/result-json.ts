@@ -75,6 +75,8 @@ export interface OptionsJson {
   delayMs: number;
   /** The random part of each delay, as a fraction of `delayMs`. */
   delayJitter: number;
+  /** The seed of the crawl's random source (`--seed`): the same seed draws the same jitter. */
+  seed: number;
   /** The longest robots.txt `Crawl-delay` obeyed, in milliseconds. */
   maxCrawlDelayMs: number;
   /** The longest `Retry-After` waited for, in milliseconds. */
@@ -146,6 +148,7 @@ export function resultJson(stage: StageName, result: CrawlResult, interrupted: b
       maxPerHost: Number.isFinite(options.maxPerHost) ? options.maxPerHost : null,
       delayMs: options.delayMs,
       delayJitter: options.delayJitter,
+      seed: options.seed,
       maxCrawlDelayMs: options.maxCrawlDelayMs,
       maxRetryAfterMs: options.maxRetryAfterMs,
       keepRecords: options.keepRecords,

@@ -108,6 +108,7 @@ describe("parseCommandLine", () => {
       userAgent: "mybot/1.0 (+mailto:me@example.org)",
     });
     expect(commandLine(["--delay-jitter", "1", "--delay-jitter", ".25", "a.com"]).crawlOptions.delayJitter).toBe(0.25);
+    expect(commandLine(["--seed", "4294967295", "a.com"]).crawlOptions.seed).toBe(4294967295);
   });
 
   it.each([
@@ -124,6 +125,8 @@ describe("parseCommandLine", () => {
     [["--max-retry-after", "1e3"], "--max-retry-after expects a number of seconds, got '1e3'"],
     [["--max-retry-after", "2147484"], "bad --max-retry-after: expected `maxRetryAfterMs` to be a number from 0 to 2147483647, got 2147484000"],
     [["--delay"], "option '--delay' needs a value"],
+    [["--seed", "-1"], "--seed expects a whole number, got '-1'"],
+    [["--seed", "4294967296"], "bad --seed: expected `seed` to be an integer from 0 to 4294967295, got 4294967296"],
   ])("reports a bad politeness value naming its flag: %j", (args, message) => {
     expect(usageError(["a.com", ...args])).toBe(message);
   });

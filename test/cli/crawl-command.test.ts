@@ -103,6 +103,7 @@ describe("crawl --json", () => {
       maxPerHost: null,
       delayMs: 0,
       delayJitter: 0,
+      seed: expect.any(Number),
       maxCrawlDelayMs: 30_000,
       maxRetryAfterMs: 60_000,
       keepRecords: true,
