@@ -98,7 +98,7 @@ export class IdleConnections {
   keep(origin: string, socket: Socket, keepAlive?: string): void {
     const hintMs = keepAliveTimeoutMs(keepAlive);
     const waitMs = hintMs === null ? this.keepIdleMs : Math.min(this.keepIdleMs, hintMs - KEEP_ALIVE_MARGIN_MS);
-    if (this.closed || waitMs <= 0 || socket.destroyed || socket.errored !== null || socket.readableLength > 0 || endReceived(socket)) {
+    if (this.closed || waitMs <= 0 || isSpent(socket)) {
       socket.destroy();
       return;
     }
@@ -122,19 +122,33 @@ export class IdleConnections {
     socket.setTimeout(waitMs);
   }
 
-  /** A connection to `origin` to send the next request on, or null if none is waiting: the one that waited least. */
+  /**
+   * A connection to `origin` to send the next request on, or null if none is
+   * waiting: the one that waited least. A waiting one found {@link isSpent}
+   * (closed, failed, or holding its end of stream) is closed and passed over.
+   *
+   * @remarks Its watch ends a waiting connection when Node reads the
+   * server's FIN, but the socket is only destroyed then: it leaves its
+   * origin's list at its `close` event, a phase of Node's loop later, and a
+   * request in between would still be handed it. Undici checks likewise
+   * (`socket.destroyed`, `socket[kReset]`) before it writes on a kept socket.
+   */
   take(origin: string): Socket | null {
-    const list = this.idle.get(origin);
-    const entry = list?.at(-1);
-    if (entry === undefined) return null;
-    this.remove(origin, entry);
-    const { socket } = entry;
-    socket.off("readable", endWaiting);
-    socket.off("end", endWaiting);
-    socket.off("timeout", endWaiting);
-    socket.off("close", entry.forget);
-    socket.setTimeout(entry.timeoutMs);
-    return socket;
+    for (let entry = this.idle.get(origin)?.at(-1); entry !== undefined; entry = this.idle.get(origin)?.at(-1)) {
+      this.remove(origin, entry);
+      const { socket } = entry;
+      socket.off("readable", endWaiting);
+      socket.off("end", endWaiting);
+      socket.off("timeout", endWaiting);
+      socket.off("close", entry.forget);
+      if (isSpent(socket)) {
+        socket.destroy();
+        continue;
+      }
+      socket.setTimeout(entry.timeoutMs);
+      return socket;
+    }
+    return null;
   }
 
   /** Closes every waiting connection; later {@link keep}s close theirs at once. */
@@ -159,6 +173,23 @@ export class IdleConnections {
     this.waiting -= 1;
     if (list.length === 0) this.idle.delete(origin);
   }
+}
+
+/**
+ * Whether `socket` can carry no further request: it is closed or failed, or
+ * has bytes nobody asked for, or the server's end of stream (its FIN) has
+ * arrived, read or not. What {@link IdleConnections.keep} refuses and
+ * {@link IdleConnections.take} passes over, and what a stage checks once
+ * more on a kept connection just before it writes its request there.
+ *
+ * @remarks Node knows of a FIN only once it has read it from the kernel, in
+ * the poll phase of its loop: a connection kept and taken again within one
+ * turn (the next request started by the response that kept it) may hold a
+ * FIN that arrived with that response but is still unread. The check just
+ * before the write, a turn later, sees it.
+ */
+export function isSpent(socket: Socket): boolean {
+  return socket.destroyed || socket.errored !== null || socket.readableLength > 0 || endReceived(socket);
 }
 
 /**

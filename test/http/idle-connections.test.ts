@@ -79,6 +79,24 @@ describe("IdleConnections", () => {
     expect(connections.take(origin)).toBeNull();
   });
 
+  it("hands out no connection its watch has closed, though its close event has not come yet", async () => {
+    const origin = await startServer();
+    const connections = new IdleConnections();
+    const socket = await connection(origin);
+    connections.keep(origin, socket);
+    const seen: Array<[Socket | null, boolean, number]> = [];
+    let closeEvents = 0;
+    socket.once("close", function counted() { closeEvents += 1; });
+    // Added after keep(): runs right after the watch's own listener has destroyed the socket for its end.
+    socket.once("readable", function askAtOnce() {
+      seen.push([connections.take(origin), socket.destroyed, closeEvents]);
+    });
+    accepted[0].end();
+    await closed(socket);
+    expect(seen).toEqual([[null, true, 0]]); // Destroyed, not closed yet: its close event comes a phase of Node's loop later.
+    expect(connections.size).toBe(0);
+  });
+
   it("closes a kept connection that receives bytes nobody asked for", async () => {
     const origin = await startServer();
     const connections = new IdleConnections();
