@@ -4,6 +4,7 @@
  * @module
  */
 import type { Socket } from "node:net";
+import { parserOptions } from "../crawl/page.js";
 import type { RequestOptions } from "../http/crawl-requests.js";
 import type { HttpResponse } from "../http/parser.js";
 import { ResponseReading } from "../http/response-reading.js";
@@ -152,7 +153,7 @@ export function* readAll(socket: Socket): Coroutine<Uint8Array> {
 export function* request(url: URL, options: RequestOptions, crawl = 0): Coroutine<HttpResponse> {
   // A connection kept from an earlier response to this origin, if one waits; else a new one.
   const socket = options.connections?.take(url.origin) ?? (yield* connect(url, options));
-  const response = new ResponseReading(url, options, crawl); // The parser, the bytes counted, the messages.
+  const response = new ResponseReading(url, parserOptions(options), crawl); // The parser, the bytes counted, the messages.
   try {
     response.connected(socket);
     yield* sendAll(socket, formatGetRequest(url, options.userAgent, options.headers, options.connections != null));

@@ -7,11 +7,10 @@
  * @module
  */
 import type { Socket } from "node:net";
-import { parserOptions } from "../crawl/page.js";
 import { fileno } from "../kernel/socket.js";
 import { crawlChannel } from "../observe/channels.js";
 import type { IdleConnections } from "./idle-connections.js";
-import { ResponseParser, type HttpResponse } from "./parser.js";
+import { ResponseParser, type HttpResponse, type ResponseParserOptions } from "./parser.js";
 
 /**
  * The bookkeeping of one request on a socket the stage reads itself: the
@@ -31,11 +30,11 @@ export class ResponseReading {
 
   /**
    * @param url - The URL requested.
-   * @param options - The crawl's `maxBodyBytes` and `skipNonHtml`.
+   * @param options - What the parser is told: the body limit, and which bodies to leave unread (stage 2 passes `parserOptions(options)`, src/crawl/page.ts).
    * @param crawl - The id of the crawl it fetches for, which its messages carry (0: none).
    */
-  constructor(private readonly url: URL, options: { maxBodyBytes: number; skipNonHtml?: boolean }, private readonly crawl = 0) {
-    this.parser = new ResponseParser(parserOptions(options));
+  constructor(private readonly url: URL, options: ResponseParserOptions, private readonly crawl = 0) {
+    this.parser = new ResponseParser(options);
   }
 
   /** Whether the response is complete. */
