@@ -127,7 +127,7 @@ export function* readAll(socket: Socket): Coroutine<Uint8Array> {
  * Fetches `url` once: connects (or, with `options.connections`, takes a
  * connection kept open to the origin), sends the GET request every stage
  * sends (`options.headers` after the default ones), and hands each chunk
- * `read` returns to a {@link ResponseReading} (src/http/response-reading.ts:
+ * `read` returns to a `ResponseReading` (src/http/response-reading.ts:
  * the shared HTTP parser, the bytes counted, the crawl channel's messages)
  * until the response is complete
  * (with `options.skipNonHtml`, a body no link is read from is complete at the
