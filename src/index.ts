@@ -38,7 +38,7 @@ export type { RobotsFetch, RobotsVerdict } from "./crawl/robots.js";
 export { FETCH_ERRORS } from "./crawl/records.js";
 export { CancelledError, InvalidStateError } from "./kernel/errors.js";
 export type { AttemptError, FinalError, RetriedError } from "./kernel/errors.js";
-export type { CrawlState } from "./crawl/core.js";
+export type { CrawlLoop, CrawlState } from "./crawl/core.js";
 export type { CrawlRequestOptions, Job, JobRequest, JobState, Outcome, Step } from "./crawl/job.js";
 export type { CoreWorld } from "./crawl/world.js";
 export type { KnownStage, StageName, TraceEvent } from "./observe/events.js";

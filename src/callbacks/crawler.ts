@@ -32,7 +32,7 @@ import { JobsOut } from "./jobs-out.js";
  * exception in a Fetcher's callback ends its attempt inside the Fetcher
  * (`failed`), since the loop, not `crawl()`, would get it (stack ripping).
  * What runs for each job out, and how its requests are made, is kept by
- * hand too, in a {@link JobsOut}.
+ * hand too, in a `JobsOut` (jobs-out.ts).
  *
  * @remarks The chapter's callback crawler has no concurrency limit, no
  * redirects and no end but `stopped = True` in a global; here the core keeps

@@ -6,12 +6,12 @@
 import type { Socket } from "node:net";
 import { parserOptions } from "../crawl/page.js";
 import type { RequestOptions } from "../http/crawl-requests.js";
-import { ResponseParser, type HttpResponse } from "../http/parser.js";
+import type { HttpResponse } from "../http/parser.js";
+import { ResponseReading } from "../http/response-reading.js";
 import { formatGetRequest } from "../http/request.js";
 import { EVENT_READ, EVENT_WRITE } from "../kernel/selector.js";
 import { CancelledError, cutShort, errorDetail, errorName, type AttemptError } from "../kernel/errors.js";
-import { connect as startConnect, fileno, recv, send, sendWouldBlock, type ConnectOptions } from "../kernel/socket.js";
-import { crawlChannel } from "../observe/channels.js";
+import { connect as startConnect, recv, send, sendWouldBlock, type ConnectOptions } from "../kernel/socket.js";
 import { getRunningLoop } from "./events.js";
 import { Future, type Coroutine } from "./futures.js";
 import { waitFor } from "./tasks.js";
@@ -126,8 +126,10 @@ export function* readAll(socket: Socket): Coroutine<Uint8Array> {
 /**
  * Fetches `url` once: connects (or, with `options.connections`, takes a
  * connection kept open to the origin), sends the GET request every stage
- * sends (`options.headers` after the default ones), and feeds each chunk
- * `read` returns to the shared HTTP parser until the response is complete
+ * sends (`options.headers` after the default ones), and hands each chunk
+ * `read` returns to a `ResponseReading` (src/http/response-reading.ts:
+ * the shared HTTP parser, the bytes counted, the crawl channel's messages)
+ * until the response is complete
  * (with `options.skipNonHtml`, a body no link is read from is complete at the
  * end of its head). In `finally`, whether the response came, an error was
  * thrown, or the Task was cancelled (a timeout), the socket is closed, or
@@ -151,30 +153,17 @@ export function* readAll(socket: Socket): Coroutine<Uint8Array> {
 export function* request(url: URL, options: RequestOptions, crawl = 0): Coroutine<HttpResponse> {
   // A connection kept from an earlier response to this origin, if one waits; else a new one.
   const socket = options.connections?.take(url.origin) ?? (yield* connect(url, options));
-  let received = 0;
-  let reusable: HttpResponse | null = null; // The response, once whole, if it leaves the connection reusable.
+  const response = new ResponseReading(url, parserOptions(options), crawl); // The parser, the bytes counted, the messages.
   try {
-    if (crawlChannel.hasSubscribers) crawlChannel.publish({ type: "connect", crawl, url: url.href, fd: fileno(socket) });
+    response.connected(socket);
     yield* sendAll(socket, formatGetRequest(url, options.userAgent, options.headers, options.connections != null));
-    if (crawlChannel.hasSubscribers) crawlChannel.publish({ type: "send", crawl, url: url.href });
-    const parser = new ResponseParser(parserOptions(options));
-    while (!parser.done) {
-      const chunk = yield* read(socket);
-      if (crawlChannel.hasSubscribers && received === 0 && chunk.length > 0) crawlChannel.publish({ type: "first-byte", crawl, url: url.href });
-      if (crawlChannel.hasSubscribers) crawlChannel.publish({ type: "read", crawl, url: url.href, bytes: chunk.length });
-      received += chunk.length;
-      if (chunk.length > 0) parser.feed(chunk);
-      else parser.end(); // The server closed: a close-delimited body ends, anything else was cut short.
-    }
-    const response = parser.response();
-    if (parser.reusable) reusable = response;
-    return response;
+    response.sent();
+    while (!response.done) response.feed(yield* read(socket)); // An empty chunk: the server closed.
+    return response.response();
   } catch (error) {
-    throw cutShort(error, received);
+    throw cutShort(error, response.received);
   } finally {
-    // Kept for the next request to the origin if the response allows, else closed, as in stage 1.
-    if (reusable !== null && options.connections != null) options.connections.keep(url.origin, socket, reusable.headers["keep-alive"]);
-    else socket.destroy();
+    response.release(socket, options.connections); // Kept for the next request to the origin if the response allows, else closed, as in stage 1.
   }
 }
 

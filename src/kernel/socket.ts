@@ -43,6 +43,7 @@ export interface NetworkAddress {
  * @see src/bottle/network.ts, the simulated network the bottle runs crawls on; docs/the-bottle.md
  */
 export interface Network {
+  /** Opens a connection to `address`: a socket returned at once, still connecting, as `net.connect` returns one. */
   connect(address: NetworkAddress): Socket;
 }
 
