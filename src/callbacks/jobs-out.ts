@@ -18,8 +18,9 @@ export type Running = { cancel(): void };
  * `optionsFor(job)` gives a job's request options (a page's, or, for a
  * `robots.txt` or a sitemap, read whole; with the kept connections).
  * `close()` calls off whatever still runs, closes the kept connections, and
- * hands back the jobs that were out, for the crawl core to take back: the plain bookkeeping a callback crawler keeps by hand, where
- * stages 2 and 3 have a queue and workers.
+ * hands back the jobs that were out, for the crawl core to take back: the
+ * plain bookkeeping a callback crawler keeps by hand, where stages 2 and 3
+ * have a queue and workers.
  *
  * @remarks The jobs sit in a {@link SlotMap}, not a `Map`: src/crawl/slots.ts
  * says why (memory).
