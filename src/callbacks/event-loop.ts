@@ -66,7 +66,7 @@ export class EventLoop {
   private stopping = false;
   /** True while an iteration runs: it plans the next one itself at its end. */
   private iterating = false;
-  private onStopped: () => void = doNothing;
+  private onStopped: (() => void) | undefined;
   /** The next iteration, when one is scheduled as a macrotask. */
   private scheduled: NodeJS.Immediate | null = null;
   /** The `setTimeout` that wakes the sleeping loop for its earliest timer. */
@@ -117,7 +117,7 @@ export class EventLoop {
    *
    * @throws InvalidStateError if the loop is already running (Python: `RuntimeError`).
    */
-  runForever(onStopped: () => void = doNothing): void {
+  runForever(onStopped?: () => void): void {
     if (this.running) throw new InvalidStateError("This event loop is already running");
     this.running = true;
     this.stopping = false;
@@ -203,7 +203,7 @@ export class EventLoop {
       this.scheduled = null;
       this.running = false;
       this.stopping = false;
-      this.onStopped();
+      this.onStopped?.();
       return;
     }
     if (ready > 0) {
@@ -217,7 +217,8 @@ export class EventLoop {
       // a setTimeout(0) would run in Node's timers phase, before its poll.
       if (wait <= 0) return this.schedule();
       // Asleep: only the selector's wakeup or this timer runs the next iteration.
-      this.sleepTimer = setTimeout(this.runOnce, Math.min(MAX_SLEEP_MS, wait));
+      // Node's longest setTimeout is 2^31 - 1 ms (about 24.8 days): a later timer wakes the loop early, and it sleeps again.
+      this.sleepTimer = setTimeout(this.runOnce, Math.min(2 ** 31 - 1, wait));
     }
   };
 
@@ -267,8 +268,3 @@ export class EventLoop {
   }
 
 }
-
-function doNothing(): void {}
-
-/** The longest `setTimeout` Node takes (2^31 - 1 ms, about 24.8 days); a later timer wakes the loop early, and it sleeps again. */
-const MAX_SLEEP_MS = 2 ** 31 - 1;

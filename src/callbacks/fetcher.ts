@@ -8,7 +8,7 @@ import { cutShort, errorDetail, errorName, FetchFailure, type AttemptError } fro
 import type { ResolvedCrawlOptions } from "../crawl/options.js";
 import { parserOptions } from "../crawl/page.js";
 import { ResponseParser, type HttpResponse } from "../http/parser.js";
-import { isSpent, type IdleConnections } from "../http/idle-connections.js";
+import type { IdleConnections } from "../http/idle-connections.js";
 import { formatGetRequest } from "../http/request.js";
 import { EVENT_READ, EVENT_WRITE } from "../kernel/selector.js";
 import { connect, fileno, recv, send } from "../kernel/socket.js";
@@ -88,8 +88,6 @@ export class Fetcher {
   timer: TimerHandle | null = null;
   /** Bytes received in the current attempt. */
   received = 0;
-  /** Whether the current attempt's socket is a kept connection, taken rather than connected. */
-  reused = false;
 
   /**
    * Why the last failed attempt failed, in Node's words, when its error was a
@@ -132,14 +130,13 @@ export class Fetcher {
   /**
    * The socket is writable: the connection is up (or failed). Sends the
    * request, then waits to read. A kept connection the server has closed
-   * meanwhile (`isSpent`) is given up for another, before the request goes out.
+   * meanwhile (`spentSinceTaken`) is given up for another, before the request goes out.
    */
   readonly connected: IoCallback = (key) => {
     try {
       this.loop.selector.unregister(key.socket);
-      if (this.reused && isSpent(key.socket)) {
+      if (this.options.connections?.spentSinceTaken(key.socket)) {
         // Its FIN came with the response that kept it, and Node has read it only since `fetch()` took it: open another.
-        key.socket.destroy();
         this.socket = this.open(new URL(this.url));
         this.loop.selector.register(this.socket, EVENT_WRITE, this.connected);
         return;
@@ -172,9 +169,7 @@ export class Fetcher {
    * always connects anew.
    */
   protected open(url: URL): Socket {
-    const kept = this.options.connections?.take(url.origin) ?? null;
-    this.reused = kept !== null;
-    return kept ?? connect(url, this.options);
+    return this.options.connections?.take(url.origin) ?? connect(url, this.options);
   }
 
   /**

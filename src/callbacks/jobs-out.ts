@@ -6,36 +6,27 @@
  */
 import type { ResolvedCrawlOptions } from "../crawl/options.js";
 import { SlotMap } from "../crawl/slots.js";
-import { CrawlRequests, type CrawlRequestOptions } from "../http/crawl-requests.js";
+import { CrawlRequests } from "../http/crawl-requests.js";
 
 /** What runs for a job: a Fetcher, or a wait's timer; either can be called off. */
-export interface Running {
-  cancel(): void;
-}
+export type Running = { cancel(): void };
 
 /**
  * The jobs a callback crawl has out, each with what runs for it (its
- * Fetcher, or a wait's timer), and the request options and kept connections
- * its Fetchers share. `close()` calls off whatever still runs, closes the kept
- * connections, and hands back the jobs that were out, for the crawl core to
- * take back: the plain bookkeeping a callback crawler keeps by hand, where
- * stages 2 and 3 have a queue and workers.
+ * Fetcher, or a wait's timer), on top of the request options and kept
+ * connections its Fetchers share: a {@link CrawlRequests}, whose
+ * `optionsFor(job)` gives a job's request options (a page's, or, for a
+ * `robots.txt` or a sitemap, read whole; with the kept connections).
+ * `close()` calls off whatever still runs, closes the kept connections, and
+ * hands back the jobs that were out, for the crawl core to take back: the
+ * plain bookkeeping a callback crawler keeps by hand, where stages 2 and 3
+ * have a queue and workers.
  *
  * @remarks The jobs sit in a {@link SlotMap}, not a `Map`: src/crawl/slots.ts
  * says why (memory).
  */
-export class JobsOut<J extends { readonly kind: string }> {
+export class JobsOut<J extends { readonly kind: string }> extends CrawlRequests<ResolvedCrawlOptions> {
   private readonly out = new SlotMap<J, Running>();
-  private readonly requests: CrawlRequests<ResolvedCrawlOptions>;
-
-  constructor(options: ResolvedCrawlOptions) {
-    this.requests = new CrawlRequests(options);
-  }
-
-  /** The options of the job's request: a page's, or (a `robots.txt`, a sitemap) read whole; with the kept connections. */
-  optionsFor(job: J): CrawlRequestOptions<ResolvedCrawlOptions> {
-    return this.requests.optionsFor(job);
-  }
 
   /** Notes what runs for `job` now (a new Fetcher replaces the last one). */
   set(job: J, running: Running): void {
@@ -48,14 +39,14 @@ export class JobsOut<J extends { readonly kind: string }> {
   }
 
   /** Calls off what still runs, closes the kept connections, and returns the jobs that were out. */
-  close(): J[] {
+  override close(): J[] {
     const jobs: J[] = [];
     for (const [job, running] of this.out.entries()) {
       running.cancel();
       this.out.delete(job);
       jobs.push(job);
     }
-    this.requests.close();
+    super.close();
     return jobs;
   }
 }

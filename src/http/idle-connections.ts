@@ -74,6 +74,8 @@ export class IdleConnections {
   private readonly idle = new Map<string, IdleConnection[]>();
   private waiting = 0;
   private closed = false;
+  /** The connections {@link take} has handed out: what {@link spentSinceTaken} looks at. */
+  private readonly taken = new WeakSet<Socket>();
 
   /** @param keepIdleMs - How long a connection may wait for its next request before it is closed. */
   constructor(private readonly keepIdleMs = KEEP_IDLE_MS) {}
@@ -146,9 +148,27 @@ export class IdleConnections {
         continue;
       }
       socket.setTimeout(entry.timeoutMs);
+      this.taken.add(socket);
       return socket;
     }
     return null;
+  }
+
+  /**
+   * Whether `socket`, a connection {@link take} handed out, has turned out
+   * {@link isSpent} since; if so, destroys it, and the caller sends its
+   * request on another. False for a socket not taken here (a new connection:
+   * its failure is its attempt's to report).
+   *
+   * @remarks For a stage that takes a connection in one turn and writes on it
+   * in a later one (stage 1: `fetch()`, then `connected`): a FIN that came with
+   * the response that kept the connection is read by Node only in between
+   * (see {@link isSpent}), so `take()` could not see it.
+   */
+  spentSinceTaken(socket: Socket): boolean {
+    if (!this.taken.has(socket) || !isSpent(socket)) return false;
+    socket.destroy();
+    return true;
   }
 
   /** Closes every waiting connection; later {@link keep}s close theirs at once. */
@@ -180,7 +200,8 @@ export class IdleConnections {
  * has bytes nobody asked for, or the server's end of stream (its FIN) has
  * arrived, read or not. What {@link IdleConnections.keep} refuses and
  * {@link IdleConnections.take} passes over, and what a stage checks once
- * more on a kept connection just before it writes its request there.
+ * more on a kept connection just before it writes its request there
+ * ({@link IdleConnections.spentSinceTaken}).
  *
  * @remarks Node knows of a FIN only once it has read it from the kernel, in
  * the poll phase of its loop: a connection kept and taken again within one

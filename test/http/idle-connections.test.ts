@@ -122,6 +122,26 @@ describe("IdleConnections", () => {
     expect(connections.size).toBe(0);
   });
 
+  it("gives up a connection it handed out that has turned spent since, and no connection it did not hand out", async () => {
+    const origin = await startServer();
+    const connections = new IdleConnections();
+    const kept = await connection(origin);
+    const fresh = await connection(origin);
+    connections.keep(origin, kept);
+    expect(connections.take(origin)).toBe(kept);
+    expect(connections.spentSinceTaken(kept)).toBe(false); // Still good: the request may go out on it.
+    for (const socket of accepted) socket.end(); // Each server side closes, as a server does right after its response.
+    while (kept.readableLength + fresh.readableLength > 0 || !kept.readableEnded || !fresh.readableEnded) {
+      kept.read();
+      fresh.read();
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    expect(connections.spentSinceTaken(fresh)).toBe(false); // Not taken here: its attempt reports its own failure.
+    expect(fresh.destroyed).toBe(false);
+    expect(connections.spentSinceTaken(kept)).toBe(true);
+    expect(kept.destroyed).toBe(true);
+  });
+
   it("closes a kept connection that waits longer than keepIdleMs, and puts its own timeout back when taken", async () => {
     const origin = await startServer();
     const connections = new IdleConnections(50); // KEEP_IDLE_MS in a crawl
