@@ -14,7 +14,7 @@
  *
  * @module
  */
-import { once } from "node:events";
+import { once, setMaxListeners } from "node:events";
 import http from "node:http";
 import https from "node:https";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -37,6 +37,7 @@ export async function crawl(roots: string | string[], options?: CrawlOptions): P
     };
   }
   const stopping = new AbortController(); // Ends the requests and pauses in flight when the crawl is aborted.
+  setMaxListeners(Infinity, stopping.signal); // Each listens to it: as many as maxTasks, which Node would warn of past 10.
   let wake = function nothingWaits(): void {};
   function aborted(): void {
     core.stop();

@@ -66,6 +66,10 @@ const DRIP_BYTES = 64;
  * round trip; otherwise, one latency later, the server's end of the
  * connection is handed to the acceptor (an `http.Server` takes it as if it
  * had accepted it), and after a round trip the client's end says `connect`.
+ * The client's end is half-open only when the address asks (`allowHalfOpen`,
+ * as stages 1 and 2 ask `net.connect`); otherwise, as `net.connect`'s socket
+ * by default, it ends its side and closes once the server's end arrives, so
+ * node:http's Agent and undici see a kept connection the server closed go.
  *
  * Every byte crosses a {@link Link}: it leaves when the sender's side of the
  * wire is free (bandwidth) and arrives one latency later, in order, on the
@@ -121,7 +125,7 @@ export class SimulatedNetwork implements Network {
 
   /** Opens a simulated connection: see the class comment. */
   connect(address: NetworkAddress): SimulatedSocket {
-    const client = new SimulatedSocket({ allowHalfOpen: !address.secure, connecting: true, secure: address.secure });
+    const client = new SimulatedSocket({ allowHalfOpen: !address.secure && address.allowHalfOpen === true, connecting: true, secure: address.secure });
     this.track(client);
     const ports = this.hosts.get(address.host);
     const acceptor = ports?.get(address.port);
@@ -143,10 +147,11 @@ export class SimulatedNetwork implements Network {
         const wire = new Wire(network, `${address.host}:${address.port}`, client, server);
         client.link = wire;
         server.link = wire;
-        acceptor(server);
+        // Set before the acceptor runs: a byte its server sends at once arrives in the same millisecond, after `connect`, as over TCP.
         later(network.latencyMs, function established() {
           client.connected();
         });
+        acceptor(server);
       });
     }
     return client;

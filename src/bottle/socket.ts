@@ -44,6 +44,11 @@ export function systemError(code: string, syscall: string, message: string): Err
  *   on the bottle's virtual clock (Node's own uses an internal timer list the
  *   clock cannot reach): `timeout` is emitted when no byte was sent or
  *   received for `ms`;
+ * - the other end's FIN is read as Node reads one: pushed, then `read(0)`,
+ *   so `end` comes at once when nothing waits unread, with no reader too;
+ *   and, unless it was made half-open (`allowHalfOpen`), the socket then
+ *   ends its own side and closes, so that a pool (node:http's Agent,
+ *   undici) sees a kept connection the server closed go away;
  * - `destroy()` tells the link (the other end sees a close), emits `close`
  *   a tick later as a `net.Socket` does; `resetAndDestroy()` makes the other
  *   end see `ECONNRESET` instead;
@@ -51,7 +56,9 @@ export function systemError(code: string, syscall: string, message: string): Err
  *   there is no handle, and nothing to keep the process alive.
  *
  * @remarks The readable side takes whatever the link delivers: no receive
- * window, so the sender is paced by the link's bandwidth alone.
+ * window, so the sender is paced by the link's bandwidth alone; and a socket
+ * paused before it connects takes them too (Node's would not start reading).
+ * test/bottle/socket.test.ts checks it against a loopback `net.Socket`.
  */
 export class SimulatedSocket extends Socket {
   /** The link to the other end; null until the network joins the two. */
@@ -85,10 +92,16 @@ export class SimulatedSocket extends Socket {
     this.push(chunk);
   }
 
-  /** The other end's end of stream arrived. */
+  /**
+   * The other end's end of stream arrived. As Node's own socket does when
+   * libuv reads the end (`onStreamRead`): push it, then read nothing, so
+   * that `end` is emitted now when no byte waits unread, even with no
+   * reader; and a socket not half-open then ends its side and closes.
+   */
   deliverEnd(): void {
     if (this.destroyed) return;
     this.push(null);
+    this.read(0);
   }
 
   /** The connection failed under this end (refused, reset, not found): it is destroyed with `error`. */

@@ -25,6 +25,15 @@ export interface NetworkAddress {
   secure: boolean;
   /** The name sent for SNI (a TLS connection to a host name), else null. */
   servername: string | null;
+  /**
+   * Whether a plain connection stays open for writing after the peer's end
+   * of stream, until its owner destroys it (`net.connect`'s `allowHalfOpen`).
+   * Absent or false, as `net.connect`'s default, which node:http's Agent and
+   * undici use: the socket ends its side and closes once the peer's end is
+   * read, so a pool sees a kept connection the server closed go away. A TLS
+   * connection ignores it, as `tls.connect` has no such option.
+   */
+  allowHalfOpen?: boolean;
 }
 
 /**
@@ -134,7 +143,7 @@ export function connect(url: URL, options: ConnectOptions = {}): Socket {
   const { ca = null, rejectUnauthorized = true, idleTimeoutMs = 0, network = null } = options;
   const servername = secure && net.isIP(host) === 0 ? host : null;
   const socket = network !== null
-    ? network.connect({ host, port, secure, servername })
+    ? network.connect({ host, port, secure, servername, allowHalfOpen: true })
     : secure
     ? tls().connect({ host, port, ...(servername === null ? {} : { servername }), ...(ca === null ? {} : { ca }), rejectUnauthorized })
     : net.connect({ host, port, allowHalfOpen: true });
