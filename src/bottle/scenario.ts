@@ -11,7 +11,7 @@ import { expectedCrawl } from "../site/expected-crawl.js";
 import { pagePath, renderPage, syntheticSite, type SyntheticPage, type SyntheticSiteDefinition } from "../site/synthetic.js";
 import type { NetworkOptions } from "./network.js";
 import { SeededRandom } from "./random.js";
-import type { SiteBuilder, World } from "./simulate.js";
+import type { SiteBuilder, World } from "./world.js";
 
 /** The origin of a scenario's site. */
 export const SCENARIO_ORIGIN = "http://site.test";

@@ -15,9 +15,24 @@ import { SITEMAP_MAX_FILES, sitemapSeeds, visitSitemap, type SitemapContext } fr
 import type { CrawlStore, StoreSummary } from "./store.js";
 import { UrlPolicy } from "./urls.js";
 import { visit, type QueueItem, type Visit } from "./visit.js";
-import type { CoreWorld } from "./world.js";
+import type { RandomSource } from "./random.js";
 
 export { Job, type JobRequest, type JobState, type Outcome, type Step } from "./job.js";
+
+/**
+ * What a {@link CrawlCore} reads of the world besides the stage's clock
+ * (which comes with `begin()`, since a stage 2 Crawler meets its loop only
+ * when its crawl runs). A test gives its own: a store it can look into, a
+ * wall clock that stands still, a random source that always says 0.5.
+ */
+export interface CoreWorld {
+  /** Where the URLs live: the seen set, the queue, the records (src/crawl/store.ts). */
+  readonly store: CrawlStore;
+  /** The wall clock, in milliseconds since the epoch (`Date.now`): the result's `startedAt` and `finishedAt`, and a `Retry-After` given as an HTTP date. */
+  readonly wallClock: () => number;
+  /** Uniform floats in [0, 1), seeded (src/crawl/random.ts): a host delay's `delayJitter`. */
+  readonly random: RandomSource;
+}
 
 /**
  * Where the crawl is: `not begun` until `begin()`, `running`, `stopping`

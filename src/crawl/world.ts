@@ -7,26 +7,13 @@
  * @module
  */
 import type { StageName } from "../observe/channels.js";
-import { CrawlCore } from "./core.js";
+import { CrawlCore, type CoreWorld } from "./core.js";
 import { resolveOptions, type CrawlOptions, type ResolvedCrawlOptions } from "./options.js";
-import { mulberry32, type RandomSource } from "./random.js";
+import { mulberry32 } from "./random.js";
 import { StateStore } from "./state.js";
 import { MemoryStore, type CrawlStore } from "./store.js";
 
-/**
- * What a {@link CrawlCore} reads of the world besides the stage's clock
- * (which comes with `begin()`, since a stage 2 Crawler meets its loop only
- * when its crawl runs). A test gives its own: a store it can look into, a
- * wall clock that stands still, a random source that always says 0.5.
- */
-export interface CoreWorld {
-  /** Where the URLs live: the seen set, the queue, the records (src/crawl/store.ts). */
-  readonly store: CrawlStore;
-  /** The wall clock, in milliseconds since the epoch (`Date.now`): the result's `startedAt` and `finishedAt`, and a `Retry-After` given as an HTTP date. */
-  readonly wallClock: () => number;
-  /** Uniform floats in [0, 1), seeded (src/crawl/random.ts): a host delay's `delayJitter`. */
-  readonly random: RandomSource;
-}
+export type { CoreWorld } from "./core.js";
 
 /**
  * The store a crawl keeps its URLs in: `given` (stage 3's frontier under the
