@@ -266,7 +266,7 @@ export class RedisFrontier implements CrawlStore {
   open(options: ResolvedCrawlOptions, stopCrawl: () => void, roots: readonly string[] = []): void {
     this.crawl = options;
     this.stopCrawl = stopCrawl;
-    const created = JSON.stringify(crawlIdentity(options, roots));
+    const created = JSON.stringify({ ...crawlIdentity(options, roots), records: this.options.records });
     const robots = options.robots ? "1" : "0";
     const maxPerHost = options.maxPerHost === Infinity ? "0" : String(options.maxPerHost);
     const begin = (replacing: string): Promise<string> => this.run("BEGIN", [created, maxPerHost, String(options.delayMs), robots, replacing]).then((reply) => (reply as [string, number])[0]);
@@ -812,7 +812,9 @@ function triples(items: readonly QueueItem[]): string[] {
  * What makes a crawl what it is, recorded when it starts: its roots and the
  * options that decide which URLs it crawls and how politely. Options a
  * process may choose for itself (`maxTasks`, timeouts, retries, `maxPages`,
- * `keepRecords`) are not in it.
+ * `keepRecords`) are not in it. `open()` adds the frontier's own `records`:
+ * a process that keeps its records only in its `--jsonl` would store `1` as
+ * the record of each URL it finishes, where every other process reads JSON.
  */
 function crawlIdentity(options: ResolvedCrawlOptions, roots: readonly string[]): Record<string, unknown> {
   return {
@@ -834,15 +836,38 @@ function crawlIdentity(options: ResolvedCrawlOptions, roots: readonly string[]):
   };
 }
 
-/** The first field (but those `ignored`) in which two crawls differ, in words (`maxPerHost 2, and this process 4`), or null when they are the same. */
+/**
+ * The first field (but those `ignored`) in which two crawls differ, in words
+ * (`maxPerHost 2, and this process has 4`), or null when they are the same.
+ * A field the stored identity lacks was not recorded by the version that
+ * started the crawl, and is not compared.
+ */
 function differenceOf(stored: Record<string, unknown>, mine: Record<string, unknown>, ignored: readonly string[] = []): string | null {
   for (const field of new Set([...Object.keys(stored), ...Object.keys(mine)])) {
-    if (ignored.includes(field)) continue;
-    const was = JSON.stringify(stored[field] ?? null);
-    const is = JSON.stringify(mine[field] ?? null);
-    if (was !== is) return `${field} ${was}, and this process has ${is}`;
+    if (ignored.includes(field) || !(field in stored)) continue;
+    if (JSON.stringify(stored[field] ?? null) === JSON.stringify(mine[field] ?? null)) continue;
+    if (field === "records") return `records kept ${shownRecords(stored[field])}, and this process keeps them ${shownRecords(mine[field])}`;
+    return `${field} ${shown(field, stored[field])}, and this process has ${shown(field, mine[field])}`;
   }
   return null;
+}
+
+/**
+ * A field of a crawl's identity as the command's help says it: a limit not
+ * set as `no limit`, a regex not given as `none`, a regex as `/SOURCE/` (its
+ * source once, not escaped again as a JSON string); JSON for the rest (the
+ * roots, a user agent, numbers).
+ */
+function shown(field: string, value: unknown): string {
+  const regex = field === "exclude" || field === "include";
+  if (value === null || value === undefined) return regex ? "none" : "no limit";
+  if (regex && typeof value === "string") return `/${value}/`;
+  return JSON.stringify(value);
+}
+
+/** Where a crawl's records are kept, in words: the frontier's `records`. */
+function shownRecords(records: unknown): string {
+  return records === false ? "in each process's --jsonl only (--no-redis-records)" : "in Redis";
 }
 
 /**
