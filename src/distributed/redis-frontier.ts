@@ -938,11 +938,17 @@ function shortened(name: string): string {
 /** The longest delay Node's timers take (2^31 - 1 ms); a longer one fires after 1 ms. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
-/** The URL without its password, for messages: `redis://:***@host:6379/0`; in what is not a URL, whatever stands before an `@`. */
+/**
+ * The URL without its password, for messages: `redis://:***@host:6379/0`; a
+ * user name without a password is masked too (`redis://***@host`), as it is
+ * most often a password given without its colon; in what is not a URL,
+ * whatever stands before an `@`.
+ */
 function redact(url: string): string {
   try {
     const parsed = new URL(url);
     if (parsed.password !== "") parsed.password = "***";
+    else if (parsed.username !== "") parsed.username = "***";
     return parsed.href;
   } catch {
     return url.replace(/^([^@]*?\/\/)?[^@/]*@/, (_match, scheme: string | undefined) => `${scheme ?? ""}***@`);
@@ -1006,7 +1012,7 @@ function explainReply(error: unknown, name: string): string | null {
     case "WRONGTYPE":
       return `a key of this crawl holds another kind of value (WRONGTYPE): something else uses the keys ${keys}, or an older version of this crawler made them; choose another --crawl-name or database`;
     case "NOAUTH":
-      return "it asks for a password (NOAUTH): give it in the URL, redis://:PASSWORD@HOST:PORT/0";
+      return "it asks for a password (NOAUTH): give it in the URL after a colon, redis://:PASSWORD@HOST:PORT/0 (redis://PASSWORD@HOST is a user name without a password)";
     case "WRONGPASS":
       return "it refused the user name or password (WRONGPASS)";
     default:

@@ -185,6 +185,7 @@ describe("crawl --frontier without Redis", () => {
     expect(frontierLine(flags, "h:1:abcdef", 5, 2, false)).toBe(`frontier redis://:***@127.0.0.1:${port}/0, crawl n: 5 records in Redis; this process (h:1:abcdef) recorded 2\n`);
     expect(statusText(flags, { queued: 0, leased: 0, records: 0, seen: 0, workers: [], created: false })).not.toContain("s3cret");
     expect(withoutPassword(`redis://127.0.0.1:${port}/0`)).toBe(`redis://127.0.0.1:${port}/0`);
+    expect(withoutPassword(`redis://s3cret@127.0.0.1:${port}/0`)).toBe(`redis://***@127.0.0.1:${port}/0`);
     for (const bad of ["redis://:s3cret@", "redis//:s3cret@h", "http://:s3cret@h/"]) {
       const usage = await runCli(["--frontier", bad, "--crawl-name", "n", "--status"]);
       expect(usage.code).toBe(2);

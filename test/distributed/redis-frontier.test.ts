@@ -346,6 +346,18 @@ describeWithRedis("RedisFrontier's errors", () => {
     }
   });
 
+  it("masks a password given without its colon, in the user-name slot, when Redis asks for one", async () => {
+    const own = await startRedis({ args: ["--requirepass", "s3cret-pw"] });
+    try {
+      const url = own.url.replace("redis://", "redis://s3cret-pw@");
+      const failed = await RedisFrontier.open({ url, name: "locked" }).then(() => null, (error: unknown) => error);
+      expect(failed).toBeInstanceOf(FrontierError);
+      expect((failed as Error).message).toBe(`cannot use Redis at ${own.url.replace("redis://", "redis://***@")}: it asks for a password (NOAUTH): give it in the URL after a colon, redis://:PASSWORD@HOST:PORT/0 (redis://PASSWORD@HOST is a user name without a password)`);
+    } finally {
+      await own.remove();
+    }
+  });
+
   it("names an ACL that keeps the user from the crawl's keys, and never shows the password", async () => {
     await send(redis, ["ACL", "SETUSER", "narrow", "on", ">s3cret-pw", "~other:*", "&*", "+@all"]);
     const url = redis.url.replace("redis://", "redis://narrow:s3cret-pw@");
