@@ -80,6 +80,36 @@ export interface RedisFrontierOptions {
  */
 export const OVERRIDABLE: readonly string[] = ["maxPerHost", "delayMs"];
 
+/**
+ * Every command a crawler process sends to Redis, for an ACL user made for
+ * it: those it sends itself (`EVALSHA` and `SCRIPT LOAD` for the scripts,
+ * `EVAL` for the counts at the end, `SUBSCRIBE` to the crawl's channel,
+ * `HMGET` for the `robots.txt` rules others read, `SSCAN` and `HSCAN` to read
+ * the crawl out), and every command its scripts run, which Redis checks
+ * against the ACL too (src/distributed/scripts.ts). With the keys and the
+ * channel of {@link aclRule}, that is all a crawl needs, from its start to
+ * `--status` and `--json` at its end.
+ *
+ * @remarks `CONFIG GET` is not in it: refused, the frontier only cannot tell
+ * whether Redis keeps its data on disk, and its failure messages say both
+ * cases. A database other than 0 in the URL needs `SELECT` as well.
+ */
+export const ACL_COMMANDS: readonly string[] = [
+  "evalsha", "script|load", "eval", "subscribe", "hmget", "sscan", "hscan",
+  "time", "publish", "llen", "lpush", "rpush", "lpop", "sadd", "scard",
+  "hget", "hset", "hdel", "hexists", "hincrby", "hlen", "hvals", "hgetall",
+  "zadd", "zrem", "zscore", "zcard", "zrange", "zrangebyscore",
+];
+
+/**
+ * The ACL rule of a user that may crawl `name` and do nothing else, as
+ * `ACL SETUSER USER on >PASSWORD` takes it: the crawl's keys, its channel,
+ * and {@link ACL_COMMANDS}.
+ */
+export function aclRule(name: string): string {
+  return `resetkeys ~coroutine-crawler:{${name}}:* resetchannels &coroutine-crawler:{${name}}:events -@all ${ACL_COMMANDS.map((command) => `+${command}`).join(" ")}`;
+}
+
 /** The PEM files of a TLS connection to Redis (`RedisFrontierOptions.tls`). */
 export interface FrontierTlsFiles {
   /** The certificate authority that signed Redis's certificate. */
@@ -507,10 +537,15 @@ export class RedisFrontier implements CrawlStore {
       yield* chunks();
     } catch (error) {
       if (error instanceof FrontierError) throw error;
-      const reply = explainReply(error, this.options.name);
-      const where = `Redis at ${redact(this.options.url)}`;
-      throw this.failure ?? new FrontierError(reply === null ? `${where} stopped answering: ${reason(error)}` : `${where} refused the crawl's command: ${reply}`, { cause: error });
+      throw this.failure ?? this.readFailure(error);
     }
+  }
+
+  /** A read that failed, as a {@link FrontierError}: Redis stopped answering, or refused the command (an error reply, explained). */
+  private readFailure(error: unknown): FrontierError {
+    const reply = explainReply(error, this.options.name);
+    const where = `Redis at ${redact(this.options.url)}`;
+    return new FrontierError(reply === null ? `${where} stopped answering: ${reason(error)}` : `${where} refused the crawl's command: ${reply}`, { cause: error });
   }
 
   /**
@@ -524,7 +559,7 @@ export class RedisFrontier implements CrawlStore {
     try {
       return await this.readAll(keepRecords);
     } catch (error) {
-      throw this.failure ?? new FrontierError(`Redis at ${redact(this.options.url)} stopped answering: ${reason(error)}`, { cause: error });
+      throw this.failure ?? this.readFailure(error);
     }
   }
 
@@ -555,7 +590,7 @@ export class RedisFrontier implements CrawlStore {
     try {
       reply = (await this.run("STATUS", [])) as Array<number | string>;
     } catch (error) {
-      throw this.failure ?? new FrontierError(`Redis at ${redact(this.options.url)} stopped answering: ${reason(error)}`, { cause: error });
+      throw this.failure ?? this.readFailure(error);
     }
     const [queued, leased, recordCount, seenCount, now, created] = reply.slice(0, 6).map(Number) as [number, number, number, number, number, number];
     const list: FrontierWorker[] = [];
@@ -1002,11 +1037,14 @@ function explainReply(error: unknown, name: string): string | null {
   if (clientModule === null || !(error instanceof clientModule.ErrorReply)) return null;
   const code = /^[A-Z]+/.exec(error.message)?.[0] ?? "";
   const keys = `coroutine-crawler:{${name}}:*`;
+  const acl = `the user needs the keys ~${keys}, the channel &coroutine-crawler:{${name}}:events, and the commands the crawl and its scripts run (Redis checks a script's too), as in ACL SETUSER USER on >PASSWORD ${aclRule(name)}`;
+  // A command a script runs, refused by the ACL: Redis 7 says ERR, not NOPERM.
+  if (code === "ERR" && /can't run this command/.test(error.message)) return `its ACL does not let this user run a command of the crawl's scripts (ERR … can't run this command): ${acl}`;
   switch (code) {
     case "OOM":
       return `it is out of memory (OOM: maxmemory reached): raise its maxmemory, or free room (delete the keys ${keys} of crawls you no longer need)`;
     case "NOPERM":
-      return `its ACL does not let this user do that (NOPERM): the user needs the keys ~${keys}, the channel &coroutine-crawler:{${name}}:events, and the commands EVALSHA, SCRIPT, SUBSCRIBE, SSCAN and HSCAN`;
+      return `its ACL does not let this user do that (NOPERM): ${acl}`;
     case "READONLY":
       return "it is a read-only replica (READONLY): give --frontier the URL of its primary";
     case "WRONGTYPE":
