@@ -77,12 +77,17 @@ function crawlIn(frontier: FrontierFlags): string {
   return `frontier ${withoutPassword(frontier.url)}, crawl ${frontier.name}`;
 }
 
-/** The URL with its password, if any, as `***`: the output may be shared, the password should not be. */
+/**
+ * The URL with its password, if any, as `***`: the output may be shared, the
+ * password should not be. A user name without a password is masked too
+ * (`redis://***@host`): it is most often a password given without its colon.
+ */
 export function withoutPassword(url: string): string {
   try {
     const parsed = new URL(url);
-    if (parsed.password === "") return url;
-    parsed.password = "***";
+    if (parsed.password !== "") parsed.password = "***";
+    else if (parsed.username !== "") parsed.username = "***";
+    else return url;
     return parsed.href;
   } catch {
     return url;

@@ -25,6 +25,8 @@
 export {
   FrontierError,
   OVERRIDABLE,
+  ACL_COMMANDS,
+  aclRule,
   RedisFrontier,
   resolveFrontierOptions,
   type FrontierStatus,

@@ -80,6 +80,36 @@ export interface RedisFrontierOptions {
  */
 export const OVERRIDABLE: readonly string[] = ["maxPerHost", "delayMs"];
 
+/**
+ * Every command a crawler process sends to Redis, for an ACL user made for
+ * it: those it sends itself (`EVALSHA` and `SCRIPT LOAD` for the scripts,
+ * `EVAL` for the counts at the end, `SUBSCRIBE` to the crawl's channel,
+ * `HMGET` for the `robots.txt` rules others read, `SSCAN` and `HSCAN` to read
+ * the crawl out), and every command its scripts run, which Redis checks
+ * against the ACL too (src/distributed/scripts.ts). With the keys and the
+ * channel of {@link aclRule}, that is all a crawl needs, from its start to
+ * `--status` and `--json` at its end.
+ *
+ * @remarks `CONFIG GET` is not in it: refused, the frontier only cannot tell
+ * whether Redis keeps its data on disk, and its failure messages say both
+ * cases. A database other than 0 in the URL needs `SELECT` as well.
+ */
+export const ACL_COMMANDS: readonly string[] = [
+  "evalsha", "script|load", "eval", "subscribe", "hmget", "sscan", "hscan",
+  "time", "publish", "llen", "lpush", "rpush", "lpop", "sadd", "scard",
+  "hget", "hset", "hdel", "hexists", "hincrby", "hlen", "hvals", "hgetall",
+  "zadd", "zrem", "zscore", "zcard", "zrange", "zrangebyscore",
+];
+
+/**
+ * The ACL rule of a user that may crawl `name` and do nothing else, as
+ * `ACL SETUSER USER on >PASSWORD` takes it: the crawl's keys, its channel,
+ * and {@link ACL_COMMANDS}.
+ */
+export function aclRule(name: string): string {
+  return `resetkeys ~coroutine-crawler:{${name}}:* resetchannels &coroutine-crawler:{${name}}:events -@all ${ACL_COMMANDS.map((command) => `+${command}`).join(" ")}`;
+}
+
 /** The PEM files of a TLS connection to Redis (`RedisFrontierOptions.tls`). */
 export interface FrontierTlsFiles {
   /** The certificate authority that signed Redis's certificate. */
@@ -266,7 +296,7 @@ export class RedisFrontier implements CrawlStore {
   open(options: ResolvedCrawlOptions, stopCrawl: () => void, roots: readonly string[] = []): void {
     this.crawl = options;
     this.stopCrawl = stopCrawl;
-    const created = JSON.stringify(crawlIdentity(options, roots));
+    const created = JSON.stringify({ ...crawlIdentity(options, roots), records: this.options.records });
     const robots = options.robots ? "1" : "0";
     const maxPerHost = options.maxPerHost === Infinity ? "0" : String(options.maxPerHost);
     const begin = (replacing: string): Promise<string> => this.run("BEGIN", [created, maxPerHost, String(options.delayMs), robots, replacing]).then((reply) => (reply as [string, number])[0]);
@@ -507,10 +537,15 @@ export class RedisFrontier implements CrawlStore {
       yield* chunks();
     } catch (error) {
       if (error instanceof FrontierError) throw error;
-      const reply = explainReply(error, this.options.name);
-      const where = `Redis at ${redact(this.options.url)}`;
-      throw this.failure ?? new FrontierError(reply === null ? `${where} stopped answering: ${reason(error)}` : `${where} refused the crawl's command: ${reply}`, { cause: error });
+      throw this.failure ?? this.readFailure(error);
     }
+  }
+
+  /** A read that failed, as a {@link FrontierError}: Redis stopped answering, or refused the command (an error reply, explained). */
+  private readFailure(error: unknown): FrontierError {
+    const reply = explainReply(error, this.options.name);
+    const where = `Redis at ${redact(this.options.url)}`;
+    return new FrontierError(reply === null ? `${where} stopped answering: ${reason(error)}` : `${where} refused the crawl's command: ${reply}`, { cause: error });
   }
 
   /**
@@ -524,7 +559,7 @@ export class RedisFrontier implements CrawlStore {
     try {
       return await this.readAll(keepRecords);
     } catch (error) {
-      throw this.failure ?? new FrontierError(`Redis at ${redact(this.options.url)} stopped answering: ${reason(error)}`, { cause: error });
+      throw this.failure ?? this.readFailure(error);
     }
   }
 
@@ -555,7 +590,7 @@ export class RedisFrontier implements CrawlStore {
     try {
       reply = (await this.run("STATUS", [])) as Array<number | string>;
     } catch (error) {
-      throw this.failure ?? new FrontierError(`Redis at ${redact(this.options.url)} stopped answering: ${reason(error)}`, { cause: error });
+      throw this.failure ?? this.readFailure(error);
     }
     const [queued, leased, recordCount, seenCount, now, created] = reply.slice(0, 6).map(Number) as [number, number, number, number, number, number];
     const list: FrontierWorker[] = [];
@@ -812,7 +847,9 @@ function triples(items: readonly QueueItem[]): string[] {
  * What makes a crawl what it is, recorded when it starts: its roots and the
  * options that decide which URLs it crawls and how politely. Options a
  * process may choose for itself (`maxTasks`, timeouts, retries, `maxPages`,
- * `keepRecords`) are not in it.
+ * `keepRecords`) are not in it. `open()` adds the frontier's own `records`:
+ * a process that keeps its records only in its `--jsonl` would store `1` as
+ * the record of each URL it finishes, where every other process reads JSON.
  */
 function crawlIdentity(options: ResolvedCrawlOptions, roots: readonly string[]): Record<string, unknown> {
   return {
@@ -834,15 +871,38 @@ function crawlIdentity(options: ResolvedCrawlOptions, roots: readonly string[]):
   };
 }
 
-/** The first field (but those `ignored`) in which two crawls differ, in words (`maxPerHost 2, and this process 4`), or null when they are the same. */
+/**
+ * The first field (but those `ignored`) in which two crawls differ, in words
+ * (`maxPerHost 2, and this process has 4`), or null when they are the same.
+ * A field the stored identity lacks was not recorded by the version that
+ * started the crawl, and is not compared.
+ */
 function differenceOf(stored: Record<string, unknown>, mine: Record<string, unknown>, ignored: readonly string[] = []): string | null {
   for (const field of new Set([...Object.keys(stored), ...Object.keys(mine)])) {
-    if (ignored.includes(field)) continue;
-    const was = JSON.stringify(stored[field] ?? null);
-    const is = JSON.stringify(mine[field] ?? null);
-    if (was !== is) return `${field} ${was}, and this process has ${is}`;
+    if (ignored.includes(field) || !(field in stored)) continue;
+    if (JSON.stringify(stored[field] ?? null) === JSON.stringify(mine[field] ?? null)) continue;
+    if (field === "records") return `records kept ${shownRecords(stored[field])}, and this process keeps them ${shownRecords(mine[field])}`;
+    return `${field} ${shown(field, stored[field])}, and this process has ${shown(field, mine[field])}`;
   }
   return null;
+}
+
+/**
+ * A field of a crawl's identity as the command's help says it: a limit not
+ * set as `no limit`, a regex not given as `none`, a regex as `/SOURCE/` (its
+ * source once, not escaped again as a JSON string); JSON for the rest (the
+ * roots, a user agent, numbers).
+ */
+function shown(field: string, value: unknown): string {
+  const regex = field === "exclude" || field === "include";
+  if (value === null || value === undefined) return regex ? "none" : "no limit";
+  if (regex && typeof value === "string") return `/${value}/`;
+  return JSON.stringify(value);
+}
+
+/** Where a crawl's records are kept, in words: the frontier's `records`. */
+function shownRecords(records: unknown): string {
+  return records === false ? "in each process's --jsonl only (--no-redis-records)" : "in Redis";
 }
 
 /**
@@ -913,11 +973,17 @@ function shortened(name: string): string {
 /** The longest delay Node's timers take (2^31 - 1 ms); a longer one fires after 1 ms. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
-/** The URL without its password, for messages: `redis://:***@host:6379/0`; in what is not a URL, whatever stands before an `@`. */
+/**
+ * The URL without its password, for messages: `redis://:***@host:6379/0`; a
+ * user name without a password is masked too (`redis://***@host`), as it is
+ * most often a password given without its colon; in what is not a URL,
+ * whatever stands before an `@`.
+ */
 function redact(url: string): string {
   try {
     const parsed = new URL(url);
     if (parsed.password !== "") parsed.password = "***";
+    else if (parsed.username !== "") parsed.username = "***";
     return parsed.href;
   } catch {
     return url.replace(/^([^@]*?\/\/)?[^@/]*@/, (_match, scheme: string | undefined) => `${scheme ?? ""}***@`);
@@ -971,17 +1037,20 @@ function explainReply(error: unknown, name: string): string | null {
   if (clientModule === null || !(error instanceof clientModule.ErrorReply)) return null;
   const code = /^[A-Z]+/.exec(error.message)?.[0] ?? "";
   const keys = `coroutine-crawler:{${name}}:*`;
+  const acl = `the user needs the keys ~${keys}, the channel &coroutine-crawler:{${name}}:events, and the commands the crawl and its scripts run (Redis checks a script's too), as in ACL SETUSER USER on >PASSWORD ${aclRule(name)}`;
+  // A command a script runs, refused by the ACL: Redis 7 says ERR, not NOPERM.
+  if (code === "ERR" && /can't run this command/.test(error.message)) return `its ACL does not let this user run a command of the crawl's scripts (ERR … can't run this command): ${acl}`;
   switch (code) {
     case "OOM":
       return `it is out of memory (OOM: maxmemory reached): raise its maxmemory, or free room (delete the keys ${keys} of crawls you no longer need)`;
     case "NOPERM":
-      return `its ACL does not let this user do that (NOPERM): the user needs the keys ~${keys}, the channel &coroutine-crawler:{${name}}:events, and the commands EVALSHA, SCRIPT, SUBSCRIBE, SSCAN and HSCAN`;
+      return `its ACL does not let this user do that (NOPERM): ${acl}`;
     case "READONLY":
       return "it is a read-only replica (READONLY): give --frontier the URL of its primary";
     case "WRONGTYPE":
       return `a key of this crawl holds another kind of value (WRONGTYPE): something else uses the keys ${keys}, or an older version of this crawler made them; choose another --crawl-name or database`;
     case "NOAUTH":
-      return "it asks for a password (NOAUTH): give it in the URL, redis://:PASSWORD@HOST:PORT/0";
+      return "it asks for a password (NOAUTH): give it in the URL after a colon, redis://:PASSWORD@HOST:PORT/0 (redis://PASSWORD@HOST is a user name without a password)";
     case "WRONGPASS":
       return "it refused the user name or password (WRONGPASS)";
     default:

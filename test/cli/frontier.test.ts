@@ -3,6 +3,9 @@
  * redis-server and a fixture site, as a user runs it (the usage errors are in
  * command-line.test.ts; the exit status a bad --frontier URL gets is at the end).
  */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { frontierLine, statusText, withoutPassword } from "../../src/cli/frontier-status.js";
 import type { FixtureSite } from "../../src/site/index.js";
@@ -70,6 +73,21 @@ describeWithRedis("crawl --frontier", () => {
     expect(reportUrlLines(again.stdout)).toEqual(reportUrlLines(first.stdout));
     expect(again.stdout).toContain("Todo: 0\nDone: 4\n");
     expect(frontierLineOf(again.stdout)).toMatch(/: 4 records in Redis; this process \(.+\) recorded 0$/);
+  });
+
+  it("refuses a --no-redis-records process joining a crawl that keeps its records, and says options as the help does", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "frontier-records-"));
+    try {
+      const flags = [...frontierFlags(), "--ignore-robots", `${site.url}/`];
+      expect((await runCli([...flags, "--exclude", "\\.pdf$"])).code).toBe(0);
+      const joining = await runCli([...flags, "--exclude", "\\.pdf$", "--no-redis-records", "--jsonl", join(dir, "records.jsonl")]);
+      expect(joining.code).toBe(1);
+      expect(joining.stderr).toBe(`crawl: crawl ${flags[3]} was started with records kept in Redis, and this process keeps them in each process's --jsonl only (--no-redis-records); crawl it with the same ROOTs and options, or give this crawl another --crawl-name\n`);
+      const other = await runCli(flags);
+      expect(other.stderr).toContain(`was started with exclude /\\.pdf$/, and this process has none;`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("resumes a crawl that --max-pages stopped, fetching only the URLs left", async () => {
@@ -185,6 +203,7 @@ describe("crawl --frontier without Redis", () => {
     expect(frontierLine(flags, "h:1:abcdef", 5, 2, false)).toBe(`frontier redis://:***@127.0.0.1:${port}/0, crawl n: 5 records in Redis; this process (h:1:abcdef) recorded 2\n`);
     expect(statusText(flags, { queued: 0, leased: 0, records: 0, seen: 0, workers: [], created: false })).not.toContain("s3cret");
     expect(withoutPassword(`redis://127.0.0.1:${port}/0`)).toBe(`redis://127.0.0.1:${port}/0`);
+    expect(withoutPassword(`redis://s3cret@127.0.0.1:${port}/0`)).toBe(`redis://***@127.0.0.1:${port}/0`);
     for (const bad of ["redis://:s3cret@", "redis//:s3cret@h", "http://:s3cret@h/"]) {
       const usage = await runCli(["--frontier", bad, "--crawl-name", "n", "--status"]);
       expect(usage.code).toBe(2);

@@ -238,6 +238,44 @@ describeWithRedis("politeness shared by the processes of a Redis crawl", () => {
     first.stop();
   });
 
+  it("refuses a process that joins with the other record mode, naming it, before it stores a record", async () => {
+    const name = `records-${++names}`;
+    const first = await frontierFor(name);
+    first.open(resolveOptions({ robots: false }), noop, ["http://a.test/"]);
+    await first.add([{ url: "http://a.test/", maxRedirect: 10 }]);
+    const jsonlOnly = await RedisFrontier.open({ url: redis.url, name, leaseMs: LEASE_MS, records: false });
+    open.push(jsonlOnly);
+    jsonlOnly.open(resolveOptions({ robots: false }), noop, ["http://a.test/"]);
+    const error = await within(5_000, ending(jsonlOnly), "the refusal");
+    expect(error).toBeInstanceOf(FrontierError);
+    expect((error as Error).message).toBe(`crawl ${name} was started with records kept in Redis, and this process keeps them in each process's --jsonl only (--no-redis-records); crawl it with the same ROOTs and options, or give this crawl another --crawl-name`);
+    expect((await first.status()).leased).toBe(0); // It took nothing, so it stored no `1` among the records.
+    const other = `records-${++names}`;
+    const started = await RedisFrontier.open({ url: redis.url, name: other, leaseMs: LEASE_MS, records: false });
+    open.push(started);
+    started.open(resolveOptions({ robots: false }), noop, ["http://a.test/"]);
+    await started.add([{ url: "http://a.test/", maxRedirect: 10 }]);
+    const keeping = await frontierFor(other);
+    keeping.open(resolveOptions({ robots: false }), noop, ["http://a.test/"]);
+    expect(((await within(5_000, ending(keeping), "the refusal")) as Error).message).toContain("was started with records kept in each process's --jsonl only (--no-redis-records), and this process keeps them in Redis;");
+    first.stop();
+    started.stop();
+  });
+
+  it("names a limit not set as the help does, and a regex once, in a refusal", async () => {
+    const name = `shown-${++names}`;
+    const first = await frontierFor(name);
+    first.open(resolveOptions({ exclude: /\.pdf$/, maxDepth: 2 }), noop, ["http://a.test/"]);
+    await first.add([{ url: "http://a.test/", maxRedirect: 10 }]);
+    const second = await frontierFor(name);
+    second.open(resolveOptions({ maxDepth: 2 }), noop, ["http://a.test/"]);
+    expect(((await within(5_000, ending(second), "the refusal")) as Error).message).toContain("was started with exclude /\\.pdf$/, and this process has none;");
+    const third = await frontierFor(name);
+    third.open(resolveOptions({ exclude: /\.pdf$/ }), noop, ["http://a.test/"]);
+    expect(((await within(5_000, ending(third), "the refusal")) as Error).message).toContain("was started with maxDepth 2, and this process has no limit;");
+    first.stop();
+  });
+
   it("refuses a process that joins a finished crawl with other options, rather than ending as if it had crawled", async () => {
     const name = `finished-${++names}`;
     const first = await frontierFor(name);

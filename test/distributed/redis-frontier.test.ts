@@ -8,7 +8,7 @@ import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
 import { crawl } from "../../src/asyncawait/index.js";
 import type { FetchStatistic } from "../../src/crawl/records.js";
 import { errorRecord } from "../../src/crawl/records.js";
-import { FrontierError, RedisFrontier } from "../../src/distributed/index.js";
+import { ACL_COMMANDS, aclRule, FrontierError, RedisFrontier } from "../../src/distributed/index.js";
 import { startDemoSite, type SyntheticSite } from "../../src/site/index.js";
 import { describeWithRedis, startRedis, type RedisServer } from "../helpers/redis-server.js";
 import { ending, taken } from "../helpers/store-steps.js";
@@ -344,6 +344,63 @@ describeWithRedis("RedisFrontier's errors", () => {
     } finally {
       await own.remove();
     }
+  });
+
+  it("masks a password given without its colon, in the user-name slot, when Redis asks for one", async () => {
+    const own = await startRedis({ args: ["--requirepass", "s3cret-pw"] });
+    try {
+      const url = own.url.replace("redis://", "redis://s3cret-pw@");
+      const failed = await RedisFrontier.open({ url, name: "locked" }).then(() => null, (error: unknown) => error);
+      expect(failed).toBeInstanceOf(FrontierError);
+      expect((failed as Error).message).toBe(`cannot use Redis at ${own.url.replace("redis://", "redis://***@")}: it asks for a password (NOAUTH): give it in the URL after a colon, redis://:PASSWORD@HOST:PORT/0 (redis://PASSWORD@HOST is a user name without a password)`);
+    } finally {
+      await own.remove();
+    }
+  });
+
+  it("crawls to the end as an ACL user with exactly the keys, channel and commands the message gives, and no other command refused", async () => {
+    const demo = await startDemoSite();
+    try {
+      await send(redis, ["ACL", "SETUSER", "crawler", "on", ">crawler-pw", ...aclRule("acl-only").split(" ")]);
+      await send(redis, ["ACL", "LOG", "RESET"]);
+      const url = redis.url.replace("redis://", "redis://crawler:crawler-pw@");
+      const expected = await crawl(demo.url, { maxTasks: 4 });
+      // Two processes, so that one reads the robots.txt rules the other stored (HMGET).
+      const frontiers = [await RedisFrontier.open({ url, name: "acl-only" }), await RedisFrontier.open({ url, name: "acl-only" })];
+      try {
+        const results = await within(30_000, Promise.all(frontiers.map((frontier) => crawl(demo.url, { maxTasks: 4 }, frontier))), "the crawl of an ACL user");
+        for (const result of results) expect(byUrl(result.records).map(withoutTiming)).toEqual(byUrl(expected.records).map(withoutTiming));
+        const [first] = frontiers as [RedisFrontier, RedisFrontier];
+        expect((await first.status()).records).toBe(expected.recorded);
+        let streamed = 0;
+        for await (const chunk of first.recordChunks()) streamed += chunk.length;
+        for await (const chunk of first.seenChunks()) streamed += chunk.length;
+        expect(streamed).toBe(expected.recorded + expected.seen.length);
+      } finally {
+        for (const frontier of frontiers) await frontier.close();
+      }
+      const counted = await RedisFrontier.open({ url, name: "acl-only" });
+      try {
+        expect((await within(10_000, crawl(demo.url, { maxTasks: 4, keepRecords: false }, counted), "the counts of the crawl")).recorded).toBe(expected.recorded);
+      } finally {
+        await counted.close();
+      }
+      // Refused, and by its nature optional: CONFIG GET (whether Redis keeps its data on disk).
+      const refused = (await send(redis, ["ACL", "LOG"])) as Array<Record<string, unknown>>;
+      expect(new Set(refused.map((entry) => `${String(entry["reason"])} ${String(entry["object"])}`))).toEqual(new Set(["command config|get"]));
+      // The guide gives the same rule.
+      expect(readFileSync(join(import.meta.dirname, "../../docs/guide-distributed.md"), "utf8")).toContain(`ACL SETUSER crawler on >PASSWORD ${aclRule("NAME")}\n`);
+    } finally {
+      await demo.close();
+    }
+  });
+
+  it("explains a command a script runs that the ACL refuses (ERR … can't run this command), with the commands a crawler needs", async () => {
+    const rule = aclRule("short").split(" ").filter((part) => part !== "+publish");
+    await send(redis, ["ACL", "SETUSER", "short", "on", ">short-pw", ...rule]);
+    const error = await crawlError(redis.url.replace("redis://", "redis://short:short-pw@"), "short");
+    expect(error.message).toContain(`refused the crawl's command: its ACL does not let this user run a command of the crawl's scripts (ERR … can't run this command): the user needs the keys ~coroutine-crawler:{short}:*, the channel &coroutine-crawler:{short}:events, and the commands the crawl and its scripts run (Redis checks a script's too), as in ACL SETUSER USER on >PASSWORD resetkeys ~coroutine-crawler:{short}:* resetchannels &coroutine-crawler:{short}:events -@all ${ACL_COMMANDS.map((command) => `+${command}`).join(" ")}`);
+    expect(error.message).not.toContain("short-pw");
   });
 
   it("names an ACL that keeps the user from the crawl's keys, and never shows the password", async () => {
