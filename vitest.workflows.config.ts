@@ -5,6 +5,8 @@
  *
  * - test/learn/workshop.test.ts: the workshop (`npm run learn`) run whole
  *   against the library's own code and against its stubs;
+ * - test/learn/wrong-implementations.test.ts: the workshop run on each wrong
+ *   implementation its checks once let through;
  * - test/distributed/processes.test.ts: `crawl --frontier` processes sharing
  *   one crawl through a real redis-server: three at once, one killed, all
  *   stopped and resumed, Redis killed and restarted. They run the built
@@ -14,7 +16,7 @@ import { defineConfig } from "vitest/config";
 
 export default defineConfig({
   test: {
-    include: ["test/learn/workshop.test.ts", "test/distributed/processes.test.ts"],
+    include: ["test/learn/workshop.test.ts", "test/learn/wrong-implementations.test.ts", "test/distributed/processes.test.ts"],
     // As in vitest.config.ts; the tests that run the whole workshop set longer limits of their own.
     testTimeout: 60_000,
     hookTimeout: 30_000,

@@ -64,9 +64,11 @@ export async function sendByPolling(socket: Socket, request: Uint8Array): Promis
 
 /**
  * Reads a whole response the busy way: try `recv`; while it fails with "would
- * block", give Node's loop one turn and try again. Feeds each chunk to
- * `parser`, and the end of the stream (an empty chunk) too, until the parser
- * has the whole response.
+ * block", give Node's loop one turn and try again, for as long as it takes.
+ * Feeds each chunk of bytes to `parser.feed`; an empty chunk is the end of
+ * the stream (the server closed) and goes to `parser.end()`, not to `feed`,
+ * which ignores an empty chunk. Goes on until the parser has the whole
+ * response.
  *
  * @returns how many tries found nothing to read.
  */

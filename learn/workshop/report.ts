@@ -74,7 +74,8 @@ export class WorkshopReporter implements Reporter {
 
   private failure(check: string, error: SerializedError | undefined): Failure {
     const message = error === undefined ? "it failed" : `${error.name !== undefined && error.name !== "Error" && error.name !== "AssertionError" ? `${error.name}: ` : ""}${error.message}`;
-    const why = message.split("\n").slice(0, 6).join("\n");
+    // Up to 24 lines: an order check prints both orders side by side (test/helpers/side-by-side.ts).
+    const why = message.split("\n").slice(0, 24).join("\n");
     return { check: check.replace(/ > /g, " › "), why, where: this.whereInLearnerFile(error), stack: this.learnerFrames(error) };
   }
 

@@ -17,7 +17,8 @@
  * first: when one of them fails, the workshop says which (exercise, file,
  * function, stack) instead of letting the contract suite fail on it.
  *
- * `LEARN_DIR` names another folder than `learn/` (the workshop's own test uses it).
+ * `LEARN_DIR` names another folder than `learn/`, and `LEARN_STUCK_MS` a
+ * shorter limit for a stuck run (the workshop's own tests use them).
  *
  * @module
  */
@@ -26,6 +27,7 @@ import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, watch, writeFi
 import { relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { exerciseNumbered, exercises, partsOfStage, type Exercise } from "./exercises.js";
+import { fileOfFailure, suspectsIn } from "./blame.js";
 import { findBodies, learnerFile } from "./learner-files.js";
 import type { Failure, Report } from "./report.js";
 
@@ -38,7 +40,12 @@ const SHOWN_DIR = relative(REPO, LEARNER_DIR);
  * never gives the thread back cannot be stopped by a check's own timeout. An
  * exercise's own checks take seconds; the contract suite takes longer.
  */
-const STUCK_MS = { checks: 60_000, earlier: 60_000, contract: 180_000 } as const;
+const STUCK_MS = stuckLimits(Number(process.env["LEARN_STUCK_MS"] ?? "0"));
+
+/** The limits; `LEARN_STUCK_MS` (the workshop's own test) sets one for every phase. */
+function stuckLimits(every: number): Readonly<Record<"checks" | "earlier" | "contract", number>> {
+  return every > 0 ? { checks: every, earlier: every, contract: every } : { checks: 60_000, earlier: 60_000, contract: 180_000 };
+}
 const VITEST = resolve(REPO, "node_modules/vitest/vitest.mjs");
 
 /** How an exercise's checks came out. */
@@ -162,19 +169,20 @@ function oneLine(verdict: Verdict, exercise: Exercise): string {
   const why = verdict.why as Failure;
   const first = why.why.split("\n")[0] ?? "";
   if (verdict.phase === "earlier" && verdict.blamed !== undefined) return `exercise ${verdict.blamed.number} first (${shown(verdict.blamed)}, ${suspects(verdict.blamed, why).join(", ")}): ${first}`;
+  const inFile = followStack(exercise, why);
+  if (inFile !== exercise) return `${verdict.phase === "contract" ? "the contract suite fails" : "it fails"} inside exercise ${inFile.number}'s file (${suspects(inFile, why).join(", ")}): ${first}`;
   const look = ` [look at ${suspects(exercise, why).join(", ")}]`;
   return verdict.phase === "contract" ? `the contract suite: ${why.check}: ${first}${look}` : `${first}${look}`;
 }
 
-/**
- * The learner's functions a failure is about: those of `exercise.write` that
- * its check's name, its message or its stack names (`runOnce` names
- * `EventLoop.runOnce`), or all of them when none is named.
- */
+/** The learner's functions a failure is about, with file and line when a frame says (blame.ts). */
 function suspects(exercise: Exercise, failure: Failure): string[] {
-  const text = [failure.check, failure.why, ...(failure.stack ?? [])].join("\n");
-  const named = exercise.write.filter((name) => new RegExp(`\\b${name.split(".").at(-1) as string}\\b`).test(text));
-  return named.length > 0 ? named : [...exercise.write];
+  return suspectsIn(exercise, relative(REPO, learnerPath(exercise)), failure);
+}
+
+/** The exercise whose file a failure happened in (blame.ts): `exercise`, or an earlier one whose file holds every frame. */
+function followStack(exercise: Exercise, failure: Failure): Exercise {
+  return fileOfFailure(exercise, failure, function fileOf(other: Exercise): string { return relative(REPO, learnerPath(other)); });
 }
 
 async function checkOne(exercise: Exercise): Promise<void> {
@@ -192,10 +200,14 @@ async function checkOne(exercise: Exercise): Promise<void> {
     return;
   }
   const why = verdict.why as Failure;
-  const blamed = verdict.phase === "earlier" && verdict.blamed !== undefined ? verdict.blamed : exercise;
-  if (blamed !== exercise) {
+  const earlier = verdict.phase === "earlier" && verdict.blamed !== undefined;
+  const blamed = earlier ? (verdict.blamed as Exercise) : followStack(exercise, why);
+  if (earlier) {
     console.log(`✗ Not yet: the ${exercise.stage} crawler is built from ${partsOfStage(exercise).map(shown).join(", ")}, and an earlier part fails its own checks first.`);
     console.log(`  Exercise ${blamed.number}, ${blamed.title} (${shown(blamed)}): ${verdict.checksPassed} ${verdict.checksPassed === 1 ? "check passes" : "checks pass"} before the first that fails:`);
+  } else if (blamed !== exercise) {
+    console.log(`✗ Not yet: a check${verdict.phase === "contract" ? " of the contract suite" : ""} fails inside exercise ${blamed.number}'s file, not yours: every frame of your code in its stack is in ${shown(blamed)} (${blamed.title}).`);
+    console.log(`  Exercise ${blamed.number}'s own checks pass; this one, ${verdict.checksPassed} ${verdict.checksPassed === 1 ? "check" : "checks"} later, does not:`);
   } else {
     console.log(`✗ Not yet. ${verdict.checksPassed} ${verdict.checksPassed === 1 ? "check passes" : "checks pass"} before the first that fails${verdict.phase === "contract" ? ", in the contract suite" : ""}:`);
   }
@@ -205,7 +217,7 @@ async function checkOne(exercise: Exercise): Promise<void> {
   else if (why.where !== null) console.log(`    at ${why.where}`);
   console.log(`  Look at ${suspects(blamed, why).join(", ")} in ${shown(blamed)}.`);
   if (blamed !== exercise) {
-    console.log(`Mend it first: npm run learn -- ${blamed.number}`);
+    console.log(earlier ? `Mend it first: npm run learn -- ${blamed.number}` : `Mend it there, then check both: npm run learn -- ${blamed.number}, then npm run learn -- ${exercise.number}`);
     process.exitCode = 1;
     return;
   }
@@ -338,17 +350,55 @@ function firstLine(text: string): string {
   return text.split("\n")[0] ?? "";
 }
 
-/** Runs vitest with `env`; `ok` is false when it had to be stopped after `stuckMs`. */
+/** The process groups of the vitest runs under way: each run's main process and its workers. */
+const runningGroups = new Set<number>();
+
+/** Kills a vitest run's whole process group: its main process and its workers, where a learner's loop may spin. */
+function killGroup(pid: number): void {
+  try {
+    process.kill(-pid, "SIGKILL");
+  } catch {
+    // Gone already.
+  }
+}
+
+/** Ctrl-C (or a SIGTERM) ends the runs under way too: in groups of their own, they would not get the signal. */
+function endRunsAndExit(signal: NodeJS.Signals): void {
+  for (const pid of runningGroups) killGroup(pid);
+  process.exit(signal === "SIGINT" ? 130 : 143);
+}
+process.once("SIGINT", endRunsAndExit);
+process.once("SIGTERM", endRunsAndExit);
+process.once("exit", function endRuns() {
+  for (const pid of runningGroups) killGroup(pid);
+});
+
+/**
+ * Runs vitest with `env`; `ok` is false when it had to be stopped after
+ * `stuckMs`. The run is a process group of its own (`detached`), and a stuck
+ * one is killed whole: killing vitest's main process alone left the worker
+ * that ran the learner's spinning loop orphaned, burning a core for minutes.
+ */
 function runVitest(args: string[], env: Record<string, string>, stuckMs: number): Promise<{ ok: boolean; output: string }> {
   return new Promise(function run(resolvePromise) {
-    const child = spawn(process.execPath, [VITEST, ...args], { cwd: REPO, env: { ...process.env, ...env, FORCE_COLOR: "0" }, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [VITEST, ...args], { cwd: REPO, env: { ...process.env, ...env, FORCE_COLOR: "0" }, stdio: ["ignore", "pipe", "pipe"], detached: true });
+    const pid = child.pid;
+    if (pid !== undefined) runningGroups.add(pid);
     let output = "";
+    let stuck = false;
     child.stdout.setEncoding("utf8").on("data", function printed(chunk: string) { output += chunk; });
     child.stderr.setEncoding("utf8").on("data", function complained(chunk: string) { output += chunk; });
-    const timer = setTimeout(function stuck() { child.kill("SIGKILL"); }, stuckMs);
-    child.on("close", function exited(_code, signal) {
+    const timer = setTimeout(function stuckRun() {
+      stuck = true;
+      if (pid !== undefined) killGroup(pid);
+    }, stuckMs);
+    child.on("close", function exited() {
       clearTimeout(timer);
-      resolvePromise({ ok: signal !== "SIGKILL", output });
+      if (pid !== undefined) {
+        runningGroups.delete(pid);
+        killGroup(pid); // A worker left behind by a run that ended is ended with it.
+      }
+      resolvePromise({ ok: !stuck, output });
     });
   });
 }

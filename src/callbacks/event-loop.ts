@@ -126,9 +126,12 @@ export class EventLoop {
   }
 
   /**
-   * Stops the loop after the iteration that is running now (or at once if it
-   * sleeps), as asyncio's `stop()` does. Sockets and timers stay as they are:
-   * closing them is their owners' job.
+   * Stops the loop at the end of an iteration: the one running now, or, if
+   * the loop sleeps, one more that `stop()` schedules at once, which selects
+   * (calling the callbacks of the sockets ready) and runs the timers due
+   * before the loop stops, as asyncio's `stop()` lets `run_forever` finish
+   * one more `_run_once`. Sockets and timers stay as they are: closing them
+   * is their owners' job.
    */
   stop(): void {
     this.stopping = true;

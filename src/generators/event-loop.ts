@@ -167,7 +167,12 @@ export class EventLoop {
     return future;
   }
 
-  /** Asks `runForever()` to return after the iteration in progress (or the next one, if none is). */
+  /**
+   * Asks `runForever()` to return after the iteration in progress, or, if
+   * none is (the loop sleeps), after one more that `stop()` schedules at
+   * once: it selects and runs the callbacks ready and the timers due, as
+   * asyncio's `stop()` lets `run_forever` finish one more `_run_once`.
+   */
   stop(): void {
     this.stopping = true;
     if (!this.iterating) this.wake();

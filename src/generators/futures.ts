@@ -160,6 +160,12 @@ export class Future<T> {
   /**
    * Calls `fn(this)` when the Future is done. A callback added after that
    * still runs (scheduled at once), so nobody can miss the moment.
+   *
+   * It replaces the list with a new one, one callback longer, and never
+   * pushes onto it: every Future with no callback shares one frozen empty
+   * array (`NO_CALLBACKS`), and a new list of the exact length is smaller
+   * than a pushed-onto one (most Futures get one callback, and a push
+   * reserves room for 16).
    */
   addDoneCallback(fn: (future: Future<T>) => void): void {
     const callback = fn as (future: Future<unknown>) => void; // A sound cast: it is only ever called with this Future.

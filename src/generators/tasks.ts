@@ -130,12 +130,18 @@ export class Task<T> extends Future<T> {
    * `coro.throw(error)`, when a cancel or a bad yield is pending), lets it
    * run to its next `yield`, and looks at what comes out.
    *
-   * - `{ done: true, value }`: the coroutine returned, and `value` resolves the Task.
+   * - `{ done: true, value }`: the coroutine returned, and `value` resolves
+   *   the Task, unless the Task was cancelled during this step (its
+   *   coroutine called `cancel()` on its own Task, then returned): then the
+   *   cancel wins and the Task ends cancelled, as asyncio's `_must_cancel`
+   *   makes it.
    * - An exception out of the coroutine fails the Task; a
    *   {@link shared!CancelledError} that got out cancels it.
    * - A Future: the Task remembers it (`waitingOn`) and registers `wakeUp`
    *   as its done callback, then returns. The coroutine stays paused at that
-   *   `yield` until the Future is done.
+   *   `yield` until the Future is done; even a Future done already wakes it
+   *   only in the next iteration (its done callback goes to the loop), so
+   *   `sleep(0)` lets the other Tasks take a turn: never step again at once.
    * - Anything else (a generator passed without `yield*`, a Future of another
    *   loop, the Task itself) is a bad yield: the next step throws a
    *   `TypeError` in at that `yield`.

@@ -405,6 +405,58 @@ describe("EventLoop: the lesson's points (runOnce and dispatch)", () => {
     expect({ late, iterationsAfterStop: selects() - stoppedAt, running: loop.isRunning() }, "runOnce went on after stop()").toEqual({ late: [], iterationsAfterStop: 0, running: false });
   });
 
+  it("runOnce does not call a ready socket's callback once an earlier callback of the same select has unregistered it", async () => {
+    // Collecting the ready keys and dispatching them after select() returns (which passed the other checks) skips the
+    // selector's guard: the second socket's callback runs although the first one unregistered it.
+    const first = await heldConnection();
+    const second = await heldConnection();
+    const loop = new TurnByHand();
+    const called: string[] = [];
+    function unregisterBoth(): void {
+      loop.selector.unregister(first.socket);
+      loop.selector.unregister(second.socket);
+    }
+    loop.selector.register(first.socket, EVENT_WRITE, function firstConnected() {
+      called.push("first");
+      unregisterBoth();
+    });
+    loop.selector.register(second.socket, EVENT_WRITE, function secondConnected() {
+      called.push("second");
+      unregisterBoth();
+    });
+    try {
+      loop.turnOnce(); // Both are connected and writable: both are ready at this select.
+      expect(called, "runOnce called the callback of a socket unregistered by an earlier callback: hand dispatch to select()").toHaveLength(1);
+    } finally {
+      first.close();
+      second.close();
+    }
+  });
+
+  it("runOnce sleeps until a timer further away than setTimeout allows, when it is the only one", async () => {
+    // Without the clamp to 2^31 - 1 ms (which passed while another timer was due first), Node warns and fires the
+    // setTimeout after 1 ms, again and again: the loop iterates at every turn.
+    const loop = new EventLoop();
+    const selects = countSelects(loop.selector);
+    const warnings: string[] = [];
+    const onWarning = (warning: Error): void => {
+      warnings.push(warning.name);
+    };
+    process.on("warning", onWarning);
+    try {
+      const far = loop.callLater(30 * 24 * 3600 * 1000, function inThirtyDays() {});
+      const stopped = run(loop);
+      await nodeTurns(30);
+      loop.stop();
+      await stopped;
+      far.cancel();
+    } finally {
+      process.off("warning", onWarning);
+    }
+    expect(warnings, "runOnce asked setTimeout for more than 2 ** 31 - 1 ms").not.toContain("TimeoutOverflowWarning");
+    expect(selects(), "runOnce iterated while it should have slept until its timer").toBeLessThanOrEqual(5);
+  });
+
   it("runOnce lets a timer callback's exception escape when no exception handler is set (stack ripping, on purpose)", () => {
     const loop = new TurnByHand();
     const bug = new Error("a bug in a timer callback");

@@ -84,6 +84,35 @@ describe("polling a non-blocking socket (example 02)", () => {
     }
   });
 
+  it("polls as long as the reply takes, with no cap on the tries: 3,000 of Node's turns", async ({ expect }) => {
+    // A loop capped at 1,000 polls passed the other checks (the demo page takes about 650): this server answers
+    // only after 3,000 turns of Node's loop, counted with setImmediate as the polling is.
+    const server = createServer(function answerLate(socket: ServerSocket) {
+      socket.once("data", function requested() {
+        let turns = 0;
+        setImmediate(function turn() {
+          if (++turns < 3_000) setImmediate(turn);
+          else socket.end("HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nlate");
+        });
+      });
+    });
+    servers.push(server);
+    server.listen(0, "127.0.0.1");
+    await once(server, "listening");
+    const { port } = server.address() as AddressInfo;
+    const socket = connect(new URL(`http://127.0.0.1:${port}/`));
+    try {
+      await sendByPolling(socket, REQUEST);
+      const parser = new ResponseParser({ maxBodyBytes: 1024 });
+      const polls = await receiveByPolling(socket, parser);
+      expect(parser.done, "receiveByPolling gave up before the reply came").toBe(true);
+      expect(Buffer.from(parser.response().body).toString()).toBe("late");
+      expect(polls).toBeGreaterThan(1_000);
+    } finally {
+      socket.destroy();
+    }
+  });
+
   it("throws the connection's own error when nothing listens, instead of polling for ever", async ({ expect }) => {
     const { url } = await serverReplying("");
     servers[0]?.close(); // the port is free again: the connection will be refused

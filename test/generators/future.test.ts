@@ -107,6 +107,27 @@ describe("Future", () => {
     expect(calls).toBe(0);
   });
 
+  it("lets go of its done callbacks once done: finish empties the list, so none can be removed or run twice", () => {
+    // A finish that schedules the callbacks and keeps the list (which passed the other checks) holds every waiting
+    // Task's wakeUp for as long as the Future lives, and removeDoneCallback finds callbacks already handed to the loop.
+    for (const settle of ["setResult", "setException", "cancel"] as const) {
+      const loop = new EventLoop();
+      const future = new Future<number>(loop);
+      let calls = 0;
+      function onDone(): void {
+        calls += 1;
+      }
+      future.addDoneCallback(onDone);
+      if (settle === "setResult") future.setResult(1);
+      else if (settle === "setException") future.setException(new RangeError("bad"));
+      else future.cancel();
+      expect(future.removeDoneCallback(onDone), `finish kept its done callbacks after ${settle}`).toBe(0);
+      loop.runOnce();
+      expect(calls).toBe(1);
+      loop.close();
+    }
+  });
+
   it("hands its done callbacks to its loop instead of calling them inside setResult", () => {
     const loop = new EventLoop();
     const future = new Future<number>(loop);

@@ -5,6 +5,9 @@ import { sleep, Task } from "../../src/generators/tasks.js";
 import { within } from "../helpers/within.js";
 import { outcome } from "./outcome.js";
 import { countSelects, nodeTurns } from "../helpers/loop-turns.js";
+import net from "node:net";
+import { EVENT_READ } from "../../src/kernel/selector.js";
+import { connect } from "../../src/kernel/socket.js";
 
 describe("sleep", () => {
   it("wakes shorter sleepers first while all sleep at once", () => {
@@ -118,6 +121,82 @@ describe("sleep: the lesson's points (callLater and turn)", () => {
     expect(ran, "callLater did not wake the sleeping loop").toBe("ran");
   });
 
+  it("turn sleeps until a timer further away than setTimeout allows, when it is the only one", async () => {
+    // Without the clamp to 2^31 - 1 ms, Node warns and fires the setTimeout after 1 ms, again and again.
+    const loop = new EventLoop();
+    const selects = countSelects(loop.selector);
+    const warnings: string[] = [];
+    const onWarning = (warning: Error): void => {
+      warnings.push(warning.name);
+    };
+    process.on("warning", onWarning);
+    try {
+      const far = loop.callLater(30 * 24 * 3600 * 1000, function inThirtyDays() {});
+      loop.runForever();
+      await nodeTurns(30);
+      loop.stop();
+      await nodeTurns(2);
+      far.cancel();
+    } finally {
+      process.off("warning", onWarning);
+    }
+    expect(loop.isRunning()).toBe(false);
+    loop.close();
+    expect(warnings, "turn asked setTimeout for more than 2 ** 31 - 1 ms").not.toContain("TimeoutOverflowWarning");
+    expect(selects(), "turn iterated while it should have slept until its timer").toBeLessThanOrEqual(4);
+  });
+
+  it("callLater and turn leave no setTimeout behind: one planned wake-up at a time, none once the loop has stopped", async () => {
+    // A wake-up that drops nextTimeout without clearing it (which passed every check of this exercise) leaves a Node
+    // timer that runs turn later, on a loop stopped or closed by then: only stage 2's contract suite saw it.
+    const pending = new Set<unknown>();
+    const realSetTimeout = globalThis.setTimeout;
+    const realClearTimeout = globalThis.clearTimeout;
+    const planted = vi.spyOn(globalThis, "setTimeout").mockImplementation(function trackedSetTimeout(callback: (...args: unknown[]) => void, ms?: number, ...args: unknown[]) {
+      const handle = realSetTimeout(function fired() {
+        pending.delete(handle);
+        callback(...args);
+      }, ms);
+      pending.add(handle);
+      return handle;
+    } as typeof setTimeout);
+    const cleared = vi.spyOn(globalThis, "clearTimeout").mockImplementation(function trackedClearTimeout(handle?: Parameters<typeof clearTimeout>[0]) {
+      pending.delete(handle);
+      realClearTimeout(handle);
+    });
+    const loop = new EventLoop();
+    try {
+      const far = loop.callLater(60_000, function farAway() {});
+      loop.runForever();
+      await nodeTurns(2); // Asleep until the far timer: one setTimeout.
+      for (let i = 0; i < 3; i++) {
+        await new Promise<void>((resolve) => loop.callLater(1, function soon() { resolve(); })); // Wakes it, runs, sleeps again.
+        await nodeTurns(2);
+        expect(pending.size, "the loop has more than one setTimeout planned: an earlier one was dropped without clearTimeout").toBeLessThanOrEqual(1);
+      }
+      // A socket registered during an iteration wakes the loop (the selector's wakeup plans a setImmediate): turn
+      // must not plan a setTimeout as well, a second wake-up that the next turn forgets.
+      const { socket, close } = await heldConnection();
+      loop.callSoon(function registerInAnIteration() {
+        loop.selector.register(socket, EVENT_READ, function neverReady() {});
+      });
+      await nodeTurns(2);
+      expect(pending.size, "turn planned a setTimeout while a socket event had planned the next iteration already").toBeLessThanOrEqual(1);
+      loop.selector.unregister(socket);
+      close();
+      loop.stop();
+      await nodeTurns(2);
+      far.cancel();
+      expect(loop.isRunning()).toBe(false);
+      expect(pending.size, "a setTimeout of the loop is left behind after stop(): it would run turn on a stopped loop").toBe(0);
+    } finally {
+      planted.mockRestore();
+      cleared.mockRestore();
+      for (const handle of pending) realClearTimeout(handle as Parameters<typeof clearTimeout>[0]);
+      loop.close();
+    }
+  });
+
   it("callLater runs timers due at the same moment first in, first out, however many there are", () => {
     const loop = new EventLoop();
     vi.spyOn(loop, "time").mockReturnValue(1000); // One instant for every callLater and for the run.
@@ -128,3 +207,19 @@ describe("sleep: the lesson's points (callLater and turn)", () => {
     loop.close();
   });
 });
+
+/** A server that accepts and holds the connection open, never writing; the client socket, connected. */
+async function heldConnection(): Promise<{ socket: net.Socket; close: () => void }> {
+  const server = net.createServer(function hold() {});
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as net.AddressInfo;
+  const socket = connect(new URL(`http://127.0.0.1:${port}/`));
+  await new Promise((resolve) => socket.once("connect", resolve));
+  return {
+    socket,
+    close() {
+      socket.destroy();
+      server.close();
+    },
+  };
+}

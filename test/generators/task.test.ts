@@ -4,7 +4,7 @@ import { CancelledError } from "../../src/kernel/errors.js";
 import { EventLoop } from "../../src/generators/event-loop.js";
 import { runningLoopOrNull } from "../../src/generators/events.js";
 import { Future, type Coroutine } from "../../src/generators/futures.js";
-import { allTasks, Task } from "../../src/generators/tasks.js";
+import { allTasks, sleep, Task } from "../../src/generators/tasks.js";
 
 /** Steps the loop `turns` times (asyncio test_utils.run_briefly). */
 function runBriefly(loop: EventLoop, turns = 1): void {
@@ -376,6 +376,24 @@ describe("Task", () => {
     runBriefly(loop, 2);
     expect([failing.exception(), cancelled.cancelled()]).toEqual([expect.objectContaining({ message: "failed" }), true]);
     expect(allTasks(loop), "step did not end the Task (ended()) when its coroutine threw").toEqual([]);
+  });
+
+  it("waits a loop iteration for a Future that is already done when yielded, so two Tasks in sleep(0) take turns", () => {
+    // A step that goes on at once when the yielded Future is done already (a shortcut that passed these checks and
+    // the contract suite) runs A to its end first: A0 A1 A2 B0 B1 B2. asyncio's bare yield gives every Task a turn.
+    const trail: string[] = [];
+    function* polite(name: string): Coroutine<void> {
+      for (let i = 0; i < 3; i++) {
+        trail.push(`${name}${i}`);
+        yield* sleep(0);
+      }
+    }
+    new Task(polite("A"), loop);
+    new Task(polite("B"), loop);
+    runBriefly(loop);
+    expect(trail, "Task.step went on at once with a Future already done: it must wait for its wake-up from the loop").toEqual(["A0", "B0"]);
+    runBriefly(loop, 3);
+    expect(trail).toEqual(["A0", "B0", "A1", "B1", "A2", "B2"]);
   });
 
   it("refuses setResult and setException from outside", () => {

@@ -7,6 +7,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { type Awaiting, co } from "../../learn/lessons/co.js";
+import { sideBySide } from "../helpers/side-by-side.js";
 
 type Log = (line: string) => void;
 
@@ -146,7 +147,7 @@ describe("co", () => {
     it(`co runs a coroutine that ${name} as await does: the same lines, result and microtask turns`, async () => {
       const expected = await trace(native);
       const got = await trace((log) => co(driven(log)));
-      expect(got, "co(generator) did not run as the async function does").toEqual(expected);
+      expect(got, `co(generator) did not run as the async function does:\n${sideBySide("co(generator)", got, "async function", expected)}\n`).toEqual(expected);
     });
   }
 

@@ -2,7 +2,10 @@
  * The workshop's learner files (learn/workshop/learner-files.ts): a stub
  * takes out exactly the bodies its exercise names, and a solution is the
  * library's module itself. The whole workshop, run against both, is
- * workshop.test.ts (`npm run test:workflows`).
+ * workshop.test.ts (`npm run test:workflows`). The wrong implementations the
+ * checks once let through (wrong-implementations.ts) still apply, each to a
+ * body its exercise writes; wrong-implementations.test.ts runs the workshop
+ * on them.
  */
 import { existsSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
@@ -10,6 +13,7 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { exercises } from "../../learn/workshop/exercises.js";
 import { findBodies, learnerFile } from "../../learn/workshop/learner-files.js";
+import { wrongImplementations } from "./wrong-implementations.js";
 
 const REPO = fileURLToPath(new URL("../..", import.meta.url));
 
@@ -27,5 +31,15 @@ describe("learner files", () => {
     const withoutImports = (text: string) => text.replace(/(["'])\.{1,2}\/[^"']+\1/g, "<import>");
     const body = solution.slice(solution.indexOf("\n", solution.indexOf("// Check it:")) + 1);
     expect(withoutImports(body)).toBe(withoutImports(source));
+  });
+
+  it.each(wrongImplementations)("the wrong implementation '$name' still applies, to a body exercise $exercise writes", (wrong) => {
+    const exercise = exercises.find((candidate) => candidate.number === wrong.exercise);
+    expect(exercise?.source).toBe(wrong.source);
+    const source = readFileSync(resolve(REPO, wrong.source), "utf8");
+    expect(source.split(wrong.from)).toHaveLength(2); // found exactly once
+    const at = source.indexOf(wrong.from);
+    const bodies = findBodies(source, wrong.source, exercise?.write ?? []);
+    expect(bodies.some((body) => body.start <= at && at + wrong.from.length <= body.end), "the edit is outside the bodies the learner writes").toBe(true);
   });
 });

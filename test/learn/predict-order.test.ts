@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { drills, type Log } from "../../learn/lessons/predict-order.js";
+import { sideBySide } from "../helpers/side-by-side.js";
 
 /**
  * Runs `snippet` from a macrotask of its own (`setImmediate`), as a script's
@@ -36,7 +37,8 @@ describe("predict the order", () => {
   for (const { letter, snippet, predict } of drills) {
     it(`predict${letter} gives the order in which snippet${letter} logs`, async () => {
       const logged = await logOf(snippet);
-      expect(predict(), `predict${letter}() is not the order snippet${letter} logs in`).toEqual(logged);
+      const predicted = predict();
+      expect(predicted, `predict${letter}() is not the order snippet${letter} logs in:\n${sideBySide(`predict${letter}()`, predicted, `snippet${letter} logs`, logged)}\n`).toEqual(logged);
     });
   }
 
