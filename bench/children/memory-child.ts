@@ -12,15 +12,15 @@
  *   is reported apart, not counted in the unit.
  * - generators and asyncawait: an idle worker of the real `Crawler`, parked
  *   on its queue's `get()` (a Task paused on a Future; an async function
- *   paused on a promise). The root is served by a silent server, so one
- *   worker waits for it and every other one waits for the queue. The unit is
- *   the heap of a crawl with `units + 1` workers minus that of a crawl with
- *   one, divided by `units`: what the crawl itself holds cancels out.
+ *   paused on a promise). A crawl starts its workers lazily, one for each job
+ *   no worker holds (issue 35), so a crawl of a silent site holds one worker
+ *   whatever its `maxTasks`: the workers are started here instead, `units`
+ *   calls of the Crawler's own `work()` on a Crawler that has not begun, and
+ *   the unit is the heap they hold, divided by `units`.
  *
  * @module
  */
-import { createServer, Socket, type Server } from "node:net";
-import type { AddressInfo } from "node:net";
+import { Socket } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import { EventLoop, Fetcher } from "../../src/callbacks/index.js";
 import type { FetchOutcome } from "../../src/callbacks/index.js";
@@ -28,7 +28,6 @@ import { ResponseParser } from "../../src/http/parser.js";
 import { DEFAULT_OPTIONS } from "../../src/crawl/options.js";
 import { EVENT_READ } from "../../src/kernel/selector.js";
 import type { KnownStage as StageName } from "../../src/observe/events.js";
-import { loadCrawl } from "./load-stage.js";
 
 /** What the parent asks for. */
 export interface MemoryRequest {
@@ -87,52 +86,40 @@ function measureFetchers(units: number): MemoryReport {
   return report;
 }
 
-/** A server that accepts connections and never answers: the root's fetch waits forever. */
-async function silentServer(): Promise<{ server: Server; url: string; connected: Promise<void>; sockets: Set<Socket> }> {
-  const server = createServer();
-  const sockets = new Set<Socket>();
-  const connected = new Promise<void>(function firstConnection(resolve) {
-    server.on("connection", function accepted(socket: Socket) {
-      sockets.add(socket);
-      resolve();
-    });
-  });
-  await new Promise<void>(function listen(resolve) {
-    server.listen(0, "127.0.0.1", resolve);
-  });
-  const { port } = server.address() as AddressInfo; // listening on TCP: an AddressInfo
-  return { server, url: `http://127.0.0.1:${port}/`, connected, sockets };
+/** The private parts of a stage's Crawler that this measurement starts by hand: its worker coroutine and its queue. */
+interface WorkerParts {
+  work(): unknown;
+  q: { shutdown?(): void };
 }
 
-/** Heap held by a crawl with `workers` workers once all but one wait on the queue. */
-async function heapOfParkedCrawl(stage: StageName, workers: number): Promise<number> {
-  const crawl = await loadCrawl(stage);
-  const { server, url, connected, sockets } = await silentServer();
-  const controller = new AbortController();
-  const before = heapAfterGc();
-  const done = crawl(url, { maxTasks: workers, signal: controller.signal, timeoutMs: 600_000 });
-  await connected;
-  // Let every worker reach its get(): wait until the heap stops changing.
-  let held = heapAfterGc() - before;
-  for (let i = 0; i < 50; i++) {
-    await sleep(100);
-    const now = heapAfterGc() - before;
-    const settled = Math.abs(now - held) < 0.005 * Math.abs(held) + 4096;
-    held = now;
-    if (settled) break;
-  }
-  controller.abort();
-  await done;
-  server.close();
-  for (const socket of sockets) socket.destroy();
-  return held;
-}
-
-/** Stages 2 and 3: idle workers of a real crawl. */
+/**
+ * Stages 2 and 3: `units` workers of a real Crawler parked on its queue's
+ * `get()`. Stage 2's run as Tasks on a loop, one iteration of which brings
+ * each to its `get()`; stage 3's each run to their first `await`.
+ */
 async function measureWorkers(stage: StageName, units: number): Promise<MemoryReport> {
-  const one = await heapOfParkedCrawl(stage, 1);
-  const many = await heapOfParkedCrawl(stage, units + 1);
-  return { stage, units, bytesPerUnit: (many - one) / units, socketBytes: null };
+  const before = heapAfterGc();
+  let held = 0;
+  if (stage === "generators") {
+    const { Crawler, EventLoop, Task } = await import("../../src/generators/index.js");
+    const crawler = new Crawler("http://127.0.0.1:1/") as unknown as WorkerParts; // Its private work() and q: see WorkerParts.
+    const loop = new EventLoop();
+    const workers = Array.from({ length: units }, () => new Task(crawler.work() as Generator<never, void, undefined>, loop, "work"));
+    loop.runOnce(); // Each worker steps to its q.get(), and waits there.
+    held = heapAfterGc() - before;
+    for (const worker of workers) worker.cancel();
+    loop.runOnce();
+    loop.close();
+  } else {
+    const { Crawler } = await import("../../src/asyncawait/index.js");
+    const crawler = new Crawler("http://127.0.0.1:1/") as unknown as WorkerParts;
+    const workers = Array.from({ length: units }, () => crawler.work() as Promise<void>); // Each runs to its `await this.q.get()`.
+    await sleep(0);
+    held = heapAfterGc() - before;
+    crawler.q.shutdown?.(); // The parked workers end with QueueShutDown, as at a crawl's end.
+    await Promise.all(workers);
+  }
+  return { stage, units, bytesPerUnit: held / units, socketBytes: null };
 }
 
 const request = JSON.parse(process.argv[2] ?? "{}") as MemoryRequest; // written by bench/memory-process.ts
