@@ -8,7 +8,7 @@
 #   npm run notebook:check               # run and compare
 #   npm run notebook:check -- --update   # run, and write the fresh outputs into the notebook
 #
-# Needs Jupyter's nbconvert (Debian: apt-get install -y python3-notebook
+# Needs Jupyter's nbconvert and IPython (Debian: apt-get install -y python3-notebook python3-ipython
 # python3-nbconvert jupyter-nbconvert) and npm access for tslab (scripts/tslab.sh).
 # The notebook runs as a user's project would run it: in a temporary folder
 # whose node_modules/coroutine-crawler is this package (built), so its imports
@@ -28,7 +28,7 @@ esac
 
 if ! jupyter nbconvert --version >/dev/null 2>&1; then
   echo "notebook:check needs jupyter nbconvert:" >&2
-  echo "  apt-get install -y python3-notebook python3-nbconvert jupyter-nbconvert" >&2
+  echo "  apt-get install -y python3-notebook python3-nbconvert python3-ipython jupyter-nbconvert" >&2
   exit 1
 fi
 
