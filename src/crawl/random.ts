@@ -5,7 +5,6 @@
  *
  * @module
  */
-import { getRandomValues } from "node:crypto";
 
 /** A source of uniform floats in [0, 1): `Math.random`'s shape, but seeded. */
 export type RandomSource = () => number;
@@ -38,10 +37,14 @@ export function mulberry32(seed: number): RandomSource {
 }
 
 /**
- * A fresh seed, drawn once for a crawl whose options give none (from the
- * operating system's random source, not from a clock): the crawl's result
- * reports it in `options.seed`, so the crawl can be run again with it.
+ * A fresh seed, drawn once for a crawl whose options give none: the crawl's
+ * result reports it in `options.seed`, so the crawl can be run again with it.
+ *
+ * @remarks `Math.random()` (V8's xorshift128+, seeded by the OS at start-up),
+ * not `node:crypto`: a seed needs no secrecy, and importing `node:crypto`
+ * cost every stage's start-up 5–10 ms of CPU. This is the one place a crawl
+ * reads randomness from the world; its decisions read only the seeded source.
  */
 export function drawSeed(): number {
-  return getRandomValues(new Uint32Array(1))[0] as number;
+  return Math.floor(Math.random() * 4_294_967_296);
 }
