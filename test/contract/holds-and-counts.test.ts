@@ -16,12 +16,13 @@
  * not wait for the hold arrives after one backoff, before that abort.
  */
 import type { ServerResponse } from "node:http";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { FetchStatistic } from "../../src/crawl/records.js";
 import type { TraceEvent } from "../../src/observe/events.js";
-import { FixtureSite } from "../../src/site/fixture-site.js";
+import type { FixtureSite } from "../../src/site/fixture-site.js";
 import { linksHtml } from "../../src/site/html.js";
 import { errorRecordOf } from "./records.js";
+import { sitesOfEachTest } from "./sites.js";
 import { withFourth } from "./stages.js";
 
 /** The pause before a first retry in these crawls: short beside the 30 s holds, long beside reading a response. */
@@ -71,23 +72,7 @@ class Ticker {
 }
 
 describe.each(withFourth)("$name crawler: holds, maxPages and queued counts", ({ crawl }) => {
-  let sites: FixtureSite[] = [];
-
-  async function startSite(): Promise<FixtureSite> {
-    const site = await FixtureSite.start();
-    sites.push(site);
-    return site;
-  }
-
-  afterEach(async () => {
-    const started = sites;
-    sites = [];
-    try {
-      for (const site of started) await site.connectionsClosed();
-    } finally {
-      await Promise.all(started.map((site) => site.close()));
-    }
-  });
+  const { startSite } = sitesOfEachTest();
 
   describe("a Retry-After hold", () => {
     it("holds the retries of the host's other URLs too: none reaches it during the hold", async () => {

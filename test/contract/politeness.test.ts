@@ -12,13 +12,13 @@
 import type { ServerResponse } from "node:http";
 import { type AddressInfo, createServer } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { RobotsFetch } from "../../src/crawl/robots.js";
 import type { FetchStatistic } from "../../src/crawl/records.js";
-import { FixtureSite, type FixtureSiteOptions, type ReceivedRequest } from "../../src/site/fixture-site.js";
-import { startHostGroup, type HostGroup, type HostGroupOptions } from "../../src/site/host-group.js";
+import type { FixtureSite, ReceivedRequest } from "../../src/site/fixture-site.js";
 import { linksHtml } from "../../src/site/html.js";
 import { errorRecordOf, linksPageRecord, pageRecordOf } from "./records.js";
+import { sitesOfEachTest } from "./sites.js";
 import { withFourth } from "./stages.js";
 
 const DISALLOW_PRIVATE = "User-agent: *\nDisallow: /private/\n";
@@ -51,30 +51,7 @@ async function closedPort(): Promise<number> {
 }
 
 describe.each(withFourth)("$name crawler, politely", ({ crawl, Crawler }) => {
-  let sites: FixtureSite[] = [];
-
-  async function startSite(options?: FixtureSiteOptions): Promise<FixtureSite> {
-    const site = await FixtureSite.start(options);
-    sites.push(site);
-    return site;
-  }
-
-  async function startGroup(options: HostGroupOptions): Promise<HostGroup> {
-    const group = await startHostGroup(options);
-    sites.push(...group.sites);
-    return group;
-  }
-
-  afterEach(async () => {
-    const started = sites;
-    sites = [];
-    try {
-      // Every crawl closes every socket it opened: no host sees one left.
-      for (const site of started) await site.connectionsClosed();
-    } finally {
-      await Promise.all(started.map((site) => site.close()));
-    }
-  });
+  const { startSite, startGroup } = sitesOfEachTest();
 
   describe("robots.txt", () => {
     it("never requests a disallowed path, records it as RobotsDisallowed and crawls the rest", async () => {

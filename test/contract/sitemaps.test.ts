@@ -5,32 +5,16 @@
  * held to the same crawl, sitemaps and all.
  */
 import { gzipSync } from "node:zlib";
-import { afterEach, describe, expect, it } from "vitest";
-import { FixtureSite } from "../../src/site/fixture-site.js";
+import { describe, expect, it } from "vitest";
 import { sitemapXml } from "../../src/site/html.js";
 import { errorRecordOf, linksPageRecord, pageRecordOf } from "./records.js";
+import { sitesOfEachTest } from "./sites.js";
 import { withFourth } from "./stages.js";
 
 const XML = "application/xml";
 
 describe.each(withFourth)("$name crawler, with sitemaps", ({ crawl }) => {
-  let sites: FixtureSite[] = [];
-
-  async function startSite(): Promise<FixtureSite> {
-    const site = await FixtureSite.start();
-    sites.push(site);
-    return site;
-  }
-
-  afterEach(async () => {
-    const started = sites;
-    sites = [];
-    try {
-      for (const site of started) await site.connectionsClosed(); // Every socket the crawl opened is closed.
-    } finally {
-      await Promise.all(started.map((site) => site.close()));
-    }
-  });
+  const { startSite } = sitesOfEachTest();
 
   it("crawls the pages only its /sitemap.xml leads to, and their links, once each", async () => {
     const site = await startSite();
