@@ -1,0 +1,320 @@
+/**
+ * The stepper page's six views, each drawn as HTML text from one snapshot
+ * and the one before it (for what changed). A view is a pure function of
+ * (recording, step): the page redraws every view at every step, so going
+ * Back draws exactly what was there before, by construction.
+ *
+ * Marks: a row that is new has class `added`, one whose content differs
+ * `changed`, one that is gone is drawn struck through with `removed`; a
+ * number that moved has `changed`. A socket in the last select's ready list
+ * is `ready`; one that was ready at the previous select too is also
+ * `still-ready` (level-triggering: the selector reports it again until it is
+ * read or unregistered).
+ *
+ * @module
+ */
+import type { Recording, SelectorKey, Snapshot, SourceLine, TimerEntry } from "../recording.js";
+import { type Change, type HeapNode, type Row, changedValue, diffRows, heapTree, sortedTimers, sourceExcerpt } from "./model.js";
+
+/** The views, in the order the page shows them. */
+export const VIEW_NAMES = ["selector", "ready", "timers", "tasks", "core", "stack"] as const;
+
+/** One of the views. */
+export type ViewName = (typeof VIEW_NAMES)[number];
+
+/** Each view's title. */
+export const VIEW_TITLES: Readonly<Record<ViewName, string>> = {
+  selector: "1 · Selector",
+  ready: "2 · Ready queue",
+  timers: "3 · Timers",
+  tasks: "4 · Tasks, Futures, queue",
+  core: "5 · Crawl core",
+  stack: "6 · Call stack and next line",
+};
+
+/** Why a stage lacks a view, by view and stage; a stage not named gets the view's `default`. */
+const ABSENT: Readonly<Record<ViewName, Readonly<Record<string, string>>>> = {
+  selector: {
+    asyncawait: "stage 3 has no selector of its own: undici's sockets are watched by libuv, inside Node.",
+    default: "this recording has no selector.",
+  },
+  ready: {
+    callbacks: "stage 1's loop calls each ready socket's callback and each due timer in place: it keeps no callSoon list.",
+    asyncawait: "stage 3's ready queue is V8's microtask queue: see the microtasks under view 6.",
+    default: "this recording has no ready queue.",
+  },
+  timers: {
+    asyncawait: "stage 3 sleeps with Node's own setTimeout: its timers sit in libuv's heap, not one of ours.",
+    default: "this recording has no timer heap.",
+  },
+  tasks: {
+    callbacks: "stage 1 has no Tasks or Futures: each Fetcher keeps its state on `this`, and plain bookkeeping bounds concurrency.",
+    default: "this recording has no Tasks or Futures.",
+  },
+  core: { default: "this recording has no core." },
+  stack: { default: "this recording has no call stack." },
+};
+
+/** The one-line reason a stage lacks a view. */
+export function absentReason(view: ViewName, stage: string): string {
+  const reasons = ABSENT[view];
+  return reasons[stage] ?? reasons["default"] ?? "not recorded.";
+}
+
+const ENTITIES: Readonly<Record<string, string>> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
+
+/** Escapes `text` for an element's content or a quoted attribute value. */
+export function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, function entity(character) { return ENTITIES[character] ?? character; });
+}
+
+/** A row's class attribute for its change (none when unchanged). */
+function rowClass(change: Change, extra: string[] = []): string {
+  const classes = change === "same" ? extra : [change, ...extra];
+  return classes.length === 0 ? "" : ` class="${classes.join(" ")}"`;
+}
+
+/** A number (or text) in a `<b>`, marked `changed` when it moved since the previous step. */
+function figure(label: string, previous: unknown, current: string | number, first: boolean): string {
+  const mark = changedValue(previous, current, first) ? ' class="changed"' : "";
+  return `<span class="figure"><span class="label">${escapeHtml(label)}</span> <b${mark}>${escapeHtml(String(current))}</b></span>`;
+}
+
+/** A table with a head and rows already drawn; `empty` when there are none. */
+function table(head: string[], rows: string[], empty: string): string {
+  if (rows.length === 0) return `<p class="empty">${escapeHtml(empty)}</p>`;
+  return `<table><thead><tr>${head.map(function th(cell) { return `<th>${escapeHtml(cell)}</th>`; }).join("")}</tr></thead><tbody>${rows.join("")}</tbody></table>`;
+}
+
+/** A source place as `fn` at `file:line`. */
+function place(line: SourceLine | null): string {
+  if (line === null) return "—";
+  return `<code>${escapeHtml(line.fn)}</code> <span class="where">${escapeHtml(line.file)}:${line.line}</span>`;
+}
+
+/** Cells of one row. */
+function cells(values: string[]): string {
+  return values.map(function td(value) { return `<td>${value}</td>`; }).join("");
+}
+
+/** A list of names as text, or a dash. */
+function names(list: readonly string[]): string {
+  return list.length === 0 ? "—" : escapeHtml(list.join(", "));
+}
+
+/** The "not in this stage" box. */
+function absent(view: ViewName, stage: string): string {
+  return `<p class="absent"><b>not in this stage</b>: ${escapeHtml(absentReason(view, stage))}</p>`;
+}
+
+/** View 1: the selector's keys, the candidates, the last select's ready list. */
+export function selectorView(stage: string, step: Snapshot, previous: Snapshot | undefined): string {
+  const selector = step.selector;
+  if (selector === undefined) return absent("selector", stage);
+  const before = previous?.selector;
+  const readyNow = new Set((selector.lastReady ?? []).map(function socketOf(entry) { return entry.socket; }));
+  const readyBefore = new Set((before?.lastReady ?? []).map(function socketOf(entry) { return entry.socket; }));
+  const keyRows = diffRows<SelectorKey>(before?.keys, selector.keys, function socketKey(key) { return key.socket; }).map(function keyRow(row) {
+    const key = row.item;
+    const lit = row.change !== "removed" && readyNow.has(key.socket);
+    const extra = lit ? (readyBefore.has(key.socket) ? ["ready", "still-ready"] : ["ready"]) : [];
+    const events = key.events.map(function eventName(event) { return event === "read" ? "EVENT_READ" : "EVENT_WRITE"; }).join(" | ");
+    return `<tr${rowClass(row.change, extra)}>${cells([escapeHtml(key.socket), escapeHtml(events), `<code>${escapeHtml(key.callback)}</code>`])}</tr>`;
+  });
+  const candidateRows = diffRows(before?.candidates, selector.candidates, String).map(function candidate(row) {
+    return `<li${rowClass(row.change)}>${escapeHtml(row.item)}</li>`;
+  });
+  const ready = selector.lastReady;
+  const readyRows = ready === null ? [] : ready.map(function readyEntry(entry) {
+    const again = readyBefore.has(entry.socket);
+    return `<li class="ready${again ? " still-ready" : ""}">${escapeHtml(entry.socket)} ${escapeHtml(entry.events.join("+"))}${again ? ' <span class="note">still ready</span>' : ""}</li>`;
+  });
+  return [
+    `<h3>Registered keys</h3>`,
+    table(["socket", "events", "callback / Future"], keyRows, "no key registered"),
+    `<h3>Candidates</h3>`,
+    candidateRows.length === 0 ? `<p class="empty">none</p>` : `<ul class="chips">${candidateRows.join("")}</ul>`,
+    `<h3>Last select() ready</h3>`,
+    ready === null ? `<p class="empty">no select yet</p>` : readyRows.length === 0 ? `<p class="empty">nothing ready</p>` : `<ul class="chips">${readyRows.join("")}</ul>`,
+  ].join("");
+}
+
+/** View 2: the ready queue, with the line between this iteration and the next. */
+export function readyView(stage: string, step: Snapshot, previous: Snapshot | undefined): string {
+  const ready = step.ready;
+  if (ready === undefined) return absent("ready", stage);
+  const rows = diffRows(previous?.ready, ready, function nameKey(entry) { return entry.name; });
+  const current = rows.filter(function notRemoved(row) { return row.change !== "removed"; });
+  const now = current.filter(function thisIteration(row) { return row.item.thisIteration; });
+  const later = current.filter(function nextIteration(row) { return !row.item.thisIteration; });
+  const gone = rows.filter(function removed(row) { return row.change === "removed"; });
+  const item = function readyItem(row: Row<{ name: string }>): string { return `<li${rowClass(row.change)}><code>${escapeHtml(row.item.name)}</code></li>`; };
+  return [
+    `<ol class="queue">`,
+    ...now.map(item),
+    `<li class="divider">runs this iteration ▲ · ▼ waits for the next</li>`,
+    ...later.map(item),
+    `</ol>`,
+    gone.length === 0 ? "" : `<p class="gone">ran since the previous step: ${gone.map(function goneItem(row) { return `<code class="removed">${escapeHtml(row.item.name)}</code>`; }).join(" ")}</p>`,
+  ].join("");
+}
+
+/** One node of the heap tree and its subtrees, as nested lists. */
+function heapNode(node: HeapNode, changes: Map<number, Change>): string {
+  const entry = node.entry;
+  const classes = [entry.cancelled ? "cancelled" : "", node.index === 0 ? "root" : ""].filter(Boolean);
+  const change = changes.get(entry.id) ?? "same";
+  const children = [node.left, node.right].filter(function present(child): child is HeapNode { return child !== null; });
+  const label = `<span${rowClass(change, classes)} title="heap[${node.index}]">#${entry.id} ${escapeHtml(entry.name)}<br><small>+${entry.dueInMs} ms · seq ${entry.seq}</small></span>`;
+  return `<li>${label}${children.length === 0 ? "" : `<ul>${children.map(function child(next) { return heapNode(next, changes); }).join("")}</ul>`}</li>`;
+}
+
+/** View 3: the timer heap as a tree and as a sorted list, and the wake-up planned in Node. */
+export function timersView(stage: string, step: Snapshot, previous: Snapshot | undefined): string {
+  const timers = step.timers;
+  if (timers === undefined) return absent("timers", stage);
+  const rows = diffRows<TimerEntry>(previous?.timers?.heap, timers.heap, function idKey(entry) { return String(entry.id); });
+  const changes = new Map(rows.map(function byId(row): [number, Change] { return [row.item.id, row.change]; }));
+  const tree = heapTree(timers.heap);
+  const sorted = sortedTimers(timers.heap).map(function timerRow(entry) {
+    const change = changes.get(entry.id) ?? "same";
+    return `<tr${rowClass(change, entry.cancelled ? ["cancelled"] : [])}>${cells([`#${entry.id}`, escapeHtml(entry.name), `+${entry.dueInMs} ms`, String(entry.seq), entry.cancelled ? "cancelled" : ""])}</tr>`;
+  });
+  const gone = rows.filter(function removed(row) { return row.change === "removed"; });
+  const planned = timers.planned;
+  const plannedBefore = previous?.timers?.planned ?? null;
+  const plannedMark = changedValue(plannedBefore, planned, previous === undefined) ? ' class="planned changed"' : ' class="planned"';
+  const plannedText = planned === null ? "nothing planned: the loop is running, or stopped" : `${planned.kind}(${planned.kind === "setTimeout" ? `${planned.ms} ms` : ""}) — ${planned.why}`;
+  return [
+    `<p${plannedMark}><span class="label">planned in Node</span> ${escapeHtml(plannedText)}</p>`,
+    `<div class="timer-columns"><div><h3>Heap as a tree</h3>`,
+    tree === null ? `<p class="empty">heap empty</p>` : `<ul class="tree">${heapNode(tree, changes)}</ul>`,
+    `</div><div><h3>Sorted by due time</h3>`,
+    table(["id", "callback", "due", "seq", ""], sorted, "no timer"),
+    gone.length === 0 ? "" : `<p class="gone">left the heap: ${gone.map(function goneTimer(row) { return `<span class="removed">#${row.item.id} ${escapeHtml(row.item.name)}</span>`; }).join(" ")}</p>`,
+    `</div></div>`,
+  ].join("");
+}
+
+/** View 4: Tasks, Futures and the joinable queue. */
+export function tasksView(stage: string, step: Snapshot, previous: Snapshot | undefined): string {
+  if (step.tasks === undefined && step.futures === undefined && step.queue === undefined) return absent("tasks", stage);
+  const first = previous === undefined;
+  const taskRows = diffRows(previous?.tasks, step.tasks ?? [], function idKey(task) { return task.id; }).map(function taskRow(row) {
+    const task = row.item;
+    return `<tr${rowClass(row.change)}>${cells([escapeHtml(task.id), `<code>${escapeHtml(task.coroutine)}</code>`, escapeHtml(task.state), escapeHtml(task.waitsOn ?? "—"), place(task.pausedAt)])}</tr>`;
+  });
+  const futureRows = diffRows(previous?.futures, step.futures ?? [], function idKey(future) { return future.id; }).map(function futureRow(row) {
+    const future = row.item;
+    return `<tr${rowClass(row.change, [`state-${future.state}`])}>${cells([escapeHtml(future.id), escapeHtml(future.state), names(future.callbacks)])}</tr>`;
+  });
+  const queue = step.queue;
+  const queueBefore = previous?.queue ?? undefined;
+  const queuePart =
+    queue === undefined || queue === null
+      ? `<p class="empty">no queue</p>`
+      : [
+          `<p class="figures">`,
+          figure("unfinished", queueBefore?.unfinished, queue.unfinished, first),
+          figure("parked getters", queueBefore?.parkedGetters, queue.parkedGetters, first),
+          figure("join waiters", queueBefore?.joinWaiters, queue.joinWaiters, first),
+          `</p>`,
+          `<ol class="queue items">${diffRows(queueBefore?.items, queue.items, String).map(function queueItem(row) { return `<li${rowClass(row.change)}>${escapeHtml(row.item)}</li>`; }).join("")}</ol>`,
+          queue.items.length === 0 ? `<p class="empty">no item waiting</p>` : "",
+        ].join("");
+  return [
+    `<h3>Tasks</h3>`,
+    table(["task", "coroutine", "state", "waits on", "paused at"], taskRows, "no Task"),
+    `<h3>Futures</h3>`,
+    table(["future", "state", "done callbacks"], futureRows, "no Future pending"),
+    `<h3>Joinable queue</h3>`,
+    queuePart,
+  ].join("");
+}
+
+/** View 5: the crawl core's jobs out, host lines and counts. */
+export function coreView(_stage: string, step: Snapshot, previous: Snapshot | undefined): string {
+  const core = step.core;
+  const before = previous?.core;
+  const first = previous === undefined;
+  const jobRows = diffRows(before?.jobsOut, core.jobsOut, function urlKey(job) { return job.url; }).map(function jobRow(row) {
+    return `<tr${rowClass(row.change)}>${cells([escapeHtml(row.item.url), escapeHtml(row.item.state)])}</tr>`;
+  });
+  const hostRows = diffRows(before?.hosts, core.hosts, function originKey(host) { return host.origin; }).map(function hostRow(row) {
+    const host = row.item;
+    const next = host.nextStartInMs === null ? "now" : `+${host.nextStartInMs} ms`;
+    return `<tr${rowClass(row.change)}>${cells([escapeHtml(host.origin), String(host.waiting), String(host.inFlight), next])}</tr>`;
+  });
+  return [
+    `<p class="figures">`,
+    figure("seen", before?.seen, core.seen, first),
+    figure("to do", before?.todo, core.todo, first),
+    figure("recorded", before?.recorded, core.recorded, first),
+    figure("jobs out", before?.jobsOut.length, core.jobsOut.length, first),
+    `</p>`,
+    `<h3>Jobs out</h3>`,
+    table(["url", "state"], jobRows, "no job out"),
+    `<h3>Host lines</h3>`,
+    table(["origin", "waiting", "in flight", "next allowed start"], hostRows, "no host yet"),
+  ].join("");
+}
+
+/** View 6: the call stack at this dispatch, the next line in its file, and for stage 3 the microtask and nextTick queues. */
+export function stackView(recording: Recording, step: Snapshot, previous: Snapshot | undefined): string {
+  const frames = diffRows(previous?.stack, step.stack, function frameKey(frame) { return frame.fn; }).filter(function notRemoved(row) { return row.change !== "removed"; });
+  const stackRows = frames.map(function frameRow(row, depth) {
+    return `<li${rowClass(row.change)}>${depth === 0 ? '<span class="note">innermost</span> ' : ""}${place(row.item)}</li>`;
+  });
+  const next = step.next;
+  const excerpt = next === null ? [] : sourceExcerpt(recording.sources, next.file, next.line);
+  const source =
+    next === null
+      ? `<p class="empty">nothing runs next: the crawl is over</p>`
+      : excerpt.length === 0
+        ? `<p>${place(next)} <span class="empty">(file not in the recording)</span></p>`
+        : `<p class="file">${escapeHtml(next.file)} · <code>${escapeHtml(next.fn)}</code></p><pre class="source">${excerpt
+            .map(function sourceLine(line) { return `<span${line.here ? ' class="here"' : ""}><span class="number">${line.number}</span>${escapeHtml(line.text)}</span>`; })
+            .join("")}</pre>`;
+  const queues =
+    step.microtasks === undefined && step.nextTicks === undefined
+      ? `<p class="absent"><b>microtask and nextTick queues: not in this stage</b>: stages 1 and 2 use no Promise, so nothing of theirs waits in either queue.</p>`
+      : [
+          `<div class="timer-columns"><div><h3>nextTick queue</h3>`,
+          `<ol class="queue">${diffRows(previous?.nextTicks, step.nextTicks ?? [], String).map(function tick(row) { return `<li${rowClass(row.change)}><code>${escapeHtml(row.item)}</code></li>`; }).join("")}</ol>`,
+          (step.nextTicks ?? []).length === 0 ? `<p class="empty">empty</p>` : "",
+          `</div><div><h3>Microtask queue</h3>`,
+          `<ol class="queue">${diffRows(previous?.microtasks, step.microtasks ?? [], String).map(function job(row) { return `<li${rowClass(row.change)}><code>${escapeHtml(row.item)}</code></li>`; }).join("")}</ol>`,
+          (step.microtasks ?? []).length === 0 ? `<p class="empty">empty</p>` : "",
+          `</div></div>`,
+        ].join("");
+  return [
+    `<h3>Call stack</h3>`,
+    stackRows.length === 0 ? `<p class="empty">empty: the loop waits in Node</p>` : `<ol class="stack">${stackRows.join("")}</ol>`,
+    `<h3>Runs next</h3>`,
+    source,
+    queues,
+  ].join("");
+}
+
+/** Every view of `recording` at step `index`, as HTML, each with the changes since step `index − 1` marked. */
+export function renderViews(recording: Recording, index: number): Record<ViewName, string> {
+  const step = recording.steps[index];
+  if (step === undefined) throw new RangeError(`Expected a step from 0 to ${recording.steps.length - 1}, got ${index}`);
+  const previous = index > 0 ? recording.steps[index - 1] : undefined;
+  const stage = recording.stage;
+  return {
+    selector: selectorView(stage, step, previous),
+    ready: readyView(stage, step, previous),
+    timers: timersView(stage, step, previous),
+    tasks: tasksView(stage, step, previous),
+    core: coreView(stage, step, previous),
+    stack: stackView(recording, step, previous),
+  };
+}
+
+/** The step's heading line: its number, kind, label, virtual time and iterations. */
+export function stepHeading(recording: Recording, index: number): string {
+  const step = recording.steps[index];
+  if (step === undefined) return "";
+  return `<span class="kind">${escapeHtml(step.kind)}</span> ${escapeHtml(step.label)} <span class="when">t = ${step.now} ms · iteration ${step.iterations}</span>`;
+}
