@@ -1,0 +1,111 @@
+/**
+ * The stepper page's views as the HTML text they are drawn from, in Node:
+ * what each view marks as changed since the previous step, level-triggering
+ * (a socket ready at two selects in a row), the ready queue's line, greyed
+ * cancelled timers, and the "not in this stage" reasons. The recordings are
+ * the page's hand-made fixture (stepper/fixture-recording.ts).
+ */
+import { describe, expect, it } from "vitest";
+import { fixtureRecordings } from "../../stepper/fixture-recording.js";
+import { VIEW_NAMES, absentReason, escapeHtml, readyView, renderViews, selectorView, timersView } from "../../stepper/page/views.js";
+import type { Recording, Snapshot } from "../../stepper/recording.js";
+
+/** The fixture recording of `stage`. */
+function recordingOf(stage: string): Recording {
+  const found = fixtureRecordings().find(function byStage(recording) { return recording.stage === stage; });
+  if (found === undefined) throw new Error(`no fixture for ${stage}`);
+  return found;
+}
+
+/** A snapshot with only the core, the stack and the events: every optional view absent. */
+function bare(index: number): Snapshot {
+  return { index, kind: "iteration", label: "", now: 0, iterations: index, core: { jobsOut: [], hosts: [], seen: 0, todo: 0, recorded: 0 }, stack: [], next: null, events: {} };
+}
+
+describe("renderViews", () => {
+  it("draws the same HTML for a step whichever way it is reached: it depends on the step alone", () => {
+    const recording = recordingOf("generators");
+    expect(renderViews(recording, 5)).toEqual(renderViews(recordingOf("generators"), 5));
+  });
+
+  it("draws every view of every step of each stage", () => {
+    for (const recording of fixtureRecordings()) {
+      for (let index = 0; index < recording.steps.length; index++) {
+        const views = renderViews(recording, index);
+        expect(Object.keys(views)).toEqual([...VIEW_NAMES]);
+        for (const view of VIEW_NAMES) expect(views[view].length, `${recording.stage} ${index} ${view}`).toBeGreaterThan(20);
+      }
+    }
+  });
+
+  it("marks nothing changed on the first step", () => {
+    for (const recording of fixtureRecordings()) {
+      const html = Object.values(renderViews(recording, 0)).join("");
+      expect(html).not.toMatch(/class="(added|changed|removed)/);
+    }
+  });
+
+  it("throws RangeError for a step past the last", () => {
+    const recording = recordingOf("callbacks");
+    expect(function past() { return renderViews(recording, recording.steps.length); }).toThrow(RangeError);
+  });
+});
+
+describe("selectorView", () => {
+  it("lights a socket ready at two selects in a row as still ready (level-triggering)", () => {
+    const recording = recordingOf("callbacks");
+    // Step 3 reads 4096 of 6000 bytes from fd 7; at step 4 fd 7 is ready again.
+    expect(selectorView("callbacks", recording.steps[3] as Snapshot, recording.steps[2])).not.toContain("still-ready");
+    const again = selectorView("callbacks", recording.steps[4] as Snapshot, recording.steps[3]);
+    expect(again).toContain('<li class="ready still-ready">fd 7 read');
+    expect(again).toContain("still ready");
+  });
+
+  it("marks keys added and removed since the previous step", () => {
+    const recording = recordingOf("callbacks");
+    const html = selectorView("callbacks", recording.steps[4] as Snapshot, recording.steps[3]);
+    expect(html).toMatch(/<tr class="added"><td>fd 8<\/td>/);
+    expect(html).toMatch(/<tr class="removed"><td>fd 7<\/td>/);
+  });
+});
+
+describe("readyView", () => {
+  it("draws the entries that run this iteration above the line and the others below it", () => {
+    const step: Snapshot = { ...bare(1), ready: [{ name: "Task-2.step", thisIteration: true }, { name: "Task-3.wakeUp", thisIteration: false }] };
+    const html = readyView("generators", step, bare(0));
+    const line = html.indexOf('class="divider"');
+    expect(html.indexOf("Task-2.step")).toBeLessThan(line);
+    expect(html.indexOf("Task-3.wakeUp")).toBeGreaterThan(line);
+  });
+});
+
+describe("timersView", () => {
+  it("greys a cancelled timer in the tree and in the sorted list, and says why the loop sleeps", () => {
+    const recording = recordingOf("callbacks");
+    const html = timersView("callbacks", recording.steps[3] as Snapshot, recording.steps[2]);
+    expect(html.match(/class="[^"]*cancelled[^"]*"/g)?.length).toBe(2);
+    expect(html).toContain("setImmediate() — runOnce: a socket is still ready");
+    const sleeping = timersView("callbacks", recording.steps[2] as Snapshot, recording.steps[1]);
+    expect(sleeping).toContain("setTimeout(4996 ms) — sleep 4996 ms until timer 1");
+  });
+});
+
+describe("absent views", () => {
+  it("says a view is not in the stage, with the stage's reason", () => {
+    const html = renderViews(recordingOf("asyncawait"), 0);
+    expect(html.selector).toContain("not in this stage");
+    expect(html.selector).toContain(escapeHtml(absentReason("selector", "asyncawait")));
+    expect(html.timers).toContain("not in this stage");
+    expect(html.stack).toContain("Microtask queue");
+    const callbacks = renderViews(recordingOf("callbacks"), 0);
+    expect(callbacks.tasks).toContain(escapeHtml(absentReason("tasks", "callbacks")));
+    expect(callbacks.ready).toContain("callSoon");
+    expect(callbacks.stack).toContain("microtask and nextTick queues: not in this stage");
+  });
+});
+
+describe("escapeHtml", () => {
+  it("escapes what could open a tag or end an attribute", () => {
+    expect(escapeHtml(`<a href="x">'&'</a>`)).toBe("&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;");
+  });
+});
