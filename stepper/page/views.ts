@@ -102,6 +102,17 @@ function names(list: readonly string[]): string {
   return list.length === 0 ? "—" : escapeHtml(list.join(", "));
 }
 
+/** A queue drawn in order, its new entries marked; the entries gone since the previous step listed after it, not numbered. */
+function queueList(previous: readonly string[] | undefined, current: readonly string[], empty: string, gonePhrase: string): string {
+  const rows = diffRows(previous, current, String);
+  const kept = rows.filter(function notRemoved(row) { return row.change !== "removed"; });
+  const gone = rows.filter(function removed(row) { return row.change === "removed"; });
+  return [
+    kept.length === 0 ? `<p class="empty">${escapeHtml(empty)}</p>` : `<ol class="queue">${kept.map(function entry(row) { return `<li${rowClass(row.change)}><code>${escapeHtml(row.item)}</code></li>`; }).join("")}</ol>`,
+    gone.length === 0 ? "" : `<p class="gone">${escapeHtml(gonePhrase)}: ${gone.map(function goneEntry(row) { return `<code class="removed">${escapeHtml(row.item)}</code>`; }).join(" ")}</p>`,
+  ].join("");
+}
+
 /** The "not in this stage" box. */
 function absent(view: ViewName, stage: string): string {
   return `<p class="absent"><b>not in this stage</b>: ${escapeHtml(absentReason(view, stage))}</p>`;
@@ -150,11 +161,11 @@ export function readyView(stage: string, step: Snapshot, previous: Snapshot | un
   const gone = rows.filter(function removed(row) { return row.change === "removed"; });
   const item = function readyItem(row: Row<{ name: string }>): string { return `<li${rowClass(row.change)}><code>${escapeHtml(row.item.name)}</code></li>`; };
   return [
-    `<ol class="queue">`,
-    ...now.map(item),
-    `<li class="divider">runs this iteration ▲ · ▼ waits for the next</li>`,
-    ...later.map(item),
-    `</ol>`,
+    `<ol class="queue">${now.map(item).join("")}</ol>`,
+    now.length === 0 ? `<p class="empty">nothing runs in this iteration</p>` : "",
+    `<p class="divider">runs this iteration ▲ · ▼ waits for the next</p>`,
+    `<ol class="queue" start="${now.length + 1}">${later.map(item).join("")}</ol>`,
+    later.length === 0 ? `<p class="empty">nothing waits for the next</p>` : "",
     gone.length === 0 ? "" : `<p class="gone">ran since the previous step: ${gone.map(function goneItem(row) { return `<code class="removed">${escapeHtml(row.item.name)}</code>`; }).join(" ")}</p>`,
   ].join("");
 }
@@ -219,8 +230,7 @@ export function tasksView(stage: string, step: Snapshot, previous: Snapshot | un
           figure("parked getters", queueBefore?.parkedGetters, queue.parkedGetters, first),
           figure("join waiters", queueBefore?.joinWaiters, queue.joinWaiters, first),
           `</p>`,
-          `<ol class="queue items">${diffRows(queueBefore?.items, queue.items, String).map(function queueItem(row) { return `<li${rowClass(row.change)}>${escapeHtml(row.item)}</li>`; }).join("")}</ol>`,
-          queue.items.length === 0 ? `<p class="empty">no item waiting</p>` : "",
+          queueList(queueBefore?.items, queue.items, "no item waiting", "taken since the previous step"),
         ].join("");
   return [
     `<h3>Tasks</h3>`,
@@ -280,11 +290,9 @@ export function stackView(recording: Recording, step: Snapshot, previous: Snapsh
       ? `<p class="absent"><b>microtask and nextTick queues: not in this stage</b>: stages 1 and 2 use no Promise, so nothing of theirs waits in either queue.</p>`
       : [
           `<div class="timer-columns"><div><h3>nextTick queue</h3>`,
-          `<ol class="queue">${diffRows(previous?.nextTicks, step.nextTicks ?? [], String).map(function tick(row) { return `<li${rowClass(row.change)}><code>${escapeHtml(row.item)}</code></li>`; }).join("")}</ol>`,
-          (step.nextTicks ?? []).length === 0 ? `<p class="empty">empty</p>` : "",
+          queueList(previous?.nextTicks, step.nextTicks ?? [], "empty", "ran since the previous step"),
           `</div><div><h3>Microtask queue</h3>`,
-          `<ol class="queue">${diffRows(previous?.microtasks, step.microtasks ?? [], String).map(function job(row) { return `<li${rowClass(row.change)}><code>${escapeHtml(row.item)}</code></li>`; }).join("")}</ol>`,
-          (step.microtasks ?? []).length === 0 ? `<p class="empty">empty</p>` : "",
+          queueList(previous?.microtasks, step.microtasks ?? [], "empty", "ran since the previous step"),
           `</div></div>`,
         ].join("");
   return [
