@@ -10,7 +10,10 @@
  * `list()` and `bt` must show that line's text and number, not tsx's one line
  * of compiled JavaScript (the session fails on `--import tsx`).
  *
- * And scripts/debug/blank-types.mjs, which makes that so, keeps every line
+ * Its two REPL sessions (`npx tsx`, then `> ` lines) are typed in too, and
+ * each value a line's `//` comment shows must be the one printed.
+ *
+ * And scripts/debug/blank-types.mjs, which puts the debugger on those lines, keeps every line
  * and column of a file that uses each construct it blanks, and the result runs.
  */
 import { type ChildProcess, spawn } from "node:child_process";
@@ -129,6 +132,79 @@ describe("docs/debugging.md", () => {
     const source = readFileSync(join(root, file), "utf8").split("\n");
     const listed = new RegExp(`>${number} (.*)`).exec(output);
     expect(listed?.[1]).toBe(source[Number(number) - 1]);
+  }, 120_000);
+});
+
+/** The REPL sessions of docs/debugging.md: each ```sh block that starts with `npx tsx`, its `> ` lines, each with the comment after `//` (or null). */
+function replSessions(): Array<Array<{ input: string; shows: string | null }>> {
+  const blocks = [...doc.matchAll(/```sh\n\s*npx tsx\n([\s\S]*?)```/g)];
+  return blocks.map((block) =>
+    block[1]
+      .split("\n")
+      .map((line) => line.trim())
+      .filter((line) => line.startsWith("> "))
+      .map((line) => {
+        const [input, shows] = line.slice(2).split(/\s+\/\/\s+/);
+        return { input: input.trim(), shows: shows ?? null };
+      }),
+  );
+}
+
+/**
+ * Types `lines` into Node's REPL with tsx's loader, each once the REPL has
+ * prompted again (the previous line done, awaits included).
+ * @returns what the REPL printed for each line
+ */
+function typeIntoRepl(lines: string[], hangGuardMs: number): Promise<string[]> {
+  return new Promise(function typing(resolve, reject) {
+    // `npx tsx` starts its REPL only on a terminal (on a pipe it runs stdin as a script): Node's own REPL,
+    // forced with -i, under tsx's loader, is the same REPL for these lines, which are JavaScript.
+    const child = spawn(process.execPath, ["--import", "tsx", "-i"], { cwd: root, stdio: ["pipe", "pipe", "pipe"] });
+    let output = "";
+    let sent = 0;
+    const guard = setTimeout(function hung() {
+      child.kill("SIGKILL");
+      reject(new Error(`the REPL did not answer line ${sent}: ${output}`));
+    }, hangGuardMs);
+    function heard(chunk: Buffer): void {
+      output += chunk.toString("utf8");
+      const prompts = output.split("\n> ").length - 1 + (output.startsWith("> ") ? 1 : 0);
+      if (prompts < sent + 1) return;
+      if (sent < lines.length) {
+        child.stdin.write(`${lines[sent]}\n`);
+        sent += 1;
+      } else if (sent === lines.length) {
+        sent += 1;
+        clearTimeout(guard);
+        child.stdin.end(".exit\n");
+        // Between the prompts: what each line printed.
+        const answers = output.split("\n> ").slice(1, lines.length + 1).map((answer) => answer.trim());
+        resolve(answers);
+      }
+    }
+    child.stdout.on("data", heard);
+    child.stderr.on("data", heard);
+  });
+}
+
+describe("docs/debugging.md's REPL sessions", () => {
+  it("has two, each looking at a Task between iterations", () => {
+    const sessions = replSessions();
+    expect(sessions.length).toBe(2);
+    for (const session of sessions) expect(session.filter((line) => line.shows !== null).length).toBeGreaterThan(1);
+  });
+
+  it("prints what each line's comment says, in order", async () => {
+    for (const session of replSessions()) {
+      // A hang guard only: a session takes a few seconds.
+      const answers = await typeIntoRepl(
+        session.map((line) => line.input),
+        60_000,
+      );
+      const said = session.flatMap((line, index) => (line.shows === null ? [] : [{ input: line.input, shows: line.shows, printed: answers[index] }]));
+      // The comment starts with the value printed, and may go on to say what it means ("false: parked on the gate").
+      expect(said.filter((line) => !line.shows.startsWith(line.printed ?? "(nothing)"))).toEqual([]);
+    }
   }, 120_000);
 });
 
