@@ -8,6 +8,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { exercises as workshop } from "../learn/workshop/exercises.js";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const primer = readFileSync(join(root, "docs/start-here.md"), "utf8");
@@ -46,6 +47,18 @@ describe("docs/start-here.md", () => {
       return first >= 0 && first < sendsTo(n) ? [`${file}, line ${primer.slice(0, first).split("\n").length}, before exercise ${n}`] : [];
     });
     expect(early).toEqual([]);
+  });
+
+  it("explains macrotasks and Node's phases before the first exercise whose file speaks of them", () => {
+    // Exercise 2's doc comments say "macrotask" (src/callbacks/event-loop.ts): a learner met the word there first.
+    const speaking = workshop.filter((exercise) => readFileSync(join(root, exercise.source), "utf8").includes("macrotask"));
+    expect(speaking.map((exercise) => exercise.number)).toContain(2);
+    const first = Math.min(...speaking.map((exercise) => sendsTo(exercise.number)));
+    const explained = { macrotask: primer.indexOf("is a *macrotask*"), microtask: primer.indexOf("called a *microtask*"), phases: primer.indexOf("| check | callbacks of `setImmediate` |") };
+    for (const [term, at] of Object.entries(explained)) {
+      expect(at, term).toBeGreaterThan(0);
+      expect(at, term).toBeLessThan(first);
+    }
   });
 
   it("never asks the reader to read a body before writing it", () => {

@@ -77,6 +77,29 @@ describe("examples/notebook.ipynb", () => {
   });
 });
 
+describe("the README's notebook set-up", () => {
+  const readme = readFileSync(join(root, "README.md"), "utf8");
+  const mark = readme.indexOf("<!-- scripts/notebook-check.sh runs these lines -->");
+  const block = /```sh\n([\s\S]*?)```/.exec(readme.slice(mark))?.[1] ?? "";
+  const lines = block.split("\n").filter((line) => line.trim() !== "");
+
+  it("needs only the installed package: the notebook it ships, the kernel from the project's node_modules/.bin", () => {
+    // scripts/notebook-check.sh runs these lines in a project outside the repository, against the packed tarball.
+    expect(mark).toBeGreaterThan(0);
+    expect(lines[0]).toMatch(/^npm install coroutine-crawler @types\/node tslab@\d+\.\d+\.\d+$/);
+    expect(lines).toContain('npx tslab install --python=python3 --binary="$PWD/node_modules/.bin/tslab"');
+    expect(lines).toContain("cp node_modules/coroutine-crawler/examples/notebook.ipynb .");
+    expect(lines.at(-1)).toMatch(/^jupyter notebook notebook\.ipynb\b/);
+    // Nothing from a clone of the repository.
+    expect(lines.filter((line) => /\$repo|scripts\//.test(line))).toEqual([]);
+  });
+
+  it("is shipped: package.json's files has the notebook", () => {
+    const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { files: string[] };
+    expect(pkg.files).toContain("examples/notebook.ipynb");
+  });
+});
+
 describe("scripts/notebook-compare.mjs", () => {
   it("accepts a fresh run whose outputs are the committed ones", () => {
     const result = compare(structuredClone(notebook));

@@ -155,6 +155,8 @@ describe("the packed tarball, installed in a scratch project", () => {
         "dist/cli.js",
         "src/index.ts",
         "schema/crawl-result.schema.json",
+        // The notebook, for users of the package (README, "Notebook"; scripts/notebook-check.sh runs it from here).
+        "examples/notebook.ipynb",
       ]),
     );
     expect(files.filter((file) => file.startsWith("test/"))).toEqual([]);
