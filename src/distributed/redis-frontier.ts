@@ -860,6 +860,7 @@ function crawlIdentity(options: ResolvedCrawlOptions, roots: readonly string[]):
     noParent: options.noParent,
     maxDepth: options.maxDepth === Infinity ? null : options.maxDepth,
     strict: options.strict,
+    allowedDomains: options.allowedDomains,
     skipNonHtml: options.skipNonHtml,
     maxBodyBytes: options.maxBodyBytes,
     userAgent: options.userAgent,
