@@ -254,7 +254,7 @@ export interface UrlPolicyOptions {
 export function inDomains(host: string, domains: readonly string[]): boolean {
   for (const domain of domains) {
     if (host === domain) return true;
-    if (host.length > domain.length && host.endsWith(domain) && host[host.length - domain.length - 1] === "." && !isIpLiteral(host)) return true;
+    if (host.length > domain.length && host.endsWith(domain) && host[host.length - domain.length - 1] === "." && !isIpLiteral(domain)) return true;
   }
   return false;
 }

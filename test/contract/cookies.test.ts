@@ -15,6 +15,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { connect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { CookieJar } from "tough-cookie";
 import { afterAll, describe, expect, it } from "vitest";
 import type { FixtureSite } from "../../src/site/fixture-site.js";
 import { linksHtml } from "../../src/site/html.js";
@@ -83,6 +84,16 @@ describe.each(withFourth)("$name crawler, with cookies", ({ crawl }) => {
       ["/members", "session=s3cret; seen=1"],
       ["/members/a", "session=s3cret; seen=1"],
     ]);
+  });
+
+  it("fills a jar of the caller's own, which can be read after the crawl", async () => {
+    const site = await startSite();
+    loginSite(site);
+    const jar = new CookieJar();
+    const result = await crawl(site.url, { cookies: jar, maxTasks: 2 });
+    expect(result.records.filter((record) => record.status === 200)).toHaveLength(3);
+    expect(jar.getCookieStringSync(`${site.url}/`)).toBe("session=s3cret; seen=1");
+    expect(jar.getCookieStringSync("http://localhost/")).toBe("");
   });
 
   it("sends no cookie without the option: the pages behind the login stay 403", async () => {
