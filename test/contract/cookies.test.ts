@@ -172,10 +172,13 @@ describe.each(stages)("$name crawler, cookies across hosts", ({ crawl }) => {
 
   it("sends a cookie only to the host that set it, a Domain cookie to its subdomains too, a Secure one never over http", async () => {
     const { a, seen } = await threeHosts();
-    const result = await crawl(`${a}/`, { cookies: true, allowedDomains: ["a.test", "b.test"], network: namesOnLoopback, maxTasks: 1 });
+    const jar = new CookieJar();
+    jar.setCookieSync("pre=1; Path=/; Secure; Domain=a.test", "https://a.test/"); // as if set over https before: never sent over http
+    const result = await crawl(`${a}/`, { cookies: jar, allowedDomains: ["a.test", "b.test"], network: namesOnLoopback, maxTasks: 1 });
     expect(result.records.map((record) => record.status)).toEqual([200, 200, 200]);
+    expect(jar.getCookieStringSync("https://www.a.test/")).toBe("pre=1; wide=a");
     expect(seen.get("a")).toEqual([""]);
-    expect(seen.get("www")).toEqual(["wide=a"]); // not host=a (host-only), not safe=a (Secure, and set over http)
+    expect(seen.get("www")).toEqual(["wide=a"]); // not host=a (host-only), not safe=a (Secure, set over http: dropped), not pre=1 (Secure)
     expect(seen.get("b")).toEqual([""]);
   });
 
