@@ -90,6 +90,13 @@ function shown(value: unknown): string {
  * for it, after the value of a `Cookie` the crawl's own `headers` set.
  * The same object comes back when nothing is added, so a crawl without
  * cookies allocates nothing per request.
+ *
+ * @remarks Called where each stage's request is built (src/http/
+ * crawl-requests.ts for stages 1 and 2, crawl-client.ts for stage 3,
+ * `CrawlCore.request()` for a new stage), before each attempt: a `robots.txt`
+ * redirect or a retry asks again, so it carries what the jar holds then.
+ * Expiry is checked on tough-cookie's own clock, `Date.now()`, the wall
+ * clock the core's world reads too (the bottle fakes both).
  */
 export function withCookies(headers: Readonly<Record<string, string>>, jar: CookieJarLike | null, url: string): Readonly<Record<string, string>> {
   if (jar === null) return headers;
