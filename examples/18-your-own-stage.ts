@@ -80,7 +80,8 @@ export async function crawl(roots: string | string[], options?: CrawlOptions): P
     try {
       const [res]: http.IncomingMessage[] = await once(req, "response");
       const status = res.statusCode ?? 0;
-      const head = Object.fromEntries(Object.entries(res.headers).map(([name, value]) => [name, Array.isArray(value) ? value.join(", ") : (value ?? "")]));
+      // node:http keeps only set-cookie as an array: one cookie a line, as the shared parser joins them (src/http/parser.ts).
+      const head = Object.fromEntries(Object.entries(res.headers).map(([name, value]) => [name, Array.isArray(value) ? value.join("\n") : (value ?? "")]));
       if (request.body === "skippable" && request.skipNonHtml && skippableBody(status, head)) {
         res.destroy();
         return [{ status, headers: head, body: new Uint8Array(0), bodySkipped: true }, null];

@@ -32,6 +32,7 @@ export * as generators from "./generators/index.js";
 export * as asyncawait from "./asyncawait/index.js";
 export * as shared from "./shared/index.js";
 export type { CrawlOptions, ResolvedCrawlOptions } from "./crawl/options.js";
+export type { CookieJarLike } from "./crawl/cookies.js";
 export { DEFAULT_OPTIONS, resolveOptions, VERSION } from "./crawl/options.js";
 export type { CrawlResult, FetchError, FetchStatistic } from "./crawl/records.js";
 export type { RobotsFetch, RobotsVerdict } from "./crawl/robots.js";

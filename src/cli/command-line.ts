@@ -142,6 +142,10 @@ export function parseCommandLine(argv: readonly string[]): Invocation {
   if (values["skip-non-html"] === true) crawlOptions.skipNonHtml = true;
   if (values.sitemaps === true) crawlOptions.sitemaps = true;
   if (values.header !== undefined) crawlOptions.headers = headerFlags(values.header);
+  if (values.cookies === true) crawlOptions.cookies = true;
+  if (values["cookie-file"] !== undefined) crawlOptions.cookieFile = values["cookie-file"]; // Read and checked with the other options, below.
+  const domains = [...(values["allowed-domain"] ?? []), ...(values["allowed-domains"]?.split(",").map((domain) => domain.trim()) ?? [])];
+  if (values["allowed-domain"] !== undefined || values["allowed-domains"] !== undefined) crawlOptions.allowedDomains = domains;
   for (const token of tokens) {
     if (token.kind === "option" && (token.name === "strict" || token.name === "lenient")) {
       crawlOptions.strict = token.name === "strict";
@@ -505,6 +509,9 @@ const FLAG_FOR: Partial<Record<keyof CrawlOptions, string>> = {
   include: "--include",
   maxDepth: "--max-depth",
   headers: "--header",
+  allowedDomains: "--allowed-domain",
+  cookies: "--cookies",
+  cookieFile: "--cookie-file",
 };
 
 /**

@@ -144,6 +144,26 @@ gets a record (a missing one: its 404)`,
     help: `send this request header too (repeat for more); one
 named like a default (Accept) replaces it`,
   },
+  "allowed-domain": {
+    type: "string", value: "DOMAIN", multiple: true, group: "scope",
+    help: `also crawl the hosts of DOMAIN and its subdomains
+(example.com: www.example.com, a.example.com), whatever
+--strict or --lenient say (repeat for more)`,
+  },
+  "allowed-domains": {
+    type: "string", value: "LIST", group: "scope",
+    help: "--allowed-domain for each, comma-separated",
+  },
+  cookies: {
+    type: "boolean", group: "scope",
+    help: `keep the cookies servers set (a jar per crawl, in memory)
+and send each back only to the hosts it is for`,
+  },
+  "cookie-file": {
+    type: "string", value: "FILE", group: "scope",
+    help: `start the jar with the cookies of FILE, a Netscape
+cookie file as curl -c writes it (implies --cookies)`,
+  },
   "ignore-robots": {
     type: "boolean", group: "politeness",
     help: `do not read robots.txt, and fetch what it forbids too

@@ -27,8 +27,9 @@ export type RecordLine = { schemaVersion: typeof SCHEMA_VERSION } & FetchStatist
 /**
  * The options in force, as JSON: the callbacks, the signal and the
  * certificates are left out, `exclude` and `include` are their patterns'
- * sources, "no limit" is null, and the headers are named without their
- * values (which can hold cookies or tokens).
+ * sources, "no limit" is null, the headers are named without their
+ * values (which can hold cookies or tokens), and the cookie jar is only
+ * said to be there.
  */
 export interface OptionsJson {
   /** Redirects followed from one URL. */
@@ -83,6 +84,10 @@ export interface OptionsJson {
   maxRetryAfterMs: number;
   /** False with `--jsonl`: the records went there, one per line, and `records` is empty. */
   keepRecords: boolean;
+  /** Domains whose hosts, and their subdomains', were allowed besides the roots' (`--allowed-domain`); null: none. */
+  allowedDomains: string[] | null;
+  /** Whether the crawl kept cookies (`--cookies`, `--cookie-file`); the cookies themselves are left out. */
+  cookies: boolean;
 }
 
 /**
@@ -152,6 +157,8 @@ export function resultJson(stage: StageName, result: CrawlResult, interrupted: b
       maxCrawlDelayMs: options.maxCrawlDelayMs,
       maxRetryAfterMs: options.maxRetryAfterMs,
       keepRecords: options.keepRecords,
+      allowedDomains: options.allowedDomains === null ? null : [...options.allowedDomains],
+      cookies: options.cookies !== null,
     },
     robots: result.robots,
   };

@@ -4,6 +4,7 @@
  * @module
  */
 import { InvalidStateError, isRetryable } from "../kernel/errors.js";
+import { storeCookies, withCookies } from "./cookies.js";
 import type { QueueCounters, StageName } from "../observe/channels.js";
 import { Job, type JobRequest, type JobState, type Outcome, type Step } from "./job.js";
 import { retryDelay, type ResolvedCrawlOptions } from "./options.js";
@@ -248,12 +249,14 @@ export class CrawlCore implements SitemapContext {
   /**
    * What to send for the job's next attempt: its URL, whether its body may
    * be left unread (a page) or is read whole, and the options that shape
-   * every request of the crawl. The stages build the same from `options`
-   * once; a new stage may ask here.
+   * every request of the crawl, its `headers` with the jar's `Cookie` for
+   * the URL when the crawl keeps cookies (`withCookies`, src/crawl/cookies.ts).
+   * The stages build the same from `options` (src/http/crawl-requests.ts,
+   * crawl-client.ts); a new stage may ask here.
    */
   request(job: Job): JobRequest {
-    const { userAgent, headers, timeoutMs, idleTimeoutMs, maxBodyBytes, skipNonHtml, ca, rejectUnauthorized } = this.options;
-    return { url: job.url, body: job.kind === "page" ? "skippable" : "whole", userAgent, headers, timeoutMs, idleTimeoutMs, maxBodyBytes, skipNonHtml, ca, rejectUnauthorized };
+    const { userAgent, headers, cookies, timeoutMs, idleTimeoutMs, maxBodyBytes, skipNonHtml, ca, rejectUnauthorized } = this.options;
+    return { url: job.url, body: job.kind === "page" ? "skippable" : "whole", userAgent, headers: withCookies(headers, cookies, job.url), timeoutMs, idleTimeoutMs, maxBodyBytes, skipNonHtml, ca, rejectUnauthorized };
   }
 
   /**
@@ -278,13 +281,16 @@ export class CrawlCore implements SitemapContext {
    * the URL put back to be tried again (resting for the backoff, or behind
    * its host's `Retry-After` hold), or a `robots.txt` read.
    * Publishes `fetch-end` first: a subscriber that stops the crawl there
-   * stops it before this outcome counts.
+   * stops it before this outcome counts. When the crawl keeps cookies, a
+   * response's `Set-Cookie` fields go into its jar first, whatever the
+   * outcome means (a redirect's, a `robots.txt`'s, a response after a stop).
    *
    * @throws InvalidStateError unless the job is `attempting` (started and not settled), or after `end()`.
    */
   settle(job: Job, outcome: Outcome, detail: string | null = null): Step {
     if (job.state !== "attempting" || this.crawlState === "ended") throw this.jobMisuse("settle()", job);
     this.run?.fetchEnd(job.url, job.attempt, outcome, detail);
+    if (this.options.cookies !== null && typeof outcome !== "string") storeCookies(this.options.cookies, job.url, outcome.headers["set-cookie"], new Date(this.wallClock()));
     const step = this.outcomeStep(job, outcome, detail);
     job.state = step.kind === "done" ? "settled" : "handed";
     return step;

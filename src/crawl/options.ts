@@ -9,6 +9,7 @@ import { isHeaderName, isHeaderValue, RESERVED_HEADERS } from "../http/request.j
 import type { Network } from "../kernel/socket.js";
 import type { FetchStatistic } from "./fetch-statistic.js";
 import type { TraceEvent } from "../observe/events.js";
+import { resolveCookies, type CookieJarLike } from "./cookies.js";
 import { drawSeed, SEED_LIMIT } from "./random.js";
 
 /** Options every stage's `crawl()` and `Crawler` accept. All are optional. */
@@ -45,6 +46,17 @@ export interface CrawlOptions {
    * root on `example.co.uk` allows `a.example.co.uk` but not `other.co.uk`.
    */
   strict?: boolean;
+  /**
+   * Domains whose hosts are allowed besides the roots' (Scrapy's
+   * `allowed_domains`): a URL whose host is one of them, or a subdomain of
+   * one (`example.com` allows `www.example.com` and `a.b.example.com`), passes
+   * the host check whatever `strict` says. `include`, `exclude` and
+   * `maxDepth` still apply to it; `noParent` applies only on the roots' own
+   * hosts (as wget's `--no-parent` with `--domains`). Host names or IPv4
+   * addresses, not URLs; matched case-insensitively, IDNs as punycode.
+   * Default: none, only the roots' hosts.
+   */
+  allowedDomains?: readonly string[];
   /**
    * Time allowed for one attempt: connect and the whole response. Default
    * 120,000 ms (the 10 MiB `maxBodyBytes` allows, at 100 KB/s, takes 105 s);
@@ -96,6 +108,27 @@ export interface CrawlOptions {
    * refused. Default: none.
    */
   headers?: Record<string, string>;
+  /**
+   * Keep cookies: `true`, a new jar for the crawl (tough-cookie's `CookieJar`
+   * in memory), or a tough-cookie `CookieJar` of your own with a synchronous
+   * store, which the crawl fills and you can read afterwards. Every
+   * response's `Set-Cookie` fields (redirects, `robots.txt` and sitemaps
+   * included) go into the jar, in every stage; every request (`robots.txt`
+   * included) carries the jar's cookies for its URL in a `Cookie` header, so
+   * a cookie goes back only to the host that set it (its subdomains too with
+   * `Domain`), under its `Path`, and a `Secure` one only over `https:`
+   * (src/crawl/cookies.ts). Default false: no cookie is kept or sent, but a
+   * `Cookie` of `headers`.
+   */
+  cookies?: boolean | CookieJarLike;
+  /**
+   * A Netscape cookie file (as curl's `-c` writes it) whose cookies the
+   * crawl's jar starts with; implies `cookies`. Read when the options are
+   * resolved: a file that cannot be read or is not a cookie file is a
+   * `TypeError` naming `cookieFile`, before anything is fetched. The file
+   * is only read, never written.
+   */
+  cookieFile?: string;
   /**
    * PEM certificates (a string or a Buffer) to trust for `https:`, instead of
    * Node's default CAs: a private CA, or a server's self-signed certificate.
@@ -190,6 +223,8 @@ export interface ResolvedCrawlOptions {
   maxDepth: number;
   /** True: hosts must equal a root host (modulo `www.`); false: their registrable domains (Public Suffix List) must match. */
   strict: boolean;
+  /** Domains whose hosts (and their subdomains') are allowed besides the roots', lowercased, IDNs in punycode; null: none. */
+  allowedDomains: readonly string[] | null;
   /** Milliseconds one attempt may take: connecting and the whole response. */
   timeoutMs: number;
   /** Milliseconds an attempt may wait for the connection, or for the next bytes of the response. */
@@ -208,6 +243,10 @@ export interface ResolvedCrawlOptions {
   userAgent: string;
   /** The request headers sent besides the defaults and `User-Agent` (which `userAgent` holds), names as given. */
   headers: Readonly<Record<string, string>>;
+  /** The crawl's cookie jar (src/crawl/cookies.ts): a new one, the caller's own, loaded from `cookieFile` or not; null: no cookies kept. */
+  cookies: CookieJarLike | null;
+  /** The cookie file the jar was loaded from; null: none. */
+  cookieFile: string | null;
   /** The certificates `https:` trusts; null: Node's default CAs. */
   ca: string | Buffer | null;
   /** Whether a TLS server's certificate is checked. */
@@ -262,6 +301,7 @@ export const DEFAULT_OPTIONS: Readonly<Omit<ResolvedCrawlOptions, "seed"> & { se
   noParent: false,
   maxDepth: Infinity,
   strict: true,
+  allowedDomains: null,
   timeoutMs: 120_000,
   idleTimeoutMs: 30_000,
   retryDelayMs: 500,
@@ -271,6 +311,8 @@ export const DEFAULT_OPTIONS: Readonly<Omit<ResolvedCrawlOptions, "seed"> & { se
   skipNonHtml: false,
   userAgent: `coroutine-crawler/${VERSION}`,
   headers: Object.freeze({}),
+  cookies: null,
+  cookieFile: null,
   ca: null,
   rejectUnauthorized: true,
   robots: false,
@@ -314,6 +356,7 @@ export function resolveOptions(options: CrawlOptions = {}): ResolvedCrawlOptions
     noParent: boolean("noParent", options.noParent, DEFAULT_OPTIONS.noParent),
     maxDepth: integer("maxDepth", options.maxDepth, 0, DEFAULT_OPTIONS.maxDepth, true),
     strict: boolean("strict", options.strict, DEFAULT_OPTIONS.strict),
+    allowedDomains: domainList("allowedDomains", options.allowedDomains),
     timeoutMs: positiveNumber("timeoutMs", options.timeoutMs, DEFAULT_OPTIONS.timeoutMs),
     idleTimeoutMs: positiveNumber("idleTimeoutMs", options.idleTimeoutMs, DEFAULT_OPTIONS.idleTimeoutMs),
     retryDelayMs: delay("retryDelayMs", options.retryDelayMs, DEFAULT_OPTIONS.retryDelayMs),
@@ -323,6 +366,8 @@ export function resolveOptions(options: CrawlOptions = {}): ResolvedCrawlOptions
     skipNonHtml: boolean("skipNonHtml", options.skipNonHtml, DEFAULT_OPTIONS.skipNonHtml),
     userAgent,
     headers,
+    cookies: resolveCookies(options.cookies, options.cookieFile),
+    cookieFile: options.cookieFile ?? null,
     ca: certificates(options.ca),
     rejectUnauthorized: boolean("rejectUnauthorized", options.rejectUnauthorized, DEFAULT_OPTIONS.rejectUnauthorized),
     robots: boolean("robots", options.robots, DEFAULT_OPTIONS.robots),
@@ -507,6 +552,35 @@ function requestHeaderOptions(headersValue: unknown, userAgentValue: unknown): {
     throw new TypeError("Expected `headers` not to set User-Agent when `userAgent` is given: give it once");
   }
   return { headers: Object.freeze(headers), userAgent: userAgent("headers", agentHeader) };
+}
+
+/**
+ * A list of domains (`allowedDomains`): each a host name or IPv4 address,
+ * lowercased and in punycode as WHATWG `URL` writes a host, a leading `.`
+ * dropped, duplicates dropped, frozen.
+ */
+function domainList(name: string, value: unknown): readonly string[] | null {
+  if (value === undefined) return null;
+  if (!Array.isArray(value) || value.length === 0) throw new TypeError(`Expected \`${name}\` to be a non-empty array of domains, got ${Array.isArray(value) ? "an empty array" : show(value)}`);
+  const domains = new Set<string>();
+  for (const each of value) {
+    if (typeof each !== "string") throw new TypeError(`Expected \`${name}\` to hold domains as strings, got ${show(each)}`);
+    const domain = each.startsWith(".") ? each.slice(1) : each;
+    // A URL, a port, a path or credentials are not a domain (Scrapy warns about the first two and ignores the entry).
+    const host = domain === "" || /[/:@?#\\\s]/.test(domain) ? null : hostOf(domain);
+    if (host === null) throw new TypeError(`Expected \`${name}\` to hold domains such as example.com (no scheme, port or path), got ${show(each)}`);
+    domains.add(host);
+  }
+  return Object.freeze([...domains]);
+}
+
+/** The host WHATWG `URL` makes of `domain` (lowercased, punycode), or null when it is none. */
+function hostOf(domain: string): string | null {
+  try {
+    return new URL(`http://${domain}/`).hostname;
+  } catch {
+    return null;
+  }
 }
 
 function certificates(value: unknown): string | Buffer | null {

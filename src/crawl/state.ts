@@ -103,6 +103,8 @@ export function crawlShape(roots: readonly string[], options: ResolvedCrawlOptio
     skipNonHtml: options.skipNonHtml,
     maxBodyBytes: options.maxBodyBytes,
     userAgent: options.userAgent,
+    // Only when given: the state of a crawl without it, written before it existed, is the same crawl.
+    ...(options.allowedDomains === null ? {} : { allowedDomains: options.allowedDomains }),
   };
 }
 

@@ -241,6 +241,22 @@ export interface UrlPolicyOptions {
   noParent?: boolean;
   /** Default `Infinity`. */
   maxDepth?: number;
+  /** Default null: no domain allowed besides the roots' hosts. */
+  allowedDomains?: readonly string[] | null;
+}
+
+/**
+ * Whether `host` is one of `domains` or a subdomain of one (Scrapy's
+ * `allowed_domains`): `www.example.com` and `a.b.example.com` are under
+ * `example.com`, `badexample.com` is not. An IP literal only matches itself.
+ * Both are WHATWG hostnames (lowercase, punycode).
+ */
+export function inDomains(host: string, domains: readonly string[]): boolean {
+  for (const domain of domains) {
+    if (host === domain) return true;
+    if (host.length > domain.length && host.endsWith(domain) && host[host.length - domain.length - 1] === "." && !isIpLiteral(domain)) return true;
+  }
+  return false;
 }
 
 /** One root's part of `noParent`: its hostname (as a set, for {@link hostIsAllowed}) and its directory (`/a/` for `/a/b.html`). */
@@ -276,6 +292,8 @@ export class UrlPolicy {
   readonly noParent: boolean;
   /** The deepest link `visit()` queues: a root is at depth 0, a page's links one deeper. */
   readonly maxDepth: number;
+  /** Domains whose hosts, and their subdomains', are allowed besides the roots' ({@link inDomains}); empty: none. */
+  readonly allowedDomains: readonly string[];
   /** Each root's host and directory, for `noParent`. */
   private readonly directories: readonly RootDirectory[];
 
@@ -296,15 +314,19 @@ export class UrlPolicy {
     this.include = withoutState(options.include ?? null);
     this.noParent = options.noParent ?? false;
     this.maxDepth = options.maxDepth ?? Infinity;
+    this.allowedDomains = options.allowedDomains ?? [];
     this.directories = this.roots.map(directoryOf);
   }
 
   /**
    * Whether a URL may be crawled: its scheme is http(s), its host is allowed
-   * by {@link hostIsAllowed}, `exclude` does not match the string, `include`
-   * (if given) does, and with `noParent` it is under a root's directory
-   * ({@link UrlPolicy.underRoot}). Never throws: a string that is not an
-   * absolute URL is not allowed.
+   * by {@link hostIsAllowed} (a root's host, by `strict`) or is in
+   * `allowedDomains` ({@link inDomains}), `exclude` does not match the
+   * string, `include` (if given) does, and with `noParent` it is under a
+   * root's directory ({@link UrlPolicy.underRoot}) when its host is a root's
+   * (a host only `allowedDomains` allows has no root directory: `noParent`
+   * leaves it alone, as wget's `--no-parent` leaves other hosts). Never
+   * throws: a string that is not an absolute URL is not allowed.
    */
   urlAllowed(url: string): boolean {
     const parsed = parseHttpUrl(url);
@@ -334,10 +356,11 @@ export class UrlPolicy {
 
   /** The policy's checks, on a URL's string, host name and path. */
   private allows(url: string, hostname: string, pathname: string): boolean {
-    if (!hostIsAllowed(hostname, this.rootDomains, this.strict)) return false;
+    const rootHost = hostIsAllowed(hostname, this.rootDomains, this.strict);
+    if (!rootHost && (this.allowedDomains.length === 0 || !inDomains(hostname, this.allowedDomains))) return false;
     if (this.exclude?.test(url) === true) return false;
     if (this.include !== null && !this.include.test(url)) return false;
-    return !this.noParent || this.isUnderRoot(hostname, pathname);
+    return !this.noParent || !rootHost || this.isUnderRoot(hostname, pathname);
   }
 
   /**

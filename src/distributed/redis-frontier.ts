@@ -860,6 +860,7 @@ function crawlIdentity(options: ResolvedCrawlOptions, roots: readonly string[]):
     noParent: options.noParent,
     maxDepth: options.maxDepth === Infinity ? null : options.maxDepth,
     strict: options.strict,
+    allowedDomains: options.allowedDomains,
     skipNonHtml: options.skipNonHtml,
     maxBodyBytes: options.maxBodyBytes,
     userAgent: options.userAgent,
@@ -889,13 +890,13 @@ function differenceOf(stored: Record<string, unknown>, mine: Record<string, unkn
 
 /**
  * A field of a crawl's identity as the command's help says it: a limit not
- * set as `no limit`, a regex not given as `none`, a regex as `/SOURCE/` (its
+ * set as `no limit`, a regex or `allowedDomains` not given as `none`, a regex as `/SOURCE/` (its
  * source once, not escaped again as a JSON string); JSON for the rest (the
  * roots, a user agent, numbers).
  */
 function shown(field: string, value: unknown): string {
   const regex = field === "exclude" || field === "include";
-  if (value === null || value === undefined) return regex ? "none" : "no limit";
+  if (value === null || value === undefined) return regex || field === "allowedDomains" ? "none" : "no limit";
   if (regex && typeof value === "string") return `/${value}/`;
   return JSON.stringify(value);
 }

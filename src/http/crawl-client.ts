@@ -6,6 +6,7 @@
  */
 import { setMaxListeners } from "node:events";
 import { setTimeout as sleep } from "node:timers/promises";
+import { withCookies, type CookieJarLike } from "../crawl/cookies.js";
 import { errorDetail, errorName, type AttemptError } from "../kernel/errors.js";
 import { crawlChannel } from "../observe/channels.js";
 import { HttpClient, type HttpClientOptions } from "./http-client.js";
@@ -15,7 +16,7 @@ import type { HttpResponse, SkipBody } from "./parser.js";
 const READ_WHOLE = { skipBody: null };
 
 /** What a {@link CrawlClient} is built from: a crawl's resolved options. */
-export type CrawlClientOptions = Omit<HttpClientOptions, "connections" | "skipBody"> & { readonly maxTasks: number; readonly skipNonHtml: boolean };
+export type CrawlClientOptions = Omit<HttpClientOptions, "connections" | "skipBody"> & { readonly maxTasks: number; readonly skipNonHtml: boolean; readonly cookies?: CookieJarLike | null };
 
 /** What one attempt gave: the response, or its error's name with Node's words for a `TlsError` (else null). */
 export type AttemptOutcome = readonly [outcome: HttpResponse | AttemptError, detail: string | null];
@@ -42,19 +43,30 @@ export type AttemptOutcome = readonly [outcome: HttpResponse | AttemptError, det
  */
 export class CrawlClient {
   private readonly client: HttpClient;
+  /** The crawl's `headers`, and its cookie jar (null: no cookies), for a request that carries cookies. */
+  private readonly headers: Readonly<Record<string, string>>;
+  private readonly cookies: CookieJarLike | null;
   /** Aborted with the crawl: it ends the pauses, each of which listens to it. */
   private readonly stopping = new AbortController();
 
   /** @param skippable - With `skipNonHtml`, which bodies to leave unread: `skippableBody` (src/crawl/page.ts). */
   constructor(options: CrawlClientOptions, skippable: SkipBody) {
     this.client = new HttpClient({ ...options, connections: options.maxTasks, skipBody: options.skipNonHtml ? skippable : null });
+    this.headers = options.headers ?? {};
+    this.cookies = options.cookies ?? null;
     setMaxListeners(0, this.stopping.signal); // As many pauses as workers may listen at once.
   }
 
-  /** One attempt at `job.url`: the response, or the name of the error it failed with (and `errorDetail`'s words for it). */
+  /**
+   * One attempt at `job.url`: the response, or the name of the error it
+   * failed with (and `errorDetail`'s words for it). With cookies, the jar's
+   * for `job.url` go with it (src/crawl/cookies.ts).
+   */
   async attempt(job: { readonly kind: string; readonly url: string }): Promise<AttemptOutcome> {
+    const reading = job.kind === "page" ? undefined : READ_WHOLE;
+    const headers = withCookies(this.headers, this.cookies, job.url);
     try {
-      return [await this.client.get(job.url, undefined, job.kind === "page" ? undefined : READ_WHOLE), null];
+      return [await this.client.get(job.url, undefined, headers === this.headers ? reading : { ...reading, headers }), null];
     } catch (error) {
       return [errorName(error), errorDetail(error)];
     }

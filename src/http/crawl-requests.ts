@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { withCookies, type CookieJarLike } from "../crawl/cookies.js";
 import type { ConnectOptions } from "../kernel/socket.js";
 import { IdleConnections } from "./idle-connections.js";
 
@@ -22,6 +23,14 @@ export type RequestOptions = ConnectOptions & {
   connections?: IdleConnections | null;
 };
 
+const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
+
+/** What {@link CrawlRequests} reads of a crawl's options: its `headers`, and its cookie jar (null or absent: none). */
+export interface RequestHeaderOptions {
+  readonly headers?: Readonly<Record<string, string>>;
+  readonly cookies?: CookieJarLike | null;
+}
+
 /** The options of one request: the crawl's (`O`), with its kept connections. */
 export type CrawlRequestOptions<O extends object> = O & { readonly connections: IdleConnections };
 
@@ -30,13 +39,14 @@ export type CrawlRequestOptions<O extends object> = O & { readonly connections: 
  * own sockets: the crawl's options (`O`, its resolved options) and its kept
  * connections ({@link IdleConnections}), for a page (with `skipNonHtml`, a
  * body no link is read from is left unread) or, for a `robots.txt` or a
- * sitemap, read whole. `close()` closes the kept connections when the crawl
- * ends.
+ * sitemap, read whole; when the crawl keeps cookies, with the jar's `Cookie`
+ * header for the job's URL (src/crawl/cookies.ts). `close()` closes the kept
+ * connections when the crawl ends.
  *
  * @remarks Kept out of the crawlers so that they show only how they wait:
  * stage 1's Fetcher and stage 2's `request()` take these options as they are.
  */
-export class CrawlRequests<O extends object> {
+export class CrawlRequests<O extends RequestHeaderOptions> {
   /** Connections kept open for the next request to their origin. */
   readonly connections = new IdleConnections();
   private readonly page: CrawlRequestOptions<O>;
@@ -47,9 +57,18 @@ export class CrawlRequests<O extends object> {
     this.whole = { ...this.page, skipNonHtml: false };
   }
 
-  /** The options for a job's request: a page's, or (a `robots.txt`, a sitemap) read whole. */
-  optionsFor(job: { readonly kind: string }): CrawlRequestOptions<O> {
-    return job.kind === "page" ? this.page : this.whole;
+  /**
+   * The options for a job's next attempt: a page's, or (a `robots.txt`, a
+   * sitemap) read whole; with cookies for `job.url`, if the jar has any
+   * (a new object then, made for this attempt; else the same one each time).
+   */
+  optionsFor(job: { readonly kind: string; readonly url?: string }): CrawlRequestOptions<O> {
+    const options = job.kind === "page" ? this.page : this.whole;
+    const jar = options.cookies ?? null;
+    if (jar === null || job.url === undefined) return options;
+    const given = options.headers ?? NO_HEADERS;
+    const headers = withCookies(given, jar, job.url);
+    return headers === given ? options : { ...options, headers };
   }
 
   /** Closes the kept connections; a connection kept later is closed at once. */

@@ -113,12 +113,14 @@ export class HttpClient {
    * @throws `signal.reason` when `signal` aborts first; the request is abandoned
    * and its connection closed.
    * @param reading - `skipBody` for this request alone, where it differs
-   * from the client's: a `robots.txt` is read whole, whatever the crawl skips.
+   * from the client's: a `robots.txt` is read whole, whatever the crawl skips;
+   * `headers` in place of the client's own (a crawl's cookies for this URL).
    */
-  get(url: string, signal?: AbortSignal, reading: { skipBody?: SkipBody | null } = {}): Promise<HttpResponse> {
+  get(url: string, signal?: AbortSignal, reading: { skipBody?: SkipBody | null; headers?: Readonly<Record<string, string>> } = {}): Promise<HttpResponse> {
     if (signal?.aborted === true) return Promise.reject(signal.reason);
     const target = new URL(url);
-    const { agent, headers } = this;
+    const { agent } = this;
+    const headers = reading.headers === undefined ? this.headers : requestHeaders(this.options.userAgent, reading.headers);
     const options = reading.skipBody === undefined ? this.options : { ...this.options, skipBody: reading.skipBody };
     return new Promise<HttpResponse>(function sendRequest(resolve, reject) {
       const request = new GetRequest(target, headers, options.skipBody ?? null);

@@ -23,7 +23,8 @@ export { MAX_HEADER_BYTES } from "./llhttp-rules.js";
  * A response as the crawler needs it: status, headers and the whole body.
  *
  * Header names are lowercased. A header sent more than once is joined with
- * `", "` (`cookie` with `"; "`), except the fields node:http keeps only the
+ * `", "` (`cookie` with `"; "`, `set-cookie` with `"\n"`: see
+ * {@link headerSeparator}), except the fields node:http keeps only the
  * first of ({@link FIRST_ONLY_HEADERS}), as stage 3 joins the headers undici
  * hands it, so every stage sees the same object. `body` holds the bytes after
  * de-chunking, still content-encoded: gzip is undone later, by `decodeContent`.
@@ -31,7 +32,7 @@ export { MAX_HEADER_BYTES } from "./llhttp-rules.js";
 export interface HttpResponse {
   /** The status code of the final (non-1xx) response. */
   status: number;
-  /** Lowercased names; repeated fields joined as node:http joins them. */
+  /** Lowercased names; repeated fields joined as node:http joins them, but `set-cookie`, one cookie a line ({@link headerSeparator}). */
   headers: Record<string, string>;
   /** The body bytes, de-chunked but still content-encoded. */
   body: Uint8Array;
@@ -91,6 +92,18 @@ export const FIRST_ONLY_HEADERS: ReadonlySet<string> = new Set([
   "server",
   "user-agent",
 ]);
+
+/**
+ * What joins the values of a field a response sends more than once: `"; "`
+ * for `cookie`, a line break for `set-cookie`, else `", "`. A `Set-Cookie`
+ * value holds commas of its own (`Expires=Wed, 21 Oct 2026 07:28:00 GMT`),
+ * so joined with commas its cookies could not be told apart again; a field
+ * value never holds a line break, so `headers["set-cookie"].split("\n")`
+ * gives back each one (node:http keeps them in an array instead).
+ */
+export function headerSeparator(name: string): string {
+  return name === "set-cookie" ? "\n" : name === "cookie" ? "; " : ", ";
+}
 
 /** What the parser expects next. */
 type ParserState =
@@ -470,7 +483,7 @@ function joinHeaders(lines: ReadonlyArray<[string, string]>): Record<string, str
   for (const [name, value] of lines) {
     const previous = headers.get(name);
     if (previous === undefined) headers.set(name, value);
-    else if (!FIRST_ONLY_HEADERS.has(name)) headers.set(name, `${previous}${name === "cookie" ? "; " : ", "}${value}`);
+    else if (!FIRST_ONLY_HEADERS.has(name)) headers.set(name, `${previous}${headerSeparator(name)}${value}`);
   }
   return Object.fromEntries(headers);
 }

@@ -13,7 +13,7 @@ import type * as Undici from "undici";
 import type { Dispatcher } from "undici";
 import { CancelledError, errorName, FetchFailure } from "../kernel/errors.js";
 import type { Network } from "../kernel/socket.js";
-import { FIRST_ONLY_HEADERS, type HttpResponse, type SkipBody } from "./parser.js";
+import { FIRST_ONLY_HEADERS, headerSeparator, type HttpResponse, type SkipBody } from "./parser.js";
 import { ResponseLimits } from "./response-limits.js";
 
 /**
@@ -310,7 +310,8 @@ export const headerNameToString: (name: Buffer) => string = requireUndici("undic
  * A response head as undici's HTTP/1 parser hands it to a handler (name,
  * value, name, value…, each a Buffer) in the shared {@link HttpResponse}
  * shape: names lowercased as undici names them, values read as Latin-1; a
- * field sent more than once is joined with `", "` (`cookie` with `"; "`),
+ * field sent more than once is joined as the shared parser joins it
+ * (`headerSeparator`: `", "`, `cookie` with `"; "`, `set-cookie` with `"\n"`),
  * except the ones node:http keeps only the first of, so every stage sees the
  * same object.
  *
@@ -328,7 +329,7 @@ export function responseHeaders(raw: readonly Buffer[]): HttpResponse["headers"]
     if (previous === undefined || !Object.hasOwn(headers, name)) {
       if (name === "__proto__") Object.defineProperty(headers, name, { value, enumerable: true, configurable: true, writable: true });
       else headers[name] = value;
-    } else if (!FIRST_ONLY_HEADERS.has(name)) headers[name] = `${previous}${name === "cookie" ? "; " : ", "}${value}`;
+    } else if (!FIRST_ONLY_HEADERS.has(name)) headers[name] = `${previous}${headerSeparator(name)}${value}`;
   }
   return headers;
 }

@@ -3,7 +3,7 @@
  * {@link Selector} that stands in for Python's `selectors`, the socket calls,
  * timers, the error classes), HTTP/1.x bytes (the request every stage sends,
  * and the response parser and kept connections of stages 1 and 2), the crawl's shared decisions
- * (options, the URL policy, link extraction, page reading, `visit()`, the
+ * (options, cookies and cookie files, the URL policy, link extraction, page reading, `visit()`, the
  * records and the report, robots.txt, sitemaps and the host lines of politeness), the crawl core and
  * its contract with a stage (`CrawlCore`, `Job`, `Outcome`, `JobRequest`, `worldFor`: docs/crawl-core.md),
  * and the trace events.
@@ -24,6 +24,8 @@
  * @module
  */
 export * from "../crawl/options.js";
+export * from "../crawl/cookies.js";
+export * from "../crawl/cookie-file.js";
 export * from "../crawl/records.js";
 export * from "../kernel/errors.js";
 export * from "../crawl/urls.js";

@@ -23,6 +23,7 @@ describe("resolveOptions", () => {
       noParent: false,
       maxDepth: Infinity,
       strict: true,
+      allowedDomains: null,
       timeoutMs: 120_000,
       idleTimeoutMs: 30_000,
       retryDelayMs: 500,
@@ -32,6 +33,8 @@ describe("resolveOptions", () => {
       skipNonHtml: false,
       userAgent: `coroutine-crawler/${VERSION}`,
       headers: {},
+      cookies: null,
+      cookieFile: null,
       ca: null,
       rejectUnauthorized: true,
       robots: false,
@@ -49,6 +52,13 @@ describe("resolveOptions", () => {
       seed: expect.any(Number),
       network: null,
     });
+  });
+
+  it("checks allowedDomains: domains lowercased and in punycode, no URL, port or empty list", () => {
+    expect(resolveOptions({ allowedDomains: ["Example.COM", ".b.example", "bücher.de", "example.com"] }).allowedDomains).toEqual(["example.com", "b.example", "xn--bcher-kva.de"]);
+    for (const bad of [[], "example.com", [1], ["http://example.com/"], ["example.com:8080"], ["example.com/docs"], [""], ["a b"]]) {
+      expect(() => resolveOptions({ allowedDomains: bad as string[] })).toThrow(/`allowedDomains`/);
+    }
   });
 
   it("draws a seed for each crawl that gives none, and keeps one given", () => {

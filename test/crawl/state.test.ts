@@ -170,9 +170,21 @@ describe("StateStore", () => {
     );
     expect(() => opened(dir, { maxDepth: 2 })).toThrow(/\(maxDepth: "Infinity" in the state, 2 now\)/);
     expect(() => checkState(dir, ["a.test"], { exclude: "/x" })).toThrow(/\(exclude: null in the state, ".+" now\)/);
-    const store = opened(dir, { maxTasks: 50, delayMs: 10, maxPages: 3 });
+    expect(() => opened(dir, { allowedDomains: ["b.test"] })).toThrow(/\(allowedDomains: absent in the state, \["b.test"\] now\)/);
+    const store = opened(dir, { maxTasks: 50, delayMs: 10, maxPages: 3, cookies: true });
     expect(store.resumed).toBe(2);
     store.summary(0);
+  });
+
+  it("keeps allowedDomains in the crawl's shape when given, so a resumed crawl gives the same", () => {
+    const dir = tempDir();
+    const store = opened(dir, { allowedDomains: ["b.test", "c.test"] });
+    store.add([item("/")]);
+    finishNext(store, []);
+    store.summary(0);
+    expect(() => opened(dir)).toThrow(/\(allowedDomains: \["b.test","c.test"\] in the state, absent now\)/);
+    expect(() => opened(dir, { allowedDomains: ["c.test"] })).toThrow(/allowedDomains/);
+    opened(dir, { allowedDomains: ["B.test", "c.test"] }).summary(0);
   });
 
   it("refuses a state another live process holds, and takes over a lock whose process is gone", () => {

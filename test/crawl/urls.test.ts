@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { defragment, dropCredentials, hostIsAllowed, isHttpUrl, normalizeRoot, rootProblem, UrlPolicy } from "../../src/crawl/urls.js";
+import { defragment, dropCredentials, hostIsAllowed, inDomains, isHttpUrl, normalizeRoot, rootProblem, UrlPolicy } from "../../src/crawl/urls.js";
 
 describe("normalizeRoot", () => {
   it("adds http:// to a root without a scheme", () => {
@@ -167,6 +167,57 @@ describe("hostIsAllowed", () => {
     expect(hostIsAllowed("localhost", new Set(["localhost"]), false)).toBe(true);
     expect(hostIsAllowed("www.localhost", new Set(["localhost"]), true)).toBe(true);
     expect(hostIsAllowed("otherhost", new Set(["localhost"]), false)).toBe(false);
+  });
+});
+
+describe("inDomains", () => {
+  it("matches a domain and its subdomains, label by label", () => {
+    const domains = ["example.com", "xn--bcher-kva.de"];
+    for (const host of ["example.com", "www.example.com", "a.b.example.com", "xn--bcher-kva.de", "shop.xn--bcher-kva.de"]) expect(inDomains(host, domains)).toBe(true);
+    for (const host of ["badexample.com", "example.com.evil.net", "com", "example.org"]) expect(inDomains(host, domains)).toBe(false);
+  });
+
+  it("matches an IP address only as itself", () => {
+    expect(inDomains("10.0.0.1", ["10.0.0.1"])).toBe(true);
+    expect(inDomains("1.10.0.0.1", ["10.0.0.1"])).toBe(false);
+  });
+});
+
+describe("UrlPolicy with allowedDomains", () => {
+  const root = "http://docs.example.com/guide/";
+
+  it("allows the domains' hosts besides the roots', with strict and lenient alike", () => {
+    for (const strict of [true, false]) {
+      const policy = new UrlPolicy([root], { strict, exclude: null, allowedDomains: ["cdn.net"] });
+      expect(policy.urlAllowed("http://docs.example.com/x")).toBe(true);
+      expect(policy.hrefAllowed("https://img.cdn.net/a.png")).toBe(true);
+      expect(policy.hrefAllowed("https://cdn.net/")).toBe(true);
+      expect(policy.hrefAllowed("https://notcdn.net/")).toBe(false);
+      expect(policy.hrefAllowed("http://blog.example.com/")).toBe(!strict); // the roots' rule as before
+    }
+  });
+
+  it("leaves exclude and include in force on the domains' hosts", () => {
+    const policy = new UrlPolicy([root], { strict: true, exclude: /\.png$/, include: /cdn|guide/, allowedDomains: ["cdn.net", "other.org"] });
+    expect(policy.hrefAllowed("https://cdn.net/a.css")).toBe(true);
+    expect(policy.hrefAllowed("https://cdn.net/a.png")).toBe(false);
+    expect(policy.hrefAllowed("https://other.org/page")).toBe(false);
+    expect(policy.hrefAllowed("https://other.org/guide")).toBe(true);
+  });
+
+  it("applies noParent on the roots' hosts only", () => {
+    const policy = new UrlPolicy([root], { strict: true, exclude: null, noParent: true, allowedDomains: ["example.com"] });
+    expect(policy.hrefAllowed("http://docs.example.com/guide/a")).toBe(true);
+    expect(policy.hrefAllowed("http://docs.example.com/blog/")).toBe(false); // a root's host: under its directory only
+    expect(policy.hrefAllowed("http://www.example.com/anything")).toBe(true); // only allowedDomains allows it: no root directory there
+    expect(policy.urlAllowed("http://www.example.com/anything")).toBe(true);
+  });
+
+  it("changes nothing when left out or null", () => {
+    const without = new UrlPolicy([root], { strict: true, exclude: null });
+    const withNull = new UrlPolicy([root], { strict: true, exclude: null, allowedDomains: null });
+    for (const url of ["http://docs.example.com/a", "http://cdn.net/", "http://www.docs.example.com/"]) expect(withNull.hrefAllowed(url)).toBe(without.hrefAllowed(url));
+    expect(without.hrefAllowed("http://cdn.net/")).toBe(false);
   });
 });
 

@@ -359,11 +359,16 @@ describe("parseResponse", () => {
       expect(response.headers["x-a"]).toBe("one two three");
     });
 
-    it("joins repeated headers with a comma, cookie with a semicolon", () => {
+    it("joins repeated headers with a comma, cookie with a semicolon, set-cookie with a line break", () => {
       const response = parse(
         "HTTP/1.1 200 OK\r\nVary: a\r\nVary: b\r\nSet-Cookie: a=1\r\nSet-Cookie: b=2\r\nCookie: c=3\r\nCookie: d=4\r\n\r\n",
       );
-      expect(response.headers).toEqual({ vary: "a, b", "set-cookie": "a=1, b=2", cookie: "c=3; d=4" });
+      expect(response.headers).toEqual({ vary: "a, b", "set-cookie": "a=1\nb=2", cookie: "c=3; d=4" });
+    });
+
+    it("keeps each Set-Cookie whole when its Expires holds a comma", () => {
+      const response = parse("HTTP/1.1 200 OK\r\nSet-Cookie: a=1; Expires=Wed, 21 Oct 2026 07:28:00 GMT\r\nSet-Cookie: b=2\r\nContent-Length: 0\r\n\r\n");
+      expect(response.headers["set-cookie"]?.split("\n")).toEqual(["a=1; Expires=Wed, 21 Oct 2026 07:28:00 GMT", "b=2"]);
     });
 
     it("keeps only the first of the fields node:http keeps first-only", () => {
@@ -500,7 +505,8 @@ describe("ResponseParser against node:http", () => {
 
       const { date: _rawDate, ...rawHeaders } = raw.headers;
       const { date: _nodeDate, connection: _connection, ...nodeHeaders } = message.headers;
-      expect(rawHeaders).toMatchObject({ ...nodeHeaders, "set-cookie": "a=1, b=2", connection: "close" });
+      expect(rawHeaders).toMatchObject({ ...nodeHeaders, "set-cookie": (nodeHeaders["set-cookie"] ?? []).join("\n"), connection: "close" });
+      expect(rawHeaders["set-cookie"]).toBe("a=1\nb=2");
       expect(raw.status).toBe(message.statusCode);
       expect(Buffer.from(raw.body)).toEqual(Buffer.concat(chunks));
       expect(raw.headers["transfer-encoding"]).toBe("chunked");

@@ -98,6 +98,11 @@ describe("responseHeaders", () => {
     expect(responseHeaders(fields)).toEqual({ "set-cookie": "a=1", cookie: "x=1; y=2", "content-type": "text/html", "x-a": "1, 2", "x-latin": "caf\xe9" });
   });
 
+  it("joins repeated Set-Cookie fields with a line break, as the shared parser does", () => {
+    const fields = raw("Set-Cookie", "a=1; Expires=Wed, 21 Oct 2026 07:28:00 GMT", "set-cookie", "b=2");
+    expect(responseHeaders(fields)["set-cookie"]).toBe("a=1; Expires=Wed, 21 Oct 2026 07:28:00 GMT\nb=2");
+  });
+
   it("treats names like constructor and __proto__ as plain names, as the shared parser does", () => {
     const headers = responseHeaders(raw("Constructor", "a", "constructor", "b", "__proto__", "c", "__proto__", "d", "toString", "e"));
     expect(Object.keys(headers)).toEqual(["constructor", "__proto__", "tostring"]);
