@@ -36,6 +36,19 @@ export interface TimerEntry {
   name: string;
 }
 
+/**
+ * A wake-up the loop has planned in Node (stage 1 and 2): a `setTimeout`
+ * or `setImmediate` whose callback is the loop's iteration. A loop plans one
+ * at most; a list, so that a loop that plans two (a learner's) shows two.
+ */
+export interface PlannedWakeup {
+  kind: "setTimeout" | "setImmediate";
+  /** In how many virtual ms it fires (0 for `setImmediate`). */
+  ms: number;
+  /** Why: "sleep 48 ms until timer 7 (timeIsUp)", "sockets were ready". */
+  why: string;
+}
+
 /** A Task of stage 2, or a worker of stage 3. */
 export interface TaskView {
   id: string;
@@ -96,7 +109,7 @@ export interface Snapshot {
   iterations: number;
   selector?: { keys: SelectorKey[]; candidates: string[]; lastReady: { socket: string; events: ("read" | "write")[] }[] | null };
   ready?: { name: string; thisIteration: boolean }[];
-  timers?: { heap: TimerEntry[]; planned: { kind: "setTimeout" | "setImmediate"; ms: number; why: string } | null };
+  timers?: { heap: TimerEntry[]; planned: PlannedWakeup[] };
   tasks?: TaskView[];
   futures?: FutureView[];
   queue?: QueueView | null;
@@ -119,4 +132,6 @@ export interface Recording {
   /** The source files the snapshots name, as lines, so the page shows the line that runs. */
   sources: Record<string, string[]>;
   steps: Snapshot[];
+  /** True when the recording stopped at its step limit (`maxSteps`) before the crawl ended. */
+  truncated: boolean;
 }
