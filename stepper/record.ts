@@ -94,6 +94,7 @@ export function demoSite(): SiteBuilder {
  * taken and done (`worker-event`).
  *
  * @throws TypeError for an unknown stage, a seed that is not an integer, or a `maxSteps` that is not a positive integer.
+ * @throws RecordingBusyError while another recording runs in this process.
  * @example
  * const recording = await recordCrawl({ stage: "generators", seed: 1 });
  * console.log(recording.steps.length, recording.steps[10]?.label);
@@ -104,6 +105,8 @@ export async function recordCrawl(options: RecordOptions): Promise<Recording> {
   if (!Number.isSafeInteger(seed)) throw new TypeError(`Expected \`seed\` to be an integer, got ${String(seed)}`);
   const maxSteps = options.maxSteps ?? DEFAULT_MAX_STEPS;
   if (!Number.isSafeInteger(maxSteps) || maxSteps < 1) throw new TypeError(`Expected \`maxSteps\` to be a positive integer, got ${String(maxSteps)}`);
+  if (recording) throw new RecordingBusyError("recordCrawl() is recording already: one recording at a time, since the bottle's clock takes over the process's timers");
+  recording = true;
   const controller = new AbortController();
   const recorder = new Recorder(maxSteps, function abortAtTheLimit() { queueMicrotask(function abort() { controller.abort(); }); });
   const observer = stage === "callbacks" ? new CallbacksObserver(recorder) : stage === "generators" ? new GeneratorsObserver(recorder) : new AsyncAwaitObserver(recorder);
@@ -130,9 +133,17 @@ export async function recordCrawl(options: RecordOptions): Promise<Recording> {
     observer.close();
     patches.restore();
     recorder.close();
+    recording = false;
   }
   return { stage, seed, root, sources: sourcesOf(recorder.files), steps: recorder.steps, truncated: recorder.truncated };
 }
+
+/** A second {@link recordCrawl} while one runs. */
+export class RecordingBusyError extends Error {
+  override readonly name = "RecordingBusyError";
+}
+
+let recording = false;
 
 /** A plain view of an object's fields, private ones included: the recorder reads, it never writes through it. */
 type Fields = Record<string | symbol, unknown>;
