@@ -8,7 +8,7 @@
 import { readFileSync } from "node:fs";
 import { Session } from "node:inspector";
 import { findSourceMap } from "node:module";
-import { relative, sep } from "node:path";
+import { relative, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { SourceLine } from "./recording.js";
 
@@ -18,7 +18,8 @@ export const PACKAGE_ROOT = fileURLToPath(new URL("..", import.meta.url));
 /** The frames a stack shows: a stage's and the library's files and Node's own, not the recorder's, not a package's. */
 function shown(file: string): boolean {
   if (file.startsWith("node:")) return file !== "node:diagnostics_channel" && !file.startsWith("node:internal/modules");
-  return !file.startsWith("stepper/") && !file.startsWith("node_modules/") && !file.startsWith("..") && !file.startsWith("/");
+  // A learner's folder may lie outside the package (LEARN_DIR): shown, relative to the root; a package's file never is.
+  return !file.startsWith("stepper/") && !file.includes("node_modules/") && !file.startsWith("/");
 }
 
 /** A path relative to the package root, `/` separated; Node's own modules as they are. */
@@ -146,7 +147,7 @@ export function sourcesOf(files: Iterable<string>): Record<string, string[]> {
   for (const file of [...files].sort()) {
     if (file.startsWith("node:")) continue;
     try {
-      sources[file] = readFileSync(`${PACKAGE_ROOT}${file}`, "utf8").split("\n");
+      sources[file] = readFileSync(resolve(PACKAGE_ROOT, file), "utf8").split("\n");
     } catch {
       // A file that is gone (a learner's renamed exercise): the page shows the frame without its line.
     }
