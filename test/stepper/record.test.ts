@@ -1,0 +1,182 @@
+/**
+ * The stepper's recorder (stepper/record.ts), run as the page's build and
+ * `npm run learn -- N --step` run it: stepper/record-cli.ts under tsx, in a
+ * child process (its stacks and the paused lines come from tsx's source
+ * maps, which vitest's own module runner does not give, and a learner's
+ * files are swapped in by a Node module hook, for the whole process).
+ * Each stage's crawl of the demo site in the bottle, seed 1.
+ */
+import { execFile } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { exerciseNumbered, partsOfStage } from "../../learn/workshop/exercises.js";
+import { learnerFile } from "../../learn/workshop/learner-files.js";
+import type { Recording, Snapshot } from "../../stepper/recording.js";
+import { wrongImplementations } from "../learn/wrong-implementations.js";
+
+const REPO = fileURLToPath(new URL("../..", import.meta.url));
+const TSX = resolve(REPO, "node_modules/tsx/dist/cli.mjs");
+const run = promisify(execFile);
+const dir = mkdtempSync(join(tmpdir(), "stepper-record-"));
+
+async function record(stage: string, name: string, extra: string[] = []): Promise<Recording> {
+  const out = join(dir, `${name}.json`);
+  await run(process.execPath, [TSX, "stepper/record-cli.ts", "--stage", stage, "--seed", "1", "--out", out, ...extra], { cwd: REPO, maxBuffer: 1 << 24 });
+  return JSON.parse(readFileSync(out, "utf8")) as Recording;
+}
+
+const recordings = new Map<string, Recording>();
+
+function recordingOf(stage: string): Recording {
+  const recording = recordings.get(stage);
+  if (recording === undefined) throw new Error(`no recording of ${stage}`);
+  return recording;
+}
+
+beforeAll(async () => {
+  // One after the other: the machine's cores are shared.
+  for (const stage of ["callbacks", "generators", "asyncawait"]) recordings.set(stage, await record(stage, stage));
+}, 120_000);
+
+afterAll(() => {
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function some(steps: Snapshot[], test: (step: Snapshot) => boolean): boolean {
+  return steps.some(test);
+}
+
+describe("recordCrawl", () => {
+  it("records stage 1's dispatches, timers and iterations with the selector, the heap, the wake-up planned, the core and the stack", () => {
+    const { steps, truncated } = recordingOf("callbacks");
+    expect(truncated).toBe(false);
+    expect(steps.at(-1)?.kind).toBe("end");
+    const callbacks = steps.filter((step) => step.kind === "callback");
+    expect(callbacks.length).toBeGreaterThan(50);
+    expect(steps.filter((step) => step.kind === "iteration").length).toBeGreaterThan(50);
+    expect(some(steps, (step) => (step.selector?.keys.length ?? 0) >= 3)).toBe(true);
+    expect(some(steps, (step) => (step.selector?.lastReady?.length ?? 0) > 0)).toBe(true);
+    expect(some(steps, (step) => (step.timers?.heap.length ?? 0) > 0)).toBe(true);
+    expect(some(steps, (step) => step.timers?.planned.some((wakeup) => wakeup.kind === "setTimeout") === true)).toBe(true);
+    expect(some(steps, (step) => step.timers?.planned.some((wakeup) => wakeup.kind === "setImmediate") === true)).toBe(true);
+    expect(some(steps, (step) => step.core.jobsOut.length === 3 && step.core.hosts.length === 1)).toBe(true);
+    for (const step of callbacks) {
+      expect(step.stack.map((line) => line.fn)).toContain("dispatch");
+      expect(step.stack[0]?.file).toBe("src/callbacks/event-loop.ts");
+      expect(step.next?.file).toMatch(/^src\/callbacks\//);
+    }
+    expect(steps.every((step) => step.tasks === undefined && step.ready === undefined)).toBe(true);
+  });
+
+  it("records stage 2's ready callbacks and Task steps with the ready queue and its boundary, Tasks, Futures, the queue and the timers", () => {
+    const { steps } = recordingOf("generators");
+    expect(steps.filter((step) => step.kind === "task-step").length).toBeGreaterThan(100);
+    expect(steps.filter((step) => step.kind === "callback").length).toBeGreaterThan(100);
+    expect(some(steps, (step) => step.ready?.some((entry) => entry.thisIteration) === true && step.ready.some((entry) => !entry.thisIteration))).toBe(true);
+    expect(some(steps, (step) => (step.tasks?.length ?? 0) >= 4)).toBe(true);
+    for (const step of steps) {
+      for (const task of step.tasks ?? []) if (task.state === "waiting") expect(task.pausedAt?.file, `${step.index} ${task.id}`).toMatch(/^src\/generators\//);
+    }
+    expect(some(steps, (step) => step.futures?.some((future) => future.callbacks.some((name) => name.endsWith(".wakeUp"))) === true)).toBe(true);
+    expect(some(steps, (step) => (step.queue?.items.length ?? 0) > 0)).toBe(true);
+    expect(some(steps, (step) => (step.queue?.parkedGetters ?? 0) > 0)).toBe(true);
+    expect(some(steps, (step) => (step.selector?.keys.length ?? 0) > 0)).toBe(true);
+    expect(some(steps, (step) => (step.timers?.heap.length ?? 0) > 0)).toBe(true);
+    expect(some(steps, (step) => (step.events.futuresResolved?.length ?? 0) > 0)).toBe(true);
+    expect(some(steps, (step) => (step.events.tasksDone?.length ?? 0) > 0)).toBe(true);
+  });
+
+  it("records stage 3's worker events with the workers, the queue, the virtual timers and the promise jobs queued", () => {
+    const { steps } = recordingOf("asyncawait");
+    expect(steps.filter((step) => step.kind === "await").length).toBeGreaterThan(100);
+    expect(some(steps, (step) => step.tasks?.filter((task) => task.state === "awaiting" && task.waitsOn?.startsWith("client.attempt(") === true).length === 3)).toBe(true);
+    expect(some(steps, (step) => step.tasks?.some((task) => task.waitsOn === "q.get()") === true)).toBe(true);
+    expect(some(steps, (step) => (step.microtasks?.length ?? 0) > 0)).toBe(true);
+    expect(some(steps, (step) => (step.timers?.heap.length ?? 0) > 0)).toBe(true);
+    expect(steps.every((step) => step.selector === undefined)).toBe(true);
+    expect(steps.filter((step) => step.kind === "await").every((step) => step.stack.some((line) => line.file === "src/asyncawait/crawler.ts"))).toBe(true);
+  });
+
+  it.each(["callbacks", "generators"])("counts stage %s's loop iterations up, one at a time", (stage) => {
+    const { steps } = recordingOf(stage);
+    for (let i = 1; i < steps.length; i++) {
+      const grew = (steps[i] as Snapshot).iterations - (steps[i - 1] as Snapshot).iterations;
+      expect(grew === 0 || grew === 1, `step ${i}`).toBe(true);
+    }
+    expect(steps.at(-1)?.iterations).toBe(steps.filter((step) => step.kind === "iteration").length);
+  });
+
+  it.each(["callbacks", "generators", "asyncawait"])("names each URL of stage %s's records in events.fetched at the step whose core first counts its record", (stage) => {
+    const { steps } = recordingOf(stage);
+    const fetched: string[] = [];
+    let recorded = 0;
+    for (const step of steps) {
+      const now = step.events.fetched ?? [];
+      fetched.push(...now);
+      if (step.kind !== "end") expect(step.core.recorded - recorded, `step ${step.index}`).toBe(now.length);
+      recorded = step.core.recorded;
+    }
+    expect(new Set(fetched).size).toBe(fetched.length);
+    expect(fetched.length).toBe(67); // The demo site's crawl, robots.txt on: every record once.
+  });
+
+  it("records the same crawl twice, to the byte, from the same seed, in one process and in another", async () => {
+    // Twice in one process: what the process counts (sockets' file numbers, Future ids) must not reach a recording.
+    const script = join(dir, "twice.mts");
+    writeFileSync(script, `import { writeFileSync } from "node:fs";
+import { recordCrawl } from ${JSON.stringify(resolve(REPO, "stepper/record.ts"))};
+for (const name of ["first", "second"]) writeFileSync(${JSON.stringify(dir)} + "/" + name + ".json", JSON.stringify(await recordCrawl({ stage: "generators", seed: 1, maxSteps: 300 })));
+`);
+    await run(process.execPath, [TSX, script], { cwd: REPO });
+    const [first, second] = ["first", "second"].map((name) => readFileSync(join(dir, `${name}.json`), "utf8"));
+    expect(second).toBe(first);
+    expect((JSON.parse(first as string) as Recording).steps.slice(0, 300)).toEqual(recordingOf("generators").steps.slice(0, 300));
+  }, 60_000);
+
+  it("shows a stage 2 Task step's stack with the Task's step and its generator's frame, at its yield", () => {
+    const steps = recordingOf("generators").steps.filter((step) => step.kind === "task-step" && step.label.includes("(the stack at its yield)"));
+    expect(steps.length).toBeGreaterThan(50);
+    for (const step of steps) {
+      const frames = step.stack.map((line) => `${line.file} ${line.fn}`);
+      expect(frames.some((frame) => frame.startsWith("src/generators/tasks.ts") && frame.endsWith("step"))).toBe(true);
+      expect(frames.some((frame) => /^src\/generators\/(crawler|queues|sockets)\.ts /.test(frame))).toBe(true);
+    }
+    const crawl = steps.find((step) => step.label.startsWith("Task crawl#1"));
+    expect(crawl?.stack.map((line) => line.fn)).toEqual(expect.arrayContaining(["JoinableQueue.join", "Crawler.crawl"]));
+  });
+
+  it("stops at maxSteps, marks the recording cut, and ends the crawl", async () => {
+    const cut = await record("generators", "cut", ["--max-steps", "40"]);
+    expect(cut.truncated).toBe(true);
+    expect(cut.steps).toHaveLength(41);
+    expect(cut.steps.at(-1)?.kind).toBe("end");
+  }, 60_000);
+});
+
+describe("recordCrawl on a learner's parts", () => {
+  it("shows two planned wake-ups for exercise 7's turn that plans a setTimeout when a socket event planned the next iteration, and one for the library's", async () => {
+    const wrong = wrongImplementations.find((each) => each.name.startsWith("turn that plans a setTimeout when a socket event"));
+    const exercise = exerciseNumbered(7);
+    if (wrong === undefined || exercise === undefined) throw new Error("the wrong implementation or exercise 7 is gone");
+    const learner = join(dir, "learner");
+    mkdirSync(learner);
+    const swaps: string[] = [];
+    for (const part of partsOfStage(exercise)) {
+      let source = readFileSync(resolve(REPO, part.source), "utf8");
+      if (part.source === wrong.source) source = source.replace(wrong.from, wrong.to);
+      const file = join(learner, part.file);
+      writeFileSync(file, learnerFile(part, source, REPO, learner, "solution"), { flag: "w" });
+      swaps.push("--swap", `${part.source}=${file}`);
+    }
+    const recording = await record("generators", "learner-7", ["--max-steps", "200", ...swaps]);
+    const planned = (steps: Snapshot[]) => Math.max(...steps.map((step) => step.timers?.planned.length ?? 0));
+    expect(planned(recording.steps)).toBeGreaterThanOrEqual(2); // Each stray setTimeout stays planned until it fires: they pile up.
+    expect(planned(recordingOf("generators").steps)).toBe(1);
+    // The loop that runs is the learner's: its frames are in the learner's file.
+    expect(recording.steps.some((step) => step.stack.some((line) => line.file.endsWith("07-event-loop.ts")))).toBe(true);
+  }, 60_000);
+});
