@@ -22,7 +22,7 @@ function tsFileNames(): Set<string> {
       else names.add(entry.name);
     }
   }
-  for (const folder of ["src", "test", "examples", "bench", "scripts", "learn/workshop", "learn/lessons"]) if (existsSync(join(root, folder))) walk(join(root, folder));
+  for (const folder of ["src", "test", "examples", "bench", "scripts", "stepper", "learn/workshop", "learn/lessons"]) if (existsSync(join(root, folder))) walk(join(root, folder));
   // The workshop's files: `npm run learn` writes them under learn/, and moves one from its name before the renumbering.
   for (const exercise of exercises) for (const file of [exercise.file, exercise.formerFile]) if (file !== undefined) names.add(file);
   return names;

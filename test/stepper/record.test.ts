@@ -129,12 +129,16 @@ describe("recordCrawl", () => {
     const script = join(dir, "twice.mts");
     writeFileSync(script, `import { writeFileSync } from "node:fs";
 import { recordCrawl } from ${JSON.stringify(resolve(REPO, "stepper/record.ts"))};
-for (const name of ["first", "second"]) writeFileSync(${JSON.stringify(dir)} + "/" + name + ".json", JSON.stringify(await recordCrawl({ stage: "generators", seed: 1, maxSteps: 300 })));
+for (const stage of ["generators", "asyncawait"] as const) {
+  for (const name of ["first", "second"]) writeFileSync(${JSON.stringify(dir)} + "/" + stage + "-" + name + ".json", JSON.stringify(await recordCrawl({ stage, seed: 1, maxSteps: 200 })));
+}
 `);
     await run(process.execPath, [TSX, script], { cwd: REPO });
-    const [first, second] = ["first", "second"].map((name) => readFileSync(join(dir, `${name}.json`), "utf8"));
-    expect(second).toBe(first);
-    expect((JSON.parse(first as string) as Recording).steps.slice(0, 300)).toEqual(recordingOf("generators").steps.slice(0, 300));
+    for (const stage of ["generators", "asyncawait"]) {
+      const [first, second] = ["first", "second"].map((name) => readFileSync(join(dir, `${stage}-${name}.json`), "utf8"));
+      expect(second, stage).toBe(first);
+      expect((JSON.parse(first as string) as Recording).steps.slice(0, 200), stage).toEqual(recordingOf(stage).steps.slice(0, 200));
+    }
   }, 60_000);
 
   it("shows a stage 2 Task step's stack with the Task's step and its generator's frame, at its yield", () => {
