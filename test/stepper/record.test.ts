@@ -161,26 +161,53 @@ for (const stage of ["generators", "asyncawait"] as const) {
   }, 60_000);
 });
 
-describe("recordCrawl on a learner's parts", () => {
-  it("shows two planned wake-ups for exercise 7's turn that plans a setTimeout when a socket event planned the next iteration, and one for the library's", async () => {
-    const wrong = wrongImplementations.find((each) => each.name.startsWith("turn that plans a setTimeout when a socket event"));
-    const exercise = exerciseNumbered(7);
-    if (wrong === undefined || exercise === undefined) throw new Error("the wrong implementation or exercise 7 is gone");
-    const learner = join(dir, "learner");
-    mkdirSync(learner);
-    const swaps: string[] = [];
-    for (const part of partsOfStage(exercise)) {
-      let source = readFileSync(resolve(REPO, part.source), "utf8");
-      if (part.source === wrong.source) source = source.replace(wrong.from, wrong.to);
-      const file = join(learner, part.file);
-      writeFileSync(file, learnerFile(part, source, REPO, learner, "solution"), { flag: "w" });
-      swaps.push("--swap", `${part.source}=${file}`);
+/** Writes exercise 7's parts (5, 6, 7) as a learner's files, the library's code with one edit, and returns the --swap flags that load them. */
+function learnerParts(name: string, source: string, from: string, to: string): string[] {
+  const exercise = exerciseNumbered(7);
+  if (exercise === undefined) throw new Error("exercise 7 is gone");
+  const learner = join(dir, name);
+  mkdirSync(learner);
+  const swaps: string[] = [];
+  for (const part of partsOfStage(exercise)) {
+    let text = readFileSync(resolve(REPO, part.source), "utf8");
+    if (part.source === source) {
+      expect(text.split(from), `${from} in ${source}`).toHaveLength(2);
+      text = text.replace(from, to);
     }
-    const recording = await record("generators", "learner-7", ["--max-steps", "200", ...swaps]);
+    const file = join(learner, part.file);
+    writeFileSync(file, learnerFile(part, text, REPO, learner, "solution"));
+    swaps.push("--swap", `${part.source}=${file}`);
+  }
+  return swaps;
+}
+
+describe("recordCrawl on a learner's parts", () => {
+  it("shows two planned wake-ups, or more, for exercise 7's turn that plans a setTimeout when a socket event planned the next iteration, and one for the library's", async () => {
+    const wrong = wrongImplementations.find((each) => each.name.startsWith("turn that plans a setTimeout when a socket event"));
+    if (wrong === undefined) throw new Error("the wrong implementation is gone");
+    const recording = await record("generators", "learner-stray", ["--max-steps", "200", ...learnerParts("stray", wrong.source, wrong.from, wrong.to)]);
     const planned = (steps: Snapshot[]) => Math.max(...steps.map((step) => step.timers?.planned.length ?? 0));
     expect(planned(recording.steps)).toBeGreaterThanOrEqual(2); // Each stray setTimeout stays planned until it fires: they pile up.
     expect(planned(recordingOf("generators").steps)).toBe(1);
     // The loop that runs is the learner's: its frames are in the learner's file.
     expect(recording.steps.some((step) => step.stack.some((line) => line.file.endsWith("07-event-loop.ts")))).toBe(true);
+  }, 60_000);
+
+  it("shows a turn that always wakes the loop racing: iterations one a step, virtual time still, the recording cut", async () => {
+    const swaps = learnerParts("spin", "src/generators/event-loop.ts", "    if (this.ready.length > 0) return this.wake();", "    return this.wake();");
+    const recording = await record("generators", "learner-spin", ["--max-steps", "200", ...swaps]);
+    expect(recording.truncated).toBe(true);
+    const before = recording.steps.slice(0, -1);
+    expect(before.filter((step) => step.kind === "iteration").length).toBeGreaterThan(150);
+    expect(before.at(-1)?.now).toBe(0);
+    expect(before.at(-1)?.iterations).toBeGreaterThan(150);
+  }, 60_000);
+
+  it("shows a Task stepping inside setResult for a Future that calls its done callbacks at once, and never for the library's", async () => {
+    const swaps = learnerParts("sync", "src/generators/futures.ts", "    else this.loop.callSoon(function runDoneCallback() { fn(future); });", "    else fn(future);");
+    const recording = await record("generators", "learner-sync", ["--max-steps", "200", ...swaps]);
+    const insideSetResult = (steps: Snapshot[]) => steps.filter((step) => step.kind === "task-step" && step.stack.some((line) => line.fn === "Future.setResult") && step.stack.some((line) => line.fn === "Task.step"));
+    expect(insideSetResult(recording.steps).length).toBeGreaterThan(0);
+    expect(insideSetResult(recordingOf("generators").steps)).toEqual([]);
   }, 60_000);
 });
