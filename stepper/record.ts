@@ -445,6 +445,8 @@ function subscribe(name: string, onMessage: (message: unknown) => void): () => v
  */
 class CallbacksObserver implements StageObserver {
   private loop: CallbacksLoop | null = null;
+  /** The loop's own iteration, the line that runs next when a wake-up is planned. */
+  private runOnce: () => void = noop;
   private readonly iteration = new Set<unknown>();
   private lastReady: { socket: string; events: ("read" | "write")[] }[] | null = null;
   private key: ReadyKey | null = null;
@@ -470,6 +472,7 @@ class CallbacksObserver implements StageObserver {
     const recorder = this.recorder;
     const fields = fieldsOf(loop);
     const runOnce = fields["runOnce"] as () => void;
+    this.runOnce = runOnce;
     const iterate = function iterate(): void {
       recorder.iterations += 1;
       observer.lastReady = null;
@@ -506,7 +509,7 @@ class CallbacksObserver implements StageObserver {
     const planned = this.views().timers?.planned ?? [];
     const plan = planned.length === 0 ? (loop.isRunning() ? "sleeps until a socket event" : "has stopped") : planned.map(function said(each) { return each.kind === "setTimeout" ? `plans setTimeout(runOnce, ${each.ms})` : "plans setImmediate(runOnce)"; }).join(" and ");
     const ready = this.lastReady?.length ?? 0;
-    this.recorder.step("iteration", `Iteration ${this.recorder.iterations} ends (${ready} socket${ready === 1 ? "" : "s"} ready): the loop ${plan}`, captureStack(), null);
+    this.recorder.step("iteration", `Iteration ${this.recorder.iterations} ends (${ready} socket${ready === 1 ? "" : "s"} ready): the loop ${plan}`, captureStack(), planned.length === 0 ? null : this.recorder.inspector.functionAt(this.runOnce));
   }
 
   views(): Partial<Snapshot> {
@@ -539,6 +542,8 @@ type YieldStack = SourceLine[];
  */
 class GeneratorsObserver implements StageObserver {
   private loop: GeneratorsLoop | null = null;
+  /** The loop's own turn, the line that runs next when a wake-up is planned. */
+  private turn: () => void = noop;
   private queue: GeneratorsQueue<Job> | null = null;
   private readonly iteration = new Set<unknown>();
   private batch: unknown[] | null = null;
@@ -585,6 +590,7 @@ class GeneratorsObserver implements StageObserver {
     const recorder = this.recorder;
     const fields = fieldsOf(loop);
     const turn = fields["turn"] as () => void;
+    this.turn = turn;
     const turnOnce = function turnOnce(): void {
       recorder.iterations += 1;
       try {
@@ -664,7 +670,7 @@ class GeneratorsObserver implements StageObserver {
     const loop = this.loop as GeneratorsLoop;
     const planned = this.views().timers?.planned ?? [];
     const plan = planned.length === 0 ? (loop.isRunning() ? "sleeps until a socket event or a callSoon" : "has stopped") : planned.map(function said(each) { return each.kind === "setTimeout" ? `plans setTimeout(turn, ${each.ms})` : "plans setImmediate(turn)"; }).join(" and ");
-    this.recorder.step("iteration", `Iteration ${this.recorder.iterations} ends: the loop ${plan}`, captureStack(), null);
+    this.recorder.step("iteration", `Iteration ${this.recorder.iterations} ends: the loop ${plan}`, captureStack(), planned.length === 0 ? null : this.recorder.inspector.functionAt(this.turn));
   }
 
   private tasks(): object[] {
