@@ -818,7 +818,8 @@ class AsyncAwaitObserver implements StageObserver {
   private onCrawl(message: CrawlMessage): void {
     const { recorder } = this;
     const core = recorder.core;
-    if (core === null || message.crawl !== core.id) return;
+    // The core publishes crawl-start as it takes its id: before begin() returns, it reads 0.
+    if (core === null || (message.crawl !== core.id && !(message.type === "crawl-start" && core.id === 0))) return;
     const stack = captureStack();
     const here = stack.find(function inStage(line) { return line.file.startsWith("src/asyncawait/") || line.file.startsWith("learn/"); }) ?? null;
     switch (message.type) {
