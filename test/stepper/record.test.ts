@@ -211,3 +211,37 @@ describe("recordCrawl on a learner's parts", () => {
     expect(insideSetResult(recordingOf("generators").steps)).toEqual([]);
   }, 60_000);
 });
+
+describe("record-cli", () => {
+  it("exits 2 with a message naming the flag for a bad --seed, and for a bad --stage", async () => {
+    for (const [args, flag] of [[["--stage", "callbacks", "--seed", "x"], "--seed"], [["--stage", "threads", "--seed", "1"], "--stage"]] as const) {
+      const failure = await run(process.execPath, [TSX, "stepper/record-cli.ts", ...args], { cwd: REPO }).then(
+        () => null,
+        (error: { code?: number; stderr?: string }) => error,
+      );
+      expect(failure?.code).toBe(2);
+      expect(failure?.stderr).toContain(flag);
+    }
+  }, 60_000);
+});
+
+describe("npm run learn -- N --step", () => {
+  it("records the crawl by the learner's parts, up to the throw of a body not written yet, and says where the recording and the page are", async () => {
+    const learner = join(dir, "learn-step");
+    const { stdout } = await run(process.execPath, [TSX, "learn/workshop/run.ts", "3", "--step"], { cwd: REPO, env: { ...process.env, LEARN_DIR: learner } });
+    const recording = JSON.parse(readFileSync(join(learner, ".step", "03-callbacks.json"), "utf8")) as Recording;
+    expect(recording.steps.at(-1)?.label).toContain("Fetcher.fetch is not written yet");
+    expect(recording.steps.at(-1)?.stack[0]?.file).toMatch(/03-fetcher\.ts$/);
+    expect(stdout).toContain("dist/stepper/index.html");
+    expect(stdout).toContain("03-callbacks.json");
+  }, 60_000);
+
+  it("exits 2 for an exercise no crawler is built from", async () => {
+    const failure = await run(process.execPath, [TSX, "learn/workshop/run.ts", "4", "--step"], { cwd: REPO, env: { ...process.env, LEARN_DIR: join(dir, "learn-step-4") } }).then(
+      () => null,
+      (error: { code?: number; stderr?: string }) => error,
+    );
+    expect(failure?.code).toBe(2);
+    expect(failure?.stderr).toContain("--step takes 2, 3, 5, 6, 7, 8, 10");
+  }, 60_000);
+});
