@@ -17,7 +17,7 @@ import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import type { LearnerModulesData } from "./learner-modules.js";
 
-export const USAGE = `Usage: npx tsx stepper/record-cli.ts --stage S --seed N [--out FILE] [--max-steps N]
+export const USAGE = `Usage: npx tsx stepper/record-cli.ts --stage S --seed N [--scenario] [--out FILE] [--max-steps N]
 
 Records one crawl of the demo site by a stage, in the bottle (simulated
 network, virtual clock), a whole snapshot per step, as JSON for the stepper
@@ -25,6 +25,7 @@ page (dist/stepper/index.html). The same stage and seed give the same file.
 
   --stage S         callbacks, generators or asyncawait (required)
   --seed N          the seed: an integer from 0 up (required)
+  --scenario        crawl the seed's random scenario (as npm run simulate does), not the demo site
   --out FILE        where to write the recording (default: standard output)
   --max-steps N     steps recorded at most (default 2000)
   --swap A=B        load file B in place of the library's file A (repeatable)
@@ -35,6 +36,7 @@ page (dist/stepper/index.html). The same stage and seed give the same file.
 export interface RecordCommand {
   stage: "callbacks" | "generators" | "asyncawait";
   seed: number;
+  scenario: boolean;
   out: string | null;
   maxSteps: number;
   swaps: Array<[string, string]>;
@@ -51,13 +53,14 @@ export class UsageError extends Error {
  * @throws UsageError naming the flag that is missing or wrong.
  */
 export function parseCommand(args: readonly string[]): RecordCommand | null {
-  let values: { stage?: string; seed?: string; out?: string; "max-steps"?: string; swap?: string[]; help?: boolean };
+  let values: { stage?: string; seed?: string; scenario?: boolean; out?: string; "max-steps"?: string; swap?: string[]; help?: boolean };
   try {
     ({ values } = parseArgs({
       args: [...args],
       options: {
         stage: { type: "string" },
         seed: { type: "string" },
+        scenario: { type: "boolean" },
         out: { type: "string" },
         "max-steps": { type: "string" },
         swap: { type: "string", multiple: true },
@@ -82,7 +85,7 @@ export function parseCommand(args: readonly string[]): RecordCommand | null {
     if (library === undefined || learner === undefined || library === "" || learner === "" || rest.length > 0) throw new UsageError(`--swap takes LIBRARY_FILE=LEARNER_FILE, got ${JSON.stringify(swap)}`);
     return [pathToFileURL(resolve(library)).href, pathToFileURL(resolve(learner)).href];
   });
-  return { stage, seed: Number(values.seed), out: values.out ?? null, maxSteps: Number(maxSteps), swaps };
+  return { stage, seed: Number(values.seed), scenario: values.scenario === true, out: values.out ?? null, maxSteps: Number(maxSteps), swaps };
 }
 
 async function main(args: readonly string[]): Promise<number> {
@@ -104,7 +107,7 @@ async function main(args: readonly string[]): Promise<number> {
   }
   // Imported only now, so that the learner's files, if any, are the ones loaded.
   const { recordCrawl } = await import("./record.js");
-  const recording = await recordCrawl({ stage: command.stage, seed: command.seed, maxSteps: command.maxSteps });
+  const recording = await recordCrawl({ stage: command.stage, seed: command.seed, scenario: command.scenario, maxSteps: command.maxSteps });
   const json = JSON.stringify(recording);
   if (command.out === null) process.stdout.write(`${json}\n`);
   else {

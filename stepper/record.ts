@@ -32,6 +32,7 @@ import diagnostics_channel from "node:diagnostics_channel";
 import { promiseHooks } from "node:v8";
 import { EventLoop as CallbacksLoop } from "../src/callbacks/event-loop.js";
 import { SimulatedNetwork } from "../src/bottle/network.js";
+import { scenarioFor } from "../src/bottle/scenario.js";
 import { simulate, type SiteBuilder } from "../src/bottle/simulate.js";
 import type { NetworkOptions } from "../src/bottle/network.js";
 import { CrawlCore, type Job } from "../src/crawl/core.js";
@@ -55,6 +56,8 @@ export interface RecordOptions {
   seed: number;
   /** The sites and roots (see src/bottle/world.ts); default: the demo site ({@link demoSite}). */
   site?: SiteBuilder;
+  /** True: the seed's random scenario instead (`scenarioFor(seed)`, src/bottle/scenario.ts: its site, options and network, as `npm run simulate` runs it). */
+  scenario?: boolean;
   /** The network's latency, bandwidth and faults; default {@link DEMO_NETWORK}. */
   network?: Omit<NetworkOptions, "seed">;
   /** Crawl options over the site's (`signal` is the recorder's). */
@@ -116,14 +119,15 @@ export async function recordCrawl(options: RecordOptions): Promise<Recording> {
   try {
     recorder.install(patches);
     observer.install(patches);
-    const site = options.site ?? demoSite();
+    const scenario = options.scenario === true && options.site === undefined ? scenarioFor(seed) : null;
+    const site = options.site ?? scenario?.site ?? demoSite();
     const rootsOf: SiteBuilder = async function siteWithItsRoot(world) {
       const built = await site(world);
       root = typeof built.roots === "string" ? built.roots : (built.roots[0] ?? "");
       return built;
     };
     const simulation = await Promise.race([
-      simulate({ seed, stage, site: rootsOf, network: options.network ?? DEMO_NETWORK, options: { ...options.options, signal: controller.signal }, trace: false }),
+      simulate({ seed, stage, site: rootsOf, network: options.network ?? scenario?.network ?? DEMO_NETWORK, options: { ...scenario?.options, ...options.options, signal: controller.signal }, trace: false }),
       recorder.givenUp,
     ]);
     if (simulation !== null) recorder.step("end", `The crawl ends: ${simulation.result.records.length} records in ${simulation.virtualMs} virtual ms`, [], null);

@@ -23,9 +23,9 @@ const TSX = resolve(REPO, "node_modules/tsx/dist/cli.mjs");
 const run = promisify(execFile);
 const dir = mkdtempSync(join(tmpdir(), "stepper-record-"));
 
-async function record(stage: string, name: string, extra: string[] = []): Promise<Recording> {
+async function record(stage: string, name: string, extra: string[] = [], seed = 1): Promise<Recording> {
   const out = join(dir, `${name}.json`);
-  await run(process.execPath, [TSX, "stepper/record-cli.ts", "--stage", stage, "--seed", "1", "--out", out, ...extra], { cwd: REPO, maxBuffer: 1 << 24 });
+  await run(process.execPath, [TSX, "stepper/record-cli.ts", "--stage", stage, "--seed", String(seed), "--out", out, ...extra], { cwd: REPO, maxBuffer: 1 << 24 });
   return JSON.parse(readFileSync(out, "utf8")) as Recording;
 }
 
@@ -243,5 +243,15 @@ describe("npm run learn -- N --step", () => {
     );
     expect(failure?.code).toBe(2);
     expect(failure?.stderr).toContain("--step takes 2, 3, 5, 6, 7, 8, 10");
+  }, 60_000);
+});
+
+describe("recordCrawl with --scenario", () => {
+  it("crawls the seed's random scenario: seed 3's crawl-delay shows as a host line's next start and a planned sleep", async () => {
+    const recording = await record("generators", "scenario-3", ["--scenario"], 3);
+    expect(recording.root).toBe("http://site.test/");
+    expect(recording.steps.at(-1)?.label).toMatch(/^The crawl ends: \d+ records/);
+    expect(recording.steps.some((step) => step.core.hosts.some((host) => (host.nextStartInMs ?? 0) > 0))).toBe(true);
+    expect(recording.steps.some((step) => step.timers?.planned.some((wakeup) => wakeup.kind === "setTimeout" && wakeup.why.startsWith("sleep ")) === true)).toBe(true);
   }, 60_000);
 });
