@@ -424,6 +424,7 @@ interface ReadyKey {
  */
 function watchSelect(selector: object, recorder: Recorder, selected: (ready: NonNullable<NonNullable<Snapshot["selector"]>["lastReady"]>) => void, dispatching: (key: ReadyKey) => void): void {
   const fields = fieldsOf(selector);
+  if (typeof fields["select"] !== "function") return;
   const select = fields["select"] as (onReady: (key: never, mask: number) => void) => number;
   fields["select"] = function selectReady(onReady: (key: never, mask: number) => void): number {
     const ready: { socket: string; events: ("read" | "write")[] }[] = [];
@@ -475,6 +476,8 @@ class CallbacksObserver implements StageObserver {
     const observer = this;
     const recorder = this.recorder;
     const fields = fieldsOf(loop);
+    // A learner's loop without these fields is recorded by its messages alone: nothing of it is wrapped.
+    if (typeof fields["runOnce"] !== "function" || typeof fields["runTimer"] !== "function") return;
     const runOnce = fields["runOnce"] as () => void;
     this.runOnce = runOnce;
     const iterate = function iterate(): void {
@@ -593,6 +596,8 @@ class GeneratorsObserver implements StageObserver {
     const observer = this;
     const recorder = this.recorder;
     const fields = fieldsOf(loop);
+    // A learner's loop without these fields is recorded by its messages alone: nothing of it is wrapped.
+    if (typeof fields["turn"] !== "function" || !Array.isArray(fields["ready"])) return;
     const turn = fields["turn"] as () => void;
     this.turn = turn;
     const turnOnce = function turnOnce(): void {
@@ -621,6 +626,7 @@ class GeneratorsObserver implements StageObserver {
 
   /** The loop takes its ready list as this iteration's batch: each callback's turn is a step. */
   private takeBatch(batch: unknown[]): void {
+    if (!Array.isArray(batch)) return;
     this.batch = batch;
     this.batchAt = 0;
     const observer = this;
