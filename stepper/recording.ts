@@ -99,13 +99,13 @@ export interface StepEvents {
 /** The whole state after one step. Views a stage does not have are absent. */
 export interface Snapshot {
   index: number;
-  /** What kind of step: "iteration", "callback", "task-step", "await", "worker-event". */
+  /** What kind of step: "iteration" (an iteration's end), "callback", "task-step", "await", "worker-event", and "end" (the last: the crawl ended, or failed, its stack in `stack`). */
   kind: string;
   /** A one-line description ("Task crawl#2 steps: fetch resumes after connect"). */
   label: string;
   /** Virtual ms since the crawl began. */
   now: number;
-  /** Loop iterations so far. */
+  /** Loop iterations so far (stages 1 and 2; 0 in stage 3, which has no loop of its own). */
   iterations: number;
   selector?: { keys: SelectorKey[]; candidates: string[]; lastReady: { socket: string; events: ("read" | "write")[] }[] | null };
   ready?: { name: string; thisIteration: boolean }[];
@@ -118,7 +118,9 @@ export interface Snapshot {
   stack: SourceLine[];
   /** The line that runs next. */
   next: SourceLine | null;
+  /** Stage 3: the promise jobs queued now whose promise this package's files made, each named by the function that made it (docs/the-bottle.md, "Recordings for the stepper"). */
   microtasks?: string[];
+  /** Stage 3: the `process.nextTick` callbacks queued now, each named by this package's function that queued it, else "Node". */
   nextTicks?: string[];
   events: StepEvents;
 }
