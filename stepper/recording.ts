@@ -36,6 +36,19 @@ export interface TimerEntry {
   name: string;
 }
 
+/**
+ * A wake-up the loop has planned in Node (stage 1 and 2): a `setTimeout`
+ * or `setImmediate` whose callback is the loop's iteration. A loop plans one
+ * at most; a list, so that a loop that plans two (a learner's) shows two.
+ */
+export interface PlannedWakeup {
+  kind: "setTimeout" | "setImmediate";
+  /** In how many virtual ms it fires (0 for `setImmediate`). */
+  ms: number;
+  /** Why: "sleep 48 ms until timer 7 (timeIsUp)", "sockets were ready". */
+  why: string;
+}
+
 /** A Task of stage 2, or a worker of stage 3. */
 export interface TaskView {
   id: string;
@@ -86,17 +99,17 @@ export interface StepEvents {
 /** The whole state after one step. Views a stage does not have are absent. */
 export interface Snapshot {
   index: number;
-  /** What kind of step: "iteration", "callback", "task-step", "await", "worker-event". */
+  /** What kind of step: "iteration" (an iteration's end), "callback", "task-step", "await", "worker-event", and "end" (the last: the crawl ended, or failed, its stack in `stack`). */
   kind: string;
   /** A one-line description ("Task crawl#2 steps: fetch resumes after connect"). */
   label: string;
   /** Virtual ms since the crawl began. */
   now: number;
-  /** Loop iterations so far. */
+  /** Loop iterations so far (stages 1 and 2; 0 in stage 3, which has no loop of its own). */
   iterations: number;
   selector?: { keys: SelectorKey[]; candidates: string[]; lastReady: { socket: string; events: ("read" | "write")[] }[] | null };
   ready?: { name: string; thisIteration: boolean }[];
-  timers?: { heap: TimerEntry[]; planned: { kind: "setTimeout" | "setImmediate"; ms: number; why: string } | null };
+  timers?: { heap: TimerEntry[]; planned: PlannedWakeup[] };
   tasks?: TaskView[];
   futures?: FutureView[];
   queue?: QueueView | null;
@@ -105,7 +118,9 @@ export interface Snapshot {
   stack: SourceLine[];
   /** The line that runs next. */
   next: SourceLine | null;
+  /** Stage 3: the promise jobs queued now whose promise this package's files made, each named by the function that made it (docs/the-bottle.md, "Recordings for the stepper"). */
   microtasks?: string[];
+  /** Stage 3: the `process.nextTick` callbacks queued now, each named by this package's function that queued it, else "Node". */
   nextTicks?: string[];
   events: StepEvents;
 }
@@ -119,4 +134,6 @@ export interface Recording {
   /** The source files the snapshots name, as lines, so the page shows the line that runs. */
   sources: Record<string, string[]>;
   steps: Snapshot[];
+  /** True when the recording stopped at its step limit (`maxSteps`) before the crawl ended. */
+  truncated: boolean;
 }

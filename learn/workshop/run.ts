@@ -67,7 +67,7 @@ const ownChecks = new Map<number, Promise<Verdict>>();
 async function main(args: string[]): Promise<void> {
   const flags = args.filter((arg) => arg.startsWith("--"));
   const numbers = args.filter((arg) => !arg.startsWith("--"));
-  const unknown = flags.filter((flag) => !["--hint", "--solution", "--reset", "--watch"].includes(flag));
+  const unknown = flags.filter((flag) => !["--hint", "--solution", "--reset", "--watch", "--step"].includes(flag));
   if (unknown.length > 0 || numbers.length > 1 || flags.length > 1 || (flags.length > 0 && numbers.length === 0)) return usage(`cannot read ${args.join(" ")}`);
   mkdirSync(LEARNER_DIR, { recursive: true });
   moveFormerFiles();
@@ -79,6 +79,7 @@ async function main(args: string[]): Promise<void> {
   if (flags[0] === "--solution") return showSolution(exercise);
   if (flags[0] === "--reset") return reset(exercise);
   if (flags[0] === "--watch") return watchOne(exercise);
+  if (flags[0] === "--step") return stepOne(exercise);
   await checkOne(exercise);
 }
 
@@ -89,7 +90,8 @@ Usage: npm run learn                 check every exercise and list them
        npm run learn -- N --hint     the next hint for exercise N
        npm run learn -- N --solution the library's own code for exercise N
        npm run learn -- N --reset    exercise N's file afresh (yours is kept as .bak)
-       npm run learn -- N --watch    check exercise N again each time its file is saved (Ctrl-C ends)`);
+       npm run learn -- N --watch    check exercise N again each time its file is saved (Ctrl-C ends)
+       npm run learn -- N --step     record a crawl by your parts up to exercise N, for the stepper page`);
   process.exitCode = 2;
 }
 
@@ -348,6 +350,48 @@ const NOT_WRITTEN = /[\w.]+ is not written yet \([^)]*\)/;
 
 function firstLine(text: string): string {
   return text.split("\n")[0] ?? "";
+}
+
+const TSX = resolve(REPO, "node_modules/tsx/dist/cli.mjs");
+
+/**
+ * Records a crawl of the demo site by the exercise's stage built from the
+ * learner's files (the stage's parts up to this exercise, as the contract
+ * phase swaps them) for the stepper page: stepper/record-cli.ts, in a
+ * process group of its own (a learner's spinning loop is killed whole after
+ * the contract's limit), writes `.step/NN-stage.json` in the learner's
+ * folder; then says how to open it.
+ */
+async function stepOne(exercise: Exercise): Promise<void> {
+  const stage = exercise.stage;
+  if (stage === null) return usage(`exercise ${exercise.number} builds no crawler to step through: --step takes ${exercises.filter((each) => each.stage !== null).map((each) => each.number).join(", ")}`);
+  const out = resolve(LEARNER_DIR, ".step", `${String(exercise.number).padStart(2, "0")}-${stage}.json`);
+  mkdirSync(resolve(LEARNER_DIR, ".step"), { recursive: true });
+  const swaps = partsOfStage(exercise).flatMap((part) => ["--swap", `${resolve(REPO, part.source)}=${learnerPath(part)}`]);
+  console.log(`Recording the ${stage} stage's crawl of the demo site with ${partsOfStage(exercise).map(shown).join(", ")}…`);
+  const ok = await new Promise<boolean>(function record(resolvePromise) {
+    const child = spawn(process.execPath, [TSX, "stepper/record-cli.ts", "--stage", stage, "--seed", "1", "--out", out, ...swaps], { cwd: REPO, stdio: "inherit", detached: true });
+    const pid = child.pid;
+    if (pid !== undefined) runningGroups.add(pid);
+    const timer = setTimeout(function stuckRecording() {
+      if (pid !== undefined) killGroup(pid);
+    }, STUCK_MS.contract);
+    child.on("close", function recorded(code) {
+      clearTimeout(timer);
+      if (pid !== undefined) {
+        runningGroups.delete(pid);
+        killGroup(pid);
+      }
+      resolvePromise(code === 0);
+    });
+  });
+  if (!ok) {
+    console.log(`No recording: the recorder did not finish (above, why). A crawl that fails is recorded up to its failure; one that never stops is cut at 2,000 steps.`);
+    process.exitCode = 1;
+    return;
+  }
+  const page = relative(process.cwd(), resolve(REPO, "dist/stepper/index.html"));
+  console.log(`Open the stepper page, ${page} (\`npm run build\` writes it, \`npm run stepper\` opens it), and load ${relative(process.cwd(), out)} in it (drop the file on the page).`);
 }
 
 /** The process groups of the vitest runs under way: each run's main process and its workers. */

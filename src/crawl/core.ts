@@ -8,7 +8,7 @@ import { storeCookies, withCookies } from "./cookies.js";
 import type { QueueCounters, StageName } from "../observe/channels.js";
 import { Job, type JobRequest, type JobState, type Outcome, type Step } from "./job.js";
 import { retryDelay, type ResolvedCrawlOptions } from "./options.js";
-import { HostLines, type Cancellable } from "./politeness.js";
+import { HostLines, type Cancellable, type HostView } from "./politeness.js";
 import { appendRecord, errorRecord, isFetchedPage, type CrawlResult, type FetchStatistic, type StoppedBy } from "./records.js";
 import { RobotsReading } from "./robots.js";
 import { CrawlRun } from "./run.js";
@@ -48,6 +48,15 @@ export interface CrawlLoop {
   readonly id: number;
   /** The loop's clock, in milliseconds (asyncio's `loop.time()`, in ms). */
   time(): number;
+}
+
+/** What {@link CrawlCore.view} shows of a crawl core. */
+export interface CoreView {
+  readonly seen: number;
+  readonly todo: number;
+  readonly recorded: number;
+  readonly jobs: number;
+  readonly hosts: HostView[];
 }
 
 const DONE: Step = { kind: "done" };
@@ -568,6 +577,16 @@ export class CrawlCore implements SitemapContext {
       appendRecord(core.records, record, core.options);
       if (core.fetched >= core.options.maxPages) core.store.stop(); // maxPages: take no more URLs.
     });
+  }
+
+  /**
+   * What the core holds now, for a debugger's view (the stepper,
+   * stepper/record.ts): URLs seen, URLs left to do (queued, in a host's
+   * line or resting), records made, jobs out, and each host's line
+   * ({@link HostLines.view}). Read-only: it changes nothing and reads no clock.
+   */
+  view(): CoreView {
+    return { seen: this.store.seenUrls.size, todo: this.counters().queued, recorded: this.recorded, jobs: this.jobs, hosts: this.hosts.view() };
   }
 
   /**

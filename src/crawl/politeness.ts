@@ -75,6 +75,17 @@ const GO: Turn = { kind: "go" };
 const WAIT: Turn = { kind: "wait" };
 const DISALLOWED = { error: "RobotsDisallowed", detail: null } as const;
 
+/** One host's line as {@link HostLines.view} shows it. */
+export interface HostView {
+  readonly origin: string;
+  /** URLs waiting in its line. */
+  readonly waiting: number;
+  /** Requests going on there, `robots.txt` included. */
+  readonly inFlight: number;
+  /** The clock time (ms) before which no request starts there. */
+  readonly nextStart: number;
+}
+
 /**
  * The hosts of one crawl and the URLs waiting for each: the decisions of
  * politeness, shared by the three stages.
@@ -131,6 +142,22 @@ export class HostLines {
   /** URLs waiting in a line, or resting before a retry, now: work left that is neither queued nor in flight. */
   get waitingUrls(): number {
     return this.waitingCount + this.resting.size;
+  }
+
+  /**
+   * Each host's line as it is now, for a debugger's view (the stepper,
+   * stepper/record.ts): URLs waiting in it, requests going on, and the clock
+   * time (ms) before which none starts. Read-only; empty while the lines are
+   * idle (no `robots`, `maxPerHost` or `delayMs`: every URL goes at once).
+   */
+  view(): HostView[] {
+    const views: HostView[] = [];
+    for (const host of this.hosts.values()) {
+      let waiting = 0;
+      for (let i = host.head; i < host.line.length; i++) if (host.line[i] !== undefined) waiting += 1;
+      views.push({ origin: host.origin, waiting, inFlight: host.active, nextStart: host.nextStart });
+    }
+    return views;
   }
 
   /**
