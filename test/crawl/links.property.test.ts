@@ -3,7 +3,7 @@ import { Parser } from "htmlparser2";
 import { describe, expect, it } from "vitest";
 import { parseLinks } from "../../src/crawl/links.js";
 import { parseUrl } from "../../src/crawl/urls.js";
-import { attribute, fragment, href, htmlish, pageUrl, tagFragment, tree } from "../helpers/html-arbitraries.js";
+import { attribute, fragment, htmlish, pageUrl, tagFragment, tree } from "../helpers/html-arbitraries.js";
 
 /** What every result of parseLinks must be: absolute http(s) URLs, no fragment, no duplicates. */
 function expectWellFormedLinks(links: string[]): void {
