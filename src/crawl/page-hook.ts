@@ -53,6 +53,7 @@ export interface PageContext {
  * references resolved against the page, still filtered by the URL policy
  * and `maxDepth`; an empty list follows nothing from the page).
  */
+// biome-ignore lint/suspicious/noConfusingVoidType: a hook declared to return `void` (it only looks) is a hook too.
 export type PageResult = void | undefined | null | readonly Item[] | { readonly items?: readonly Item[]; readonly links?: readonly string[] };
 
 /**

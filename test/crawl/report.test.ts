@@ -10,6 +10,7 @@ const STARTED = Date.UTC(2024, 0, 2, 3, 4, 5);
 function result(records: FetchStatistic[], overrides: Partial<CrawlResult> = {}): CrawlResult {
   return {
     records,
+    items: [],
     recorded: records.length,
     seen: records.map((record) => record.url),
     todo: 0,
