@@ -34,6 +34,7 @@ export * as shared from "./shared/index.js";
 export type { CrawlOptions, ResolvedCrawlOptions } from "./crawl/options.js";
 export { DEFAULT_OPTIONS, resolveOptions, VERSION } from "./crawl/options.js";
 export type { CrawlResult, FetchError, FetchStatistic } from "./crawl/records.js";
+export type { CrawlItem, Item, OnPage, PageContext, PageResult } from "./crawl/page-hook.js";
 export type { RobotsFetch, RobotsVerdict } from "./crawl/robots.js";
 export { FETCH_ERRORS } from "./crawl/records.js";
 export { CancelledError, InvalidStateError } from "./kernel/errors.js";
