@@ -202,6 +202,24 @@ describe.each(withFourth)("$name crawler: the onPage hook", ({ crawl }) => {
     expect(peakBusy).toBeLessThanOrEqual(3);
   });
 
+  it("makes no record for a page whose hook is pending when the crawl is aborted: the URL stays to do", async () => {
+    const site = await shop();
+    const stop = new AbortController();
+    const result = await crawl(site.url, {
+      maxTasks: 1,
+      signal: stop.signal,
+      onPage(page) {
+        if (page.url === site.urlFor("/")) return [{ root: true }];
+        stop.abort(); // While this page's hook is pending.
+        return later([{ late: true }]);
+      },
+    });
+    expect(result.records.map((record) => record.url)).toEqual([site.urlFor("/")]);
+    expect(result.items).toEqual([{ url: site.urlFor("/"), item: { root: true } }]);
+    expect(result.stoppedBy).toBe("signal");
+    expect(result.todo).toBe(2);
+  });
+
   it("is not called for a redirect or an error, and is for a 404 page", async () => {
     const site = await shop();
     site.addPage("/", productPage("Home", "0", ["/moved", "/broken", "/missing"]));
