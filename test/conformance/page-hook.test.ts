@@ -4,7 +4,8 @@
  * crawl follows come from the tree) and with one that returns them later
  * (an async hook, waited for on the virtual clock). For the same seed the
  * three stages give the same items, the same records as a crawl without a
- * hook (but for their `items` count), and leave nothing open.
+ * hook (but for their `items` count), and leave nothing open. A hook that
+ * returns at once leaves the trace as it was: it costs no step of the loop.
  */
 import { selectAll, selectOne } from "css-select";
 import { textContent } from "domutils";
@@ -47,6 +48,17 @@ function recordsOf(records: readonly FetchStatistic[]): string {
 }
 
 describe("the onPage hook in the bottle", () => {
+  it("costs a hook that returns at once no step: the trace (every fetch, task step and future) is the crawl's without a hook", async () => {
+    for (const seed of [0, 1, 2, 3, 4]) {
+      for (const stage of STAGES) {
+        const plain = await simulate({ seed, stage });
+        const hooked = await simulate({ seed, stage, options: { onPage: (page) => [{ links: page.links.length }] } });
+        expect(hooked.trace, `seed ${seed}, ${stage.name}`).toEqual(plain.trace);
+        expect(hooked.virtualMs).toBe(plain.virtualMs);
+      }
+    }
+  });
+
   for (const [name, onPage] of [
     ["a hook that returns items", fromDocument],
     ["an async hook", later],
