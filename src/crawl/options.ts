@@ -157,7 +157,8 @@ export interface CrawlOptions {
   /**
    * False: records are handed to `onRecord` and not kept, so a crawl's memory
    * is its seen set and its queue (`result.records` is then empty, and
-   * `result.recorded` counts them). Default true.
+   * `result.recorded` counts them); nor are the `onPage` hook's items, which
+   * go to `onItem` only (`result.items` is empty). Default true.
    */
   keepRecords?: boolean;
   /** Aborting it stops the crawl: no new URLs, fetches in flight cancelled, partial result. */
