@@ -53,6 +53,7 @@ export async function crawl(roots: string | string[], options?: CrawlOptions): P
         const [outcome, detail] = await attempt(core.request(job));
         const step = core.settle(job, outcome, detail);
         if (step.kind === "done") break;
+        if (step.kind === "hook") { core.hooked(job, await step.hook.settled()); break; } // The onPage hook returned a promise.
         await sleep(step.delayMs, undefined, { signal: stopping.signal }); // A robots.txt's retry.
       }
     } catch {

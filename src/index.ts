@@ -35,6 +35,7 @@ export type { CrawlOptions, ResolvedCrawlOptions } from "./crawl/options.js";
 export type { CookieJarLike } from "./crawl/cookies.js";
 export { DEFAULT_OPTIONS, resolveOptions, VERSION } from "./crawl/options.js";
 export type { CrawlResult, FetchError, FetchStatistic } from "./crawl/records.js";
+export type { CrawlItem, Item, OnPage, PageContext, PageResult } from "./crawl/page-hook.js";
 export type { RobotsFetch, RobotsVerdict } from "./crawl/robots.js";
 export { FETCH_ERRORS } from "./crawl/records.js";
 export { CancelledError, InvalidStateError } from "./kernel/errors.js";

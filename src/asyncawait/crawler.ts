@@ -120,6 +120,7 @@ export class Crawler {
       const [outcome, detail] = await this.client.attempt(job);
       const step = this.core.settle(job, outcome, detail);
       if (step.kind === "done") return;
+      if (step.kind === "hook") return this.core.hooked(job, await step.hook.settled()); // The onPage hook returned a promise.
       await this.client.pause(step.delayMs, job.url, this.core.id); // Other workers run meanwhile.
     }
   }

@@ -100,10 +100,11 @@ export class Crawler {
       fetcher.fetch();
     }
 
-    /** An attempt ended: the core says try again (at `job.url`) after a pause, on the Fetcher's own timer, or the job is done. */
+    /** An attempt ended: the core says try again (at `job.url`) after a pause, on the Fetcher's own timer, wait for the page hook's promise (a callback), or the job is done. */
     function settle(job: Job, fetcher: Fetcher, outcome: FetchOutcome): void {
       const step = core.settle(job, outcome, fetcher.detail);
       if (step.kind === "done") jobDone(job);
+      else if (step.kind === "hook") out.set(job, step.hook.whenSettled(function hooked(settled) { core.hooked(job, settled); jobDone(job); })); // The onPage hook returned a promise.
       else fetcher.later(step.delayMs, function pauseOver() { if (core.stopped) jobDone(job); else start(job); }); // A store that failed meanwhile stopped the crawl: no next attempt.
     }
 

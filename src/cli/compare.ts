@@ -36,6 +36,7 @@ const ERROR_MEANINGS: Readonly<Record<FetchError, string>> = {
   NetworkError: "another failure of the network",
   RobotsDisallowed: "robots.txt forbids them, so they were never requested",
   RobotsUnreachable: "robots.txt answered a 5xx or a 429 on every attempt, so nothing at that origin was requested",
+  ExtractError: "the page came, and the onPage hook failed on it",
 };
 
 /** Below this wall time (the shortest of the stages'), the legend says the timings are noise. */

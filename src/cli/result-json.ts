@@ -95,7 +95,7 @@ export interface OptionsJson {
  * its options as JSON can hold them, the stage, and whether Ctrl-C stopped
  * it. docs/cli.md describes every field.
  */
-export interface CrawlResultJson extends Omit<CrawlResult, "options"> {
+export interface CrawlResultJson extends Omit<CrawlResult, "options" | "items"> {
   /** The format's version: {@link SCHEMA_VERSION}. */
   schemaVersion: typeof SCHEMA_VERSION;
   /** The stage that crawled. */

@@ -479,6 +479,7 @@ const ROOT_FAILURES: Readonly<Record<FetchError, string>> = {
   NetworkError: "network error",
   RobotsDisallowed: "not fetched because robots.txt disallows it",
   RobotsUnreachable: "not fetched because robots.txt answered a 5xx or 429 on every attempt",
+  ExtractError: "the onPage hook failed",
 };
 
 /**

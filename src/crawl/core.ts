@@ -15,7 +15,9 @@ import { CrawlRun } from "./run.js";
 import { SITEMAP_MAX_FILES, sitemapSeeds, visitSitemap, type SitemapContext } from "./sitemaps.js";
 import type { CrawlStore, StoreSummary } from "./store.js";
 import { UrlPolicy } from "./urls.js";
-import { visit, type QueueItem, type Visit } from "./visit.js";
+import { visit, visitHooked, type PendingVisit, type QueueItem, type Visit } from "./visit.js";
+import type { HookSettled } from "./page-context.js";
+import type { CrawlItem } from "./page-hook.js";
 import type { RandomSource } from "./random.js";
 
 export { Job, type JobRequest, type JobState, type Outcome, type Step } from "./job.js";
@@ -124,6 +126,8 @@ export class CrawlCore implements SitemapContext {
   readonly store: CrawlStore;
   /** One record per URL fetched, in completion order (unless `keepRecords` is false). */
   readonly records: FetchStatistic[] = [];
+  /** The items the `onPage` hook made, in the order their pages were done (unless `keepRecords` is false). */
+  readonly items: CrawlItem[] = [];
   /** Where the crawl is (read it as `state`). */
   private crawlState: CrawlState = "not begun";
   /** Records made, kept or not, and records a shared store is storing. */
@@ -301,8 +305,36 @@ export class CrawlCore implements SitemapContext {
     this.run?.fetchEnd(job.url, job.attempt, outcome, detail);
     if (this.options.cookies !== null && typeof outcome !== "string") storeCookies(this.options.cookies, job.url, outcome.headers["set-cookie"], new Date(this.wallClock()));
     const step = this.outcomeStep(job, outcome, detail);
-    job.state = step.kind === "done" ? "settled" : "handed";
+    job.state = step.kind === "done" ? "settled" : step.kind === "hook" ? "hooking" : "handed";
     return step;
+  }
+
+  /**
+   * The page hook's promise of a `hook` step settled (`settled`: its value
+   * or its reason): the URL is recorded and its links queued, as `settle()`
+   * does for a hook that returned at once, or, when the crawl was stopped
+   * meanwhile, left to do without a record. The job is `settled`: only
+   * `finish()` is left.
+   *
+   * @throws InvalidStateError unless the job is `hooking` (a `hook` step, not yet hooked or finished).
+   */
+  hooked(job: Job, settled: HookSettled): void {
+    if (job.state !== "hooking" || this.crawlState === "ended") throw this.jobMisuse("hooked()", job);
+    const pending = job.pending as PendingVisit;
+    job.pending = null;
+    job.state = "settled";
+    if (this.stopped) {
+      this.cutShort(job);
+      return;
+    }
+    const item = job.item as QueueItem;
+    let v: Visit;
+    try {
+      v = pending.settle(settled);
+    } catch {
+      v = { record: errorRecord(item.url, "NetworkError", item.referrer ?? null, null, { depth: item.depth ?? 0, tries: job.attempt }), next: [] }; // A bug: the URL still gets its one record.
+    }
+    this.finishUrl(item, v);
   }
 
   /**
@@ -399,6 +431,7 @@ export class CrawlCore implements SitemapContext {
   private result(summary: StoreSummary): CrawlResult {
     return {
       records: summary.records ?? this.records,
+      items: this.items,
       recorded: summary.recorded ?? this.recorded,
       seen: summary.seen,
       todo: summary.todo,
@@ -417,11 +450,17 @@ export class CrawlCore implements SitemapContext {
     const item = job.item as QueueItem; // A page: it has its item.
     const retry = this.retryStep(job, item, outcome, detail);
     if (retry !== null) return retry;
-    let v: Visit;
+    let v: Visit | PendingVisit;
     try {
-      v = job.kind === "sitemap" ? visitSitemap(item, outcome, this, detail, job.attempt) : visit(item, outcome, this, detail, job.attempt);
+      const { onPage } = this.options;
+      if (job.kind === "sitemap") v = visitSitemap(item, outcome, this, detail, job.attempt);
+      else v = onPage === null ? visit(item, outcome, this, detail, job.attempt) : visitHooked(item, outcome, this, onPage, detail, job.attempt);
     } catch {
       v = { record: errorRecord(item.url, "NetworkError", item.referrer ?? null, null, { depth: item.depth ?? 0, tries: job.attempt }), next: [] }; // A bug: the URL still gets its one record.
+    }
+    if ("hook" in v) {
+      job.pending = v; // The hook returned a promise: the stage waits for it, then calls hooked().
+      return { kind: "hook", hook: v.hook };
     }
     if (job.kind === "sitemap") this.sitemapFiles += v.next.filter((each) => each.sitemap !== undefined).length;
     this.finishUrl(item, v);
@@ -566,6 +605,7 @@ export class CrawlCore implements SitemapContext {
   private finishUrl(item: QueueItem, v: Visit): void {
     const core = this;
     const page = isFetchedPage(v.record);
+    if (v.items !== undefined) for (const made of v.items) this.appendItem(made); // Before the record is stored: onItem before onRecord.
     this.recording += 1;
     if (page) this.fetching += 1;
     this.store.finish(item, v, function stored(record) {
@@ -577,6 +617,16 @@ export class CrawlCore implements SitemapContext {
       appendRecord(core.records, record, core.options);
       if (core.fetched >= core.options.maxPages) core.store.stop(); // maxPages: take no more URLs.
     });
+  }
+
+  /** Keeps an item (unless `keepRecords` is false) and hands it to `onItem`, whose failure is ignored as `onRecord`'s is. */
+  private appendItem(made: CrawlItem): void {
+    if (this.options.keepRecords) this.items.push(made);
+    try {
+      this.options.onItem?.(made);
+    } catch {
+      // The caller's callback failed; watching must not break the crawl.
+    }
   }
 
   /**
@@ -624,6 +674,7 @@ export class CrawlCore implements SitemapContext {
 const JOB_STATE_WORDS: Readonly<Record<JobState, string>> = {
   handed: "not started",
   attempting: "already attempting",
+  hooking: "waiting for its page hook",
   settled: "already settled",
   finished: "already finished",
 };

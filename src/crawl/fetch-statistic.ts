@@ -62,6 +62,12 @@ export interface FetchStatistic {
   tries: number;
   /** When the response (or the last attempt's failure) came, or the URL was refused: an ISO 8601 time in UTC. */
   fetchedAt: string;
+  /**
+   * Items the `onPage` hook made from the page (`CrawlResult.items`). Only
+   * on a page record (no error, no redirect) of a crawl with a hook: the
+   * records of a crawl without one have no such field.
+   */
+  items?: number;
 }
 
 /** Where a record's URL lay and how it was fetched: the fields of a record a crawl fills in besides the outcome. */

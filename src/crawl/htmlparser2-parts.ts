@@ -11,6 +11,7 @@
  */
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
+import type { DomHandler as DomHandlerClass } from "domhandler";
 import type { Parser as HtmlParser, Tokenizer as HtmlTokenizer } from "htmlparser2";
 
 const requireFile = createRequire(import.meta.url);
@@ -22,8 +23,20 @@ export const Tokenizer = (requireFile(join(folder, "Tokenizer.js")) as { default
 
 let parser: typeof HtmlParser | null = null;
 
-/** htmlparser2's `Parser`, loaded the first time a sitemap is read. */
+/** htmlparser2's `Parser`, loaded the first time a sitemap is read, or a page hook asks for a document. */
 export function xmlParser(): typeof HtmlParser {
   parser ??= (requireFile(join(folder, "Parser.js")) as { Parser: typeof HtmlParser }).Parser;
   return parser;
+}
+
+let domHandler: typeof DomHandlerClass | null = null;
+
+/**
+ * domhandler's `DomHandler`, which builds the tree css-select and domutils
+ * query: loaded the first time a page hook asks for a document, so that a
+ * crawl without one never loads it.
+ */
+export function domHandlerClass(): typeof DomHandlerClass {
+  domHandler ??= (requireFile("domhandler") as { DomHandler: typeof DomHandlerClass }).DomHandler;
+  return domHandler;
 }

@@ -10,20 +10,23 @@ import type { HttpResponse } from "../http/parser.js";
 import type { AttemptError } from "../kernel/errors.js";
 import type { ResolvedCrawlOptions } from "./options.js";
 import type { RobotsReading } from "./robots.js";
-import type { QueueItem } from "./visit.js";
+import type { PendingHook } from "./page-context.js";
+import type { PendingVisit, QueueItem } from "./visit.js";
 
 /**
  * Where a job is in its life, which the core checks at every call about it:
  * - `handed`: `next()` handed it out; for a page, a `robots.txt` or a sitemap,
  *   the stage calls `started()` before each attempt (after a `retry` step too);
  * - `attempting`: an attempt runs; the stage calls `settle()` with its outcome;
- * - `settled`: `settle()` said `done`; only `finish()` is left;
+ * - `hooking`: `settle()` said `hook`: the crawl's `onPage` hook returned a
+ *   promise; the stage waits for it, then calls `hooked()` with how it settled;
+ * - `settled`: `settle()` said `done` (or `hooked()` was called); only `finish()` is left;
  * - `finished`: the stage handed it back; no call about it is allowed any more.
  *
  * A job may be finished from any state but `finished`: before its first
  * attempt, during one or between two, it was cut short.
  */
-export type JobState = "handed" | "attempting" | "settled" | "finished";
+export type JobState = "handed" | "attempting" | "hooking" | "settled" | "finished";
 
 /**
  * Something for a stage to do, handed out by `CrawlCore.next()`:
@@ -40,6 +43,8 @@ export class Job {
   state: JobState = "handed";
   /** Attempts started at `url` (a `robots.txt` redirect starts the count again). */
   attempt: number;
+  /** While `hooking`: the page's visit, waiting for its hook's promise. */
+  pending: PendingVisit | null = null;
 
   constructor(
     readonly kind: "page" | "robots" | "sitemap" | "wait",
@@ -67,9 +72,13 @@ export class Job {
  * What an attempt's outcome means for its job (`CrawlCore.settle()`):
  * `retry` after `delayMs`, for a `robots.txt` only (a 5xx, a 429 or a
  * network error, after the backoff or a `Retry-After` hold; a redirect, at
- * once); or `done` (a page to try again is put back, and comes out as a new job).
+ * once); `hook`, for a page whose `onPage` hook returned a promise: wait for
+ * `hook` in the stage's own style (a callback with `hook.whenSettled`, a
+ * Future fed by it, or `await hook.settled()`), then hand how it settled to
+ * `CrawlCore.hooked()`, the job still out (counting against `maxTasks`); or
+ * `done` (a page to try again is put back, and comes out as a new job).
  */
-export type Step = { readonly kind: "retry"; readonly delayMs: number } | { readonly kind: "done" };
+export type Step = { readonly kind: "retry"; readonly delayMs: number } | { readonly kind: "hook"; readonly hook: PendingHook } | { readonly kind: "done" };
 
 /**
  * How an attempt ended, as a stage hands it to `settle()`: the response

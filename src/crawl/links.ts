@@ -64,7 +64,19 @@ export function parseLinks(html: string, pageUrl: string): string[] {
     // The tokenizer does not throw on bad markup; this only guards the promise
     // that a page never stops the crawl. Keep what was found.
   }
-  return resolveLinks(tags.hrefs, baseUrl(tags.baseHref, pageUrl));
+  return pageLinks(tags.hrefs, tags.baseHref, pageUrl);
+}
+
+/**
+ * A page's links from the hrefs of its `<a>` and `<area>` tags, in document
+ * order, and the href of its first `<base>` (null without one): resolved,
+ * http(s) only, without fragment or `user:pass@`, each once. What
+ * {@link parseLinks} does once the tokenizer has read the page, and what the
+ * tree walk of a parsed document does (src/crawl/document.ts), so that both
+ * resolve alike.
+ */
+export function pageLinks(hrefs: readonly string[], baseHref: string | null, pageUrl: string): string[] {
+  return resolveLinks(hrefs, baseUrl(baseHref, pageUrl));
 }
 
 /**

@@ -8,6 +8,7 @@ import pkg from "../../package.json" with { type: "json" };
 import { isHeaderName, isHeaderValue, RESERVED_HEADERS } from "../http/request.js";
 import type { Network } from "../kernel/socket.js";
 import type { FetchStatistic } from "./fetch-statistic.js";
+import type { CrawlItem, OnPage, PageContext } from "./page-hook.js";
 import type { TraceEvent } from "../observe/events.js";
 import { resolveCookies, type CookieJarLike } from "./cookies.js";
 import { drawSeed, SEED_LIMIT } from "./random.js";
@@ -170,9 +171,27 @@ export interface CrawlOptions {
   /** Called with each record as soon as it is made. */
   onRecord?: (record: FetchStatistic) => void;
   /**
+   * The user's look at each page (a response that is neither a redirect nor
+   * an error, whatever its status): called with a {@link PageContext} (URL,
+   * status, headers, text, bytes, links, depth, and a parsed document on
+   * demand), it may return items (plain objects), `{ items, links }` to
+   * follow other links than the page's, or a promise of either; the crawl's
+   * stage waits for a promise in its own way, the job counting against
+   * `maxTasks` meanwhile. A hook that throws or rejects gives the page an
+   * `ExtractError` record, and the crawl goes on. Absent: nothing of the
+   * page is kept but its record, at no cost (docs/behaviour.md, "Page hook").
+   */
+  onPage?: OnPage;
+  /**
+   * Called with each item the `onPage` hook made, with its page's URL, as
+   * soon as it is made: before that page's record goes to `onRecord`.
+   */
+  onItem?: (item: CrawlItem) => void;
+  /**
    * False: records are handed to `onRecord` and not kept, so a crawl's memory
    * is its seen set and its queue (`result.records` is then empty, and
-   * `result.recorded` counts them). Default true.
+   * `result.recorded` counts them); nor are the `onPage` hook's items, which
+   * go to `onItem` only (`result.items` is empty). Default true.
    */
   keepRecords?: boolean;
   /** Aborting it stops the crawl: no new URLs, fetches in flight cancelled, partial result. */
@@ -267,6 +286,10 @@ export interface ResolvedCrawlOptions {
   maxRetryAfterMs: number;
   /** Called with each record as it is made; null: nobody listens. */
   onRecord: ((record: FetchStatistic) => void) | null;
+  /** The page hook; null: none, and pages are read as they always are. */
+  onPage: OnPage | null;
+  /** Called with each item as it is made; null: nobody listens. */
+  onItem: ((item: CrawlItem) => void) | null;
   /** Whether the records are kept in `result.records`. */
   keepRecords: boolean;
   /** Aborting it stops the crawl early; null: the crawl runs to its end. */
@@ -323,6 +346,8 @@ export const DEFAULT_OPTIONS: Readonly<Omit<ResolvedCrawlOptions, "seed"> & { se
   maxCrawlDelayMs: 30_000,
   maxRetryAfterMs: 60_000,
   onRecord: null,
+  onPage: null,
+  onItem: null,
   keepRecords: true,
   signal: null,
   trace: null,
@@ -378,6 +403,8 @@ export function resolveOptions(options: CrawlOptions = {}): ResolvedCrawlOptions
     maxCrawlDelayMs: delay("maxCrawlDelayMs", options.maxCrawlDelayMs, DEFAULT_OPTIONS.maxCrawlDelayMs),
     maxRetryAfterMs: delay("maxRetryAfterMs", options.maxRetryAfterMs, DEFAULT_OPTIONS.maxRetryAfterMs),
     onRecord: callback("onRecord", options.onRecord),
+    onPage: callback("onPage", options.onPage),
+    onItem: callback("onItem", options.onItem),
     keepRecords: boolean("keepRecords", options.keepRecords, DEFAULT_OPTIONS.keepRecords),
     trace: callback("trace", options.trace),
     signal: abortSignal(options.signal),

@@ -1,7 +1,8 @@
 /**
  * The page handed to the user: what a crawl's `onPage` hook receives and
  * what it may give back (issue 37). The types only; the core calls the hook
- * in its `visit()` path, so that every stage calls it the same way.
+ * in its `visit()` path (`visitHooked`, src/crawl/visit.ts), so that every
+ * stage calls it the same way; the page itself is src/crawl/page-context.ts.
  *
  * @module
  */
@@ -36,13 +37,19 @@ export interface PageContext {
   readonly bytes: Uint8Array;
   /** The body decoded as text in the charset the page names (`utf-8` without one). */
   readonly text: string;
-  /** The page's links: absolute http(s) URLs without fragment, each once, in document order, before the URL policy. */
+  /**
+   * The page's links as the crawl reads them: absolute http(s) URLs without
+   * fragment, each once, in document order, before the URL policy; empty
+   * unless the page is a `200` `text/html` or `application/xml`. Read when
+   * first asked: from the document when `document()` was called first, else
+   * with the tokenizer, as a crawl without a hook reads them.
+   */
   readonly links: readonly string[];
   /**
    * The page parsed by htmlparser2 into a domhandler tree, for css-select and
-   * domutils. Parsed on the first call only, and from the same parse the
-   * links then come from: a page is parsed once, whether the hook asks for
-   * the document or not.
+   * domutils. Parsed on the first call only; the links the crawl follows then
+   * come from this tree, not from a second pass. Ask for it before reading
+   * `links`, or the page is read twice (the tokenizer, then the tree).
    */
   document(): Document;
 }
@@ -53,6 +60,7 @@ export interface PageContext {
  * references resolved against the page, still filtered by the URL policy
  * and `maxDepth`; an empty list follows nothing from the page).
  */
+// biome-ignore lint/suspicious/noConfusingVoidType: a hook declared to return `void` (it only looks) is a hook too.
 export type PageResult = void | undefined | null | readonly Item[] | { readonly items?: readonly Item[]; readonly links?: readonly string[] };
 
 /**

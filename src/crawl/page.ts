@@ -37,6 +37,21 @@ export interface Page {
    * document order. Not yet filtered by the URL policy: that is the crawler's call.
    */
   links: string[];
+  /**
+   * The body as read, for a page hook (`readPage`'s `keepBody`): then
+   * `links` is left empty, to be read from it when asked. Absent otherwise.
+   */
+  body?: PageBody;
+}
+
+/** A page's body kept for its hook: the bytes, the encoding to decode them in, and whether the crawl reads links from them. */
+export interface PageBody {
+  /** The body after content decoding; empty when it was left unread (`skipNonHtml`). */
+  bytes: Uint8Array;
+  /** The WHATWG name of the encoding to decode it in (`decodeText`). */
+  encoding: string;
+  /** Whether its links are read: a `200` `text/html` or `application/xml`. */
+  linkBody: boolean;
 }
 
 const REDIRECT_STATUSES: ReadonlySet<number> = new Set([300, 301, 302, 303, 307, 308]);
@@ -99,6 +114,9 @@ export function parserOptions(options: { maxBodyBytes: number; skipNonHtml?: boo
  * @param url - The URL that was fetched (absolute, without fragment).
  * @param response - The parsed response.
  * @param maxBodyBytes - The longest body accepted once decoded.
+ * @param keepBody - For a page hook: keep the decoded body in `body`, and
+ * leave `links` empty, to be read only when asked (src/crawl/page-context.ts),
+ * from the tokenizer or from the document the hook asked for.
  * @remarks The chapter's `fetch()` does this inline, with aiohttp's
  * `response.text()` and a regular expression for links; here it is one
  * function so three stages cannot drift apart. An empty `Location` counts as
@@ -112,7 +130,7 @@ export function parserOptions(options: { maxBodyBytes: number; skipNonHtml?: boo
  * if (page.nextUrl !== null) console.log("redirect to", page.nextUrl);
  * ```
  */
-export function readPage(url: string, response: HttpResponse, maxBodyBytes: number): Page {
+export function readPage(url: string, response: HttpResponse, maxBodyBytes: number, keepBody = false): Page {
   const { status, headers } = response;
   const nextUrl = isRedirect(status) ? redirectTarget(url, headers["location"]) : null;
   if (nextUrl !== null) {
@@ -120,12 +138,16 @@ export function readPage(url: string, response: HttpResponse, maxBodyBytes: numb
   }
   const contentType = mediaType(headers);
   if (response.bodySkipped === true) {
-    const encoding = sniffCharset(headers, response.body).label;
-    return { status, nextUrl: null, contentType, encoding, size: announcedSize(headers), links: [] };
+    const charset = sniffCharset(headers, response.body);
+    const page: Page = { status, nextUrl: null, contentType, encoding: charset.label, size: announcedSize(headers), links: [] };
+    if (keepBody) page.body = { bytes: new Uint8Array(0), encoding: charset.encoding, linkBody: false };
+    return page;
   }
   const body = decodeContent(headers, response.body, maxBodyBytes);
   const charset = sniffCharset(headers, body);
-  const links = hasLinkBody(status, contentType) ? parseLinks(decodeText(body, charset.encoding), url) : [];
+  const linkBody = hasLinkBody(status, contentType);
+  if (keepBody) return { status, nextUrl: null, contentType, encoding: charset.label, size: body.length, links: [], body: { bytes: body, encoding: charset.encoding, linkBody } };
+  const links = linkBody ? parseLinks(decodeText(body, charset.encoding), url) : [];
   return { status, nextUrl: null, contentType, encoding: charset.label, size: body.length, links };
 }
 

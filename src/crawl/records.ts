@@ -8,6 +8,7 @@
  */
 import type { FetchStatistic } from "./fetch-statistic.js";
 import type { ResolvedCrawlOptions } from "./options.js";
+import type { CrawlItem } from "./page-hook.js";
 import type { RobotsFetch } from "./robots.js";
 
 export { errorRecord, pageRecord, redirectRecord, type FetchStatistic, type RecordAt } from "./fetch-statistic.js";
@@ -20,6 +21,12 @@ export type StoppedBy = "maxPages" | "signal";
 export interface CrawlResult {
   /** One per URL fetched, in completion order; empty when `keepRecords` was false. */
   records: FetchStatistic[];
+  /**
+   * The items the `onPage` hook made, each with its page's URL, in the order
+   * the pages were done (the items of one page in the hook's order); empty
+   * without a hook, or when `keepRecords` was false (`onItem` had them).
+   */
+  items: CrawlItem[];
   /** Records made, kept or not: `records.length` unless `keepRecords` was false. */
   recorded: number;
   /** Every URL ever queued, in the order it was first queued. */
@@ -67,6 +74,7 @@ export function crawlResult(
 ): CrawlResult {
   return {
     records,
+    items: [],
     recorded,
     seen: [...seenUrls],
     todo: seenUrls.size - recorded,

@@ -83,6 +83,8 @@ export class Stats {
   robotsRefused = 0;
   /** The sum of the records' `size`. */
   bytes = 0;
+  /** The items the `onPage` hook made: the sum of the page records' `items` (0 without a hook). */
+  items = 0;
 
   /** The stats of records already made (a kept crawl's `result.records`). */
   static of(records: Iterable<FetchStatistic>): Stats {
@@ -95,6 +97,7 @@ export class Stats {
   add(record: FetchStatistic): void {
     this.records += 1;
     this.bytes += record.size;
+    if (record.items !== undefined) this.items += record.items;
     if (record.error !== null) {
       this.failures += 1;
       this.errors.set(record.error, this.errorCount(record.error) + 1);
@@ -141,7 +144,8 @@ export class Stats {
  * Counters (right-aligned in ten columns like the chapter's, only those that
  * are not zero): `html pages` and `other pages` (status 200, `text/html` or
  * not), `redirects`, `status N` for each other status, each error name in
- * {@link FETCH_ERRORS} order, and always `bytes` (the sum of `size`). Then
+ * {@link FETCH_ERRORS} order (`ExtractError` among them: pages whose `onPage`
+ * hook failed), `items` (what the hook made), and always `bytes` (the sum of `size`). Then
  * `Finished N urls in S secs (max_tasks=T) (R urls/sec/task)` (or, when
  * `maxPages` stopped the crawl with URLs left, `Stopped at maxPages (P pages
  * fetched) after N urls in …`), `Todo: N` and `Done: N`.
@@ -304,6 +308,7 @@ function counterLines(stats: Stats): string[] {
   for (const status of statuses) rows.push([stats.statuses.get(status) ?? 0, `status ${status}`]);
   for (const name of FETCH_ERRORS) rows.push([stats.errorCount(name), name]);
 
+  rows.push([stats.items, "items"]);
   const lines = rows.filter(([n]) => n !== 0).map(([n, label]) => counterLine(n, label));
   lines.push(counterLine(stats.bytes, "bytes"));
   return lines;

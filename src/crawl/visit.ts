@@ -7,6 +7,8 @@ import { errorDetail, errorName } from "../kernel/errors.js";
 import type { FetchError } from "../kernel/errors.js";
 import type { HttpResponse } from "../http/parser.js";
 import { readPage, type Page } from "./page.js";
+import { extractDetail, HookPage, isThenable, PendingHook, readAnswer, type HookSettled } from "./page-context.js";
+import type { CrawlItem, OnPage, PageResult } from "./page-hook.js";
 import { errorRecord, pageRecord, redirectRecord, type FetchStatistic } from "./records.js";
 import type { UrlPolicy } from "./urls.js";
 
@@ -39,6 +41,20 @@ export interface Visit {
   record: FetchStatistic;
   /** URLs not seen before, in document order (or the redirect target), each to be marked seen and queued. */
   next: QueueItem[];
+  /** The items the page hook made from the page, with its URL; absent without a hook (and for a redirect or an error). */
+  items?: CrawlItem[];
+}
+
+/**
+ * A visit waiting for the page hook's promise ({@link visitHooked}): the
+ * stage waits on `hook` in its own style, and `settle` then makes the visit
+ * from how the promise settled.
+ */
+export interface PendingVisit {
+  /** The hook's promise, as a stage waits on it. */
+  readonly hook: PendingHook;
+  /** The visit, once the promise settled: its items and links, or an `ExtractError`. */
+  settle(settled: HookSettled): Visit;
 }
 
 /** What `visit()` reads of the crawl: its policy (with `maxDepth`), the URLs seen so far, and two options. */
@@ -78,6 +94,73 @@ export interface VisitContext {
  * @see Chapter, "Coordinating Coroutines" (`Crawler.fetch`); docs/behaviour.md
  */
 export function visit(item: QueueItem, outcome: HttpResponse | FetchError, context: VisitContext, detail: string | null = null, tries = 1): Visit {
+  const read = readOutcome(item, outcome, context, detail, tries, false);
+  return "record" in read ? read : linksVisit(item, read, read.links, context, tries);
+}
+
+/**
+ * {@link visit} with the crawl's `onPage` hook: a page (a response that is
+ * neither a redirect nor an error) is handed to the hook as a
+ * {@link HookPage}; what it returns gives the visit its items (`items`, and
+ * the record's `items` count) and, when it names `links`, the links to queue
+ * in place of the page's, filtered and counted as the page's are. A hook that
+ * returns a promise (any thenable) gives a {@link PendingVisit}: the stage
+ * waits, and the visit is made when the promise settles. A hook that throws,
+ * rejects or returns what is not items gives an `ExtractError` record whose
+ * `detail` is its message, and no link is followed from the page.
+ *
+ * The page's body is kept and its links left unread until asked for
+ * (`readPage`'s `keepBody`): by the hook, or after it when the crawl needs
+ * them, so that a page is parsed once, as the hook's `document()` or by the
+ * tokenizer.
+ *
+ * @param onPage - The crawl's hook, which runs now, inside this call.
+ * @see src/crawl/page-context.ts; docs/behaviour.md, "Page hook"
+ */
+export function visitHooked(item: QueueItem, outcome: HttpResponse | FetchError, context: VisitContext, onPage: OnPage, detail: string | null = null, tries = 1): Visit | PendingVisit {
+  const read = readOutcome(item, outcome, context, detail, tries, true);
+  if ("record" in read || read.body === undefined || typeof outcome === "string") return "record" in read ? read : linksVisit(item, read, read.links, context, tries);
+  const page = new HookPage(item.url, read.status, outcome.headers, read.contentType, item.depth ?? 0, read.body);
+  let result: PageResult | PromiseLike<PageResult>;
+  try {
+    result = onPage(page);
+  } catch (error) {
+    return extractFailed(item, error, tries);
+  }
+  if (!isThenable(result)) return answerVisit(item, page, read, result, context, tries);
+  return {
+    hook: new PendingHook(result),
+    settle(settled: HookSettled): Visit {
+      return "error" in settled ? extractFailed(item, settled.error, tries) : answerVisit(item, page, read, settled.value, context, tries);
+    },
+  };
+}
+
+/** The visit a hook's answer makes: its items, and its links or the page's; an `ExtractError` when the answer is not items. */
+function answerVisit(item: QueueItem, page: HookPage, read: Page, result: PageResult, context: VisitContext, tries: number): Visit {
+  let items: CrawlItem[];
+  let links: readonly string[];
+  try {
+    const answer = readAnswer(result, item.url);
+    items = answer.items.map((each) => ({ url: item.url, item: each }));
+    links = answer.links ?? page.links;
+  } catch (error) {
+    if (error instanceof TypeError) return extractFailed(item, error, tries);
+    return { record: errorRecord(item.url, errorName(error), item.referrer ?? null, errorDetail(error), { depth: item.depth ?? 0, tries }), next: [] };
+  }
+  const v = linksVisit(item, read, links, context, tries);
+  v.record.items = items.length;
+  v.items = items;
+  return v;
+}
+
+/** The visit of a page whose hook failed: an `ExtractError` record, with the hook's message as its `detail`. */
+function extractFailed(item: QueueItem, error: unknown, tries: number): Visit {
+  return { record: errorRecord(item.url, "ExtractError", item.referrer ?? null, extractDetail(error), { depth: item.depth ?? 0, tries }), next: [] };
+}
+
+/** An outcome read: the visit of an error or a redirect, or the page to take links from. */
+function readOutcome(item: QueueItem, outcome: HttpResponse | FetchError, context: VisitContext, detail: string | null, tries: number, keepBody: boolean): Visit | Page {
   const { url, maxRedirect } = item;
   const referrer = item.referrer ?? null;
   const depth = item.depth ?? 0;
@@ -85,7 +168,7 @@ export function visit(item: QueueItem, outcome: HttpResponse | FetchError, conte
   if (typeof outcome === "string") return { record: errorRecord(url, outcome, referrer, detail, where), next: [] };
   let page: Page;
   try {
-    page = readPage(url, outcome, context.maxBodyBytes);
+    page = readPage(url, outcome, context.maxBodyBytes, keepBody);
   } catch (error) {
     return { record: errorRecord(url, errorName(error), referrer, errorDetail(error), where), next: [] };
   }
@@ -98,10 +181,19 @@ export function visit(item: QueueItem, outcome: HttpResponse | FetchError, conte
       next: follow ? [{ url: target, maxRedirect: maxRedirect - 1, referrer: url, depth }] : [],
     };
   }
+  return page;
+}
+
+/** The visit of a page: its record, and its links (`links`: the page's, or those its hook named) filtered by the policy and queued when not seen. */
+function linksVisit(item: QueueItem, page: Page, links: readonly string[], context: VisitContext, tries: number): Visit {
+  const { url } = item;
+  const referrer = item.referrer ?? null;
+  const depth = item.depth ?? 0;
+  const where = { depth, tries };
   const queueLinks = depth < context.policy.maxDepth; // The links lie at depth + 1.
   let numUrls = 0;
   const next: QueueItem[] = [];
-  for (const link of page.links) {
+  for (const link of links) {
     if (!context.policy.hrefAllowed(link)) continue;
     numUrls += 1;
     if (queueLinks && !context.seenUrls.has(link)) next.push({ url: link, maxRedirect: context.maxRedirect, referrer: url, depth: depth + 1 });

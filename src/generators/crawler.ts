@@ -10,7 +10,7 @@ import { coreFor, listenForAbort } from "../crawl/world.js";
 import { CrawlRequests } from "../http/crawl-requests.js";
 import { CancelledError } from "../kernel/errors.js";
 import { getRunningLoop } from "./events.js";
-import type { Coroutine } from "./futures.js";
+import { wrapFuture, type Coroutine } from "./futures.js";
 import { JoinableQueue } from "./queues.js";
 import { attempt } from "./sockets.js";
 import { Task, cancelAndWait, sleep } from "./tasks.js";
@@ -113,6 +113,7 @@ export class Crawler {
       const [outcome, detail] = yield* attempt(job.url, this.requests.optionsFor(job), this.core.options.timeoutMs, this.core.id);
       const step = this.core.settle(job, outcome, detail); // No yield* since the request: nothing ran in between.
       if (step.kind === "done") return;
+      if (step.kind === "hook") return this.core.hooked(job, yield* wrapFuture(step.hook)); // The onPage hook returned a promise.
       yield* sleep(step.delayMs / 1000); // Other workers run meanwhile.
     }
   }

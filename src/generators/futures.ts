@@ -271,3 +271,16 @@ export class Future<T> {
     else this.loop.callSoon(function runDoneCallback() { fn(future); });
   }
 }
+
+/**
+ * asyncio's `wrap_future`: a Future of ours for a result that comes from
+ * outside the loop, through a `whenSettled` callback (src/crawl/page-context.ts's
+ * `PendingHook`, an `onPage` hook's promise): the Future takes the result
+ * when it comes, and the Task waiting on it resumes in its loop. Cancelled
+ * first (its Task was), it ignores the result.
+ */
+export function wrapFuture<T>(source: { whenSettled(callback: (value: T) => void): unknown }): Future<T> {
+  const future = new Future<T>();
+  source.whenSettled(function copyResult(value) { if (!future.done()) future.setResult(value); });
+  return future;
+}

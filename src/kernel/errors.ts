@@ -19,6 +19,7 @@
  * - `NetworkError`: any other failure.
  * - `RobotsDisallowed`: the origin's `robots.txt` forbids the URL to our user agent; it was never requested (option `robots`).
  * - `RobotsUnreachable`: the origin's `robots.txt` answered a 5xx or a 429 on every attempt, so nothing there is fetched (RFC 9309 §2.3.1.4). When a failure of its own kept it from being read, the pages get that failure's name instead, and a `detail` starting `robots.txt`.
+ * - `ExtractError`: the page came, and the crawl's `onPage` hook threw, rejected, or returned what is not items (the record's `detail` is its message); no link of the page is followed, and the hook is not called again.
  */
 export type FetchError =
   | "ConnectionRefused"
@@ -30,12 +31,14 @@ export type FetchError =
   | "TlsError"
   | "NetworkError"
   | "RobotsDisallowed"
-  | "RobotsUnreachable";
+  | "RobotsUnreachable"
+  | "ExtractError";
 
 /**
  * The names an attempt can fail with, which a stage hands to the crawl core's
  * `settle()`: every {@link FetchError} but the two `robots.txt` verdicts, which
- * only the core gives (a URL refused is never requested). They are the
+ * only the core gives (a URL refused is never requested), and `ExtractError`,
+ * which the core gives when the page hook fails. They are the
  * taxonomy that steers retries ({@link isRetryable}):
  * - {@link RetriedError}: a fault that may not happen again, tried again within `maxTries`;
  * - {@link FinalError}: the same again on every attempt, recorded at once;
@@ -46,7 +49,7 @@ export type FetchError =
  * byte has cut the response short, a `BadResponse` (final), not a
  * `ConnectionReset` or `NetworkError` (retried) ({@link cutShort}).
  */
-export type AttemptError = Exclude<FetchError, "RobotsDisallowed" | "RobotsUnreachable">;
+export type AttemptError = Exclude<FetchError, "RobotsDisallowed" | "RobotsUnreachable" | "ExtractError">;
 
 /** The attempt errors another attempt may cure: retried within `maxTries`, after the `retryDelayMs` backoff. */
 export type RetriedError = "ConnectionRefused" | "ConnectionReset" | "Timeout" | "NetworkError";
@@ -66,6 +69,7 @@ export const FETCH_ERRORS: readonly FetchError[] = [
   "NetworkError",
   "RobotsDisallowed",
   "RobotsUnreachable",
+  "ExtractError",
 ];
 
 /** The Future, Task or crawl was cancelled (asyncio.CancelledError). */

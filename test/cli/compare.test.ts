@@ -13,6 +13,7 @@ const html = { status: 200, size: 100, contentType: "text/html", encoding: "utf-
 function run(stage: StageName, records: FetchStatistic[], peakInFlight: number | null = null, robots: RobotsFetch[] = [], wallMs = 500): StageRun {
   const result = {
     records,
+    items: [],
     recorded: records.length,
     seen: records.map((record) => record.url),
     todo: 0,

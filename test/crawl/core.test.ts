@@ -54,7 +54,7 @@ function takeAll(core: CrawlCore): Job[] {
 }
 
 /** One attempt at a page or robots.txt, answered with `outcome`, then finished if settle says done. */
-function answer(core: CrawlCore, job: Job, outcome: HttpResponse | "ConnectionRefused"): "retry" | "done" {
+function answer(core: CrawlCore, job: Job, outcome: HttpResponse | "ConnectionRefused"): "retry" | "hook" | "done" {
   core.started(job);
   const step = core.settle(job, outcome);
   if (step.kind === "done") core.finish(job);

@@ -6,11 +6,18 @@
  */
 import * as htmlparser2 from "htmlparser2";
 import { describe, expect, it } from "vitest";
-import { Tokenizer, xmlParser } from "../../src/crawl/htmlparser2-parts.js";
+import { Tokenizer, domHandlerClass, xmlParser } from "../../src/crawl/htmlparser2-parts.js";
 
 describe("htmlparser2's parts as the crawl loads them", () => {
   it("are the Tokenizer and the Parser the package's index exports", () => {
     expect(Tokenizer).toBe(htmlparser2.Tokenizer);
     expect(xmlParser()).toBe(htmlparser2.Parser);
+  });
+});
+
+describe("domhandler's DomHandler as a page hook's document loads it", () => {
+  it("is the class the package exports", async () => {
+    const domhandler = await import("domhandler");
+    expect(domHandlerClass()).toBe(domhandler.DomHandler);
   });
 });

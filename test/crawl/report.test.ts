@@ -10,6 +10,7 @@ const STARTED = Date.UTC(2024, 0, 2, 3, 4, 5);
 function result(records: FetchStatistic[], overrides: Partial<CrawlResult> = {}): CrawlResult {
   return {
     records,
+    items: [],
     recorded: records.length,
     seen: records.map((record) => record.url),
     todo: 0,
@@ -360,5 +361,19 @@ describe("robotsLine", () => {
   it("names where redirects led", () => {
     const fetch = robotsFetch({ url: "http://x.test/gone/robots.txt", status: 410, verdict: "allow-all" });
     expect(robotsLine(fetch, 30_000)).toBe("robots.txt http://x.test: 410 at http://x.test/gone/robots.txt; everything allowed");
+  });
+});
+
+describe("report (the page hook's counters)", () => {
+  it("counts the items the hook made and the pages it failed on", () => {
+    const hooked: FetchStatistic[] = [
+      { ...pageRecord("http://x.test/a", html, 1, 1), items: 3 },
+      { ...pageRecord("http://x.test/b", html, 0, 0), items: 0 },
+      errorRecord("http://x.test/c", "ExtractError", null, "no title"),
+    ];
+    const text = report(result(hooked));
+    expect(text).toContain(`${"1".padStart(10)} ExtractError`);
+    expect(text).toContain(`${"3".padStart(10)} items`);
+    expect(report(result(records))).not.toContain(" items");
   });
 });

@@ -65,6 +65,19 @@ describeWithRedis("RedisFrontier", () => {
     expect({ queued: status.queued, leased: status.leased, records: status.records, seen: status.seen }).toEqual({ queued: 0, leased: 0, records: expected.recorded, seen: expected.seen.length });
   });
 
+  it("crawls with an onPage hook: the items stay in the process that made them, the records as in memory", async () => {
+    const onPage = async (page: { url: string; status: number; links: readonly string[] }) => [{ status: page.status, links: page.links.length }];
+    const expected = await crawl(demo.url, { maxTasks: 5, onPage });
+    const frontier = await frontierFor();
+    const heard: string[] = [];
+    const result = await within(30_000, crawl(demo.url, { maxTasks: 5, onPage, onItem: (made) => heard.push(made.url) }, frontier), "a crawl on Redis with a hook");
+    expect(byUrl(result.records).map(withoutTiming)).toEqual(byUrl(expected.records).map(withoutTiming));
+    const sorted = (items: typeof result.items) => items.map((made) => JSON.stringify(made)).sort();
+    expect(sorted(result.items)).toEqual(sorted(expected.items));
+    expect(heard.sort()).toEqual(expected.items.map((made) => made.url).sort());
+    expect(result.items.length).toBeGreaterThan(0);
+  });
+
   it("keeps only which URLs have a record with records: false, each URL still recorded once, and reads no URL list at the end without keepRecords", async () => {
     const expected = await crawl(demo.url, { maxTasks: 5 });
     const name = `markers-${++names}`;
