@@ -9,6 +9,7 @@ import { isHeaderName, isHeaderValue, RESERVED_HEADERS } from "../http/request.j
 import type { Network } from "../kernel/socket.js";
 import type { FetchStatistic } from "./fetch-statistic.js";
 import type { TraceEvent } from "../observe/events.js";
+import type { CrawlItem, OnPage } from "./page-hook.js";
 import { drawSeed, SEED_LIMIT } from "./random.js";
 
 /** Options every stage's `crawl()` and `Crawler` accept. All are optional. */
@@ -136,6 +137,10 @@ export interface CrawlOptions {
   maxRetryAfterMs?: number;
   /** Called with each record as soon as it is made. */
   onRecord?: (record: FetchStatistic) => void;
+  /** Called with each page the crawl reads; what it returns becomes items (src/crawl/page-hook.ts). */
+  onPage?: OnPage;
+  /** Called with each item as soon as its page's hook gives it. */
+  onItem?: (item: CrawlItem) => void;
   /**
    * False: records are handed to `onRecord` and not kept, so a crawl's memory
    * is its seen set and its queue (`result.records` is then empty, and
@@ -228,6 +233,10 @@ export interface ResolvedCrawlOptions {
   maxRetryAfterMs: number;
   /** Called with each record as it is made; null: nobody listens. */
   onRecord: ((record: FetchStatistic) => void) | null;
+  /** The page hook; null: none. */
+  onPage: OnPage | null;
+  /** Called with each item as it is made; null: nobody listens. */
+  onItem: ((item: CrawlItem) => void) | null;
   /** Whether the records are kept in `result.records`. */
   keepRecords: boolean;
   /** Aborting it stops the crawl early; null: the crawl runs to its end. */
@@ -281,6 +290,8 @@ export const DEFAULT_OPTIONS: Readonly<Omit<ResolvedCrawlOptions, "seed"> & { se
   maxCrawlDelayMs: 30_000,
   maxRetryAfterMs: 60_000,
   onRecord: null,
+  onPage: null,
+  onItem: null,
   keepRecords: true,
   signal: null,
   trace: null,
@@ -333,6 +344,8 @@ export function resolveOptions(options: CrawlOptions = {}): ResolvedCrawlOptions
     maxCrawlDelayMs: delay("maxCrawlDelayMs", options.maxCrawlDelayMs, DEFAULT_OPTIONS.maxCrawlDelayMs),
     maxRetryAfterMs: delay("maxRetryAfterMs", options.maxRetryAfterMs, DEFAULT_OPTIONS.maxRetryAfterMs),
     onRecord: callback("onRecord", options.onRecord),
+    onPage: callback("onPage", options.onPage),
+    onItem: callback("onItem", options.onItem),
     keepRecords: boolean("keepRecords", options.keepRecords, DEFAULT_OPTIONS.keepRecords),
     trace: callback("trace", options.trace),
     signal: abortSignal(options.signal),

@@ -8,6 +8,7 @@
  */
 import type { FetchStatistic } from "./fetch-statistic.js";
 import type { ResolvedCrawlOptions } from "./options.js";
+import type { CrawlItem } from "./page-hook.js";
 import type { RobotsFetch } from "./robots.js";
 
 export { errorRecord, pageRecord, redirectRecord, type FetchStatistic, type RecordAt } from "./fetch-statistic.js";
@@ -49,6 +50,8 @@ export interface CrawlResult {
    * per URL queued.
    */
   robots: RobotsFetch[];
+  /** The items the `onPage` hook gave, with their pages' URLs, in the order made; empty when `keepRecords` was false. */
+  items?: CrawlItem[]; // Stand-in: optional until helper "hook"'s core fills it.
 }
 
 /**

@@ -42,6 +42,8 @@ describe("resolveOptions", () => {
       maxCrawlDelayMs: 30_000,
       maxRetryAfterMs: 60_000,
       onRecord: null,
+      onPage: null,
+      onItem: null,
       keepRecords: true,
       signal: null,
       trace: null,
