@@ -181,6 +181,8 @@ export class CrawlCore implements SitemapContext {
   get maxRedirect(): number { return this.options.maxRedirect; }
   /** `visit()` reads this option: the largest body it reads. */
   get maxBodyBytes(): number { return this.options.maxBodyBytes; }
+  /** `visit()` reads this option: the attributes besides `<a href>` links are taken from. */
+  get linkAttributes(): readonly string[] { return this.options.linkAttributes; }
   /** `visitSitemap()` reads this: sitemap files the crawl may still queue. */
   get sitemapFilesLeft(): number { return SITEMAP_MAX_FILES - this.sitemapFiles; }
   /** Where the crawl is: see {@link CrawlState}. */

@@ -135,6 +135,12 @@ export interface CrawlOptions {
    * Default 60,000.
    */
   maxRetryAfterMs?: number;
+  /**
+   * More attributes to take a page's links from, on any element, besides
+   * `<a href>` and `<area href>` (`["data-href"]`; the CLI's `--link-attr`):
+   * names of HTML attributes, any case. Default none.
+   */
+  linkAttributes?: readonly string[];
   /** Called with each record as soon as it is made. */
   onRecord?: (record: FetchStatistic) => void;
   /** Called with each page the crawl reads; what it returns becomes items (src/crawl/page-hook.ts). */
@@ -231,6 +237,8 @@ export interface ResolvedCrawlOptions {
   maxCrawlDelayMs: number;
   /** The longest `Retry-After` waited for, in milliseconds. */
   maxRetryAfterMs: number;
+  /** The attributes besides `<a href>` and `<area href>` links are taken from, lowercased, each once; empty: none. */
+  linkAttributes: readonly string[];
   /** Called with each record as it is made; null: nobody listens. */
   onRecord: ((record: FetchStatistic) => void) | null;
   /** The page hook; null: none. */
@@ -289,6 +297,7 @@ export const DEFAULT_OPTIONS: Readonly<Omit<ResolvedCrawlOptions, "seed"> & { se
   delayJitter: 0,
   maxCrawlDelayMs: 30_000,
   maxRetryAfterMs: 60_000,
+  linkAttributes: Object.freeze([]),
   onRecord: null,
   onPage: null,
   onItem: null,
@@ -343,6 +352,7 @@ export function resolveOptions(options: CrawlOptions = {}): ResolvedCrawlOptions
     delayJitter: fraction("delayJitter", options.delayJitter, DEFAULT_OPTIONS.delayJitter),
     maxCrawlDelayMs: delay("maxCrawlDelayMs", options.maxCrawlDelayMs, DEFAULT_OPTIONS.maxCrawlDelayMs),
     maxRetryAfterMs: delay("maxRetryAfterMs", options.maxRetryAfterMs, DEFAULT_OPTIONS.maxRetryAfterMs),
+    linkAttributes: attributeNames("linkAttributes", options.linkAttributes),
     onRecord: callback("onRecord", options.onRecord),
     onPage: callback("onPage", options.onPage),
     onItem: callback("onItem", options.onItem),
@@ -537,6 +547,17 @@ function isPemCertificate(pem: string | Buffer): boolean {
   } catch {
     return false;
   }
+}
+
+/** An attribute's name as markup writes one: a letter, `_` or `:`, then letters, digits, `-`, `_`, `:` and `.` (`data-href`, `xlink:href`). */
+const ATTRIBUTE_NAME = /^[A-Za-z_:][\w:.-]*$/;
+
+/** A list of HTML attribute names, lowercased (HTML's are case-insensitive), duplicates dropped, frozen. */
+function attributeNames(name: string, value: unknown): readonly string[] {
+  if (value === undefined) return DEFAULT_OPTIONS.linkAttributes;
+  const ok = Array.isArray(value) && value.every((attribute) => typeof attribute === "string" && ATTRIBUTE_NAME.test(attribute));
+  if (!ok) throw new TypeError(`Expected \`${name}\` to be an array of HTML attribute names (data-href), got ${show(value)}`);
+  return Object.freeze([...new Set((value as string[]).map((attribute) => attribute.toLowerCase()))]);
 }
 
 function callback<F>(name: string, value: F | undefined): F | null {

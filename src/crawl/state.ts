@@ -103,6 +103,8 @@ export function crawlShape(roots: readonly string[], options: ResolvedCrawlOptio
     skipNonHtml: options.skipNonHtml,
     maxBodyBytes: options.maxBodyBytes,
     userAgent: options.userAgent,
+    // Only when given, so that a state written before the option existed is the same crawl.
+    ...(options.linkAttributes.length > 0 ? { linkAttributes: [...options.linkAttributes] } : {}),
   };
 }
 

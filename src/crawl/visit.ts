@@ -41,12 +41,14 @@ export interface Visit {
   next: QueueItem[];
 }
 
-/** What `visit()` reads of the crawl: its policy (with `maxDepth`), the URLs seen so far, and two options. */
+/** What `visit()` reads of the crawl: its policy (with `maxDepth`), the URLs seen so far, and three options. */
 export interface VisitContext {
   readonly policy: UrlPolicy;
   readonly seenUrls: ReadonlySet<string>;
   readonly maxRedirect: number;
   readonly maxBodyBytes: number;
+  /** More attributes than `<a href>` that links are taken from (the option `linkAttributes`); absent: none. */
+  readonly linkAttributes?: readonly string[];
 }
 
 /**
@@ -85,7 +87,7 @@ export function visit(item: QueueItem, outcome: HttpResponse | FetchError, conte
   if (typeof outcome === "string") return { record: errorRecord(url, outcome, referrer, detail, where), next: [] };
   let page: Page;
   try {
-    page = readPage(url, outcome, context.maxBodyBytes);
+    page = readPage(url, outcome, context.maxBodyBytes, context.linkAttributes);
   } catch (error) {
     return { record: errorRecord(url, errorName(error), referrer, errorDetail(error), where), next: [] };
   }
