@@ -264,7 +264,7 @@ class ForeignContent {
  * falls back to the document's own). Null when even the page URL does not
  * parse: then only absolute hrefs resolve.
  */
-function baseUrl(baseHref: string | null, pageUrl: string): URL | null {
+export function baseUrl(baseHref: string | null, pageUrl: string): URL | null {
   if (baseHref !== null) {
     const base = parseUrl(baseHref, pageUrl);
     if (base !== null && (base.protocol === "http:" || base.protocol === "https:")) return base;
@@ -272,8 +272,13 @@ function baseUrl(baseHref: string | null, pageUrl: string): URL | null {
   return parseUrl(pageUrl);
 }
 
-/** Resolves, keeps http(s), drops credentials and fragments, and removes duplicates, in order. */
-function resolveLinks(hrefs: readonly string[], base: URL | null): string[] {
+/**
+ * Resolves, keeps http(s), drops credentials and fragments, and removes
+ * duplicates, in order: what {@link parseLinks} does with the hrefs it read,
+ * and what `linksInHook` (src/crawl/extract.ts) does with those it takes
+ * from a document, so both give the same links for the same hrefs.
+ */
+export function resolveLinks(hrefs: readonly string[], base: URL | null): string[] {
   const links = new Set<string>();
   const baseHref = base?.href;
   const site = base !== null && (base.protocol === "http:" || base.protocol === "https:") ? new SimplePaths(base) : null;
