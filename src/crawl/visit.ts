@@ -7,6 +7,7 @@ import { errorDetail, errorName } from "../kernel/errors.js";
 import type { FetchError } from "../kernel/errors.js";
 import type { HttpResponse } from "../http/parser.js";
 import { readPage, type Page } from "./page.js";
+import type { CrawlItem } from "./page-hook.js";
 import { errorRecord, pageRecord, redirectRecord, type FetchStatistic } from "./records.js";
 import type { UrlPolicy } from "./urls.js";
 
@@ -39,6 +40,12 @@ export interface Visit {
   record: FetchStatistic;
   /** URLs not seen before, in document order (or the redirect target), each to be marked seen and queued. */
   next: QueueItem[];
+  /**
+   * The items the page hook (`onPage`) gave for this page, with its URL: a
+   * store that keeps the crawl (`StateStore`) writes them with the record,
+   * in one step, so a crawl resumed has each item once. Absent: none.
+   */
+  items?: readonly CrawlItem[];
 }
 
 /** What `visit()` reads of the crawl: its policy (with `maxDepth`), the URLs seen so far, and three options. */
