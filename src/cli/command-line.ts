@@ -9,7 +9,6 @@ import { readFileSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
-import { composeHooks, extractHook, linksInHook, parseExtractSpec } from "../crawl/extract.js";
 import type { CrawlItem, OnPage } from "../crawl/page-hook.js";
 import { resolveOptions } from "../crawl/options.js";
 import type { CrawlOptions } from "../crawl/options.js";
@@ -62,6 +61,10 @@ export interface CommandLine {
   itemFiles: Record<OutputFormat, string | null>;
   /** Whether a page hook gives items: `--extract` or `--script` given (`--links-in` alone gives none). */
   givesItems: boolean;
+  /** `--extract NAME=SELECTOR` values, as given; read into the crawl's `onPage` by {@link readCommandLine}. */
+  extract: string[];
+  /** `--links-in SELECTOR` values, as given; read into the crawl's `onPage` by {@link readCommandLine}. */
+  linksIn: string[];
   /** `--script FILE`, as given, or null; its module is loaded by {@link readCommandLine}. */
   script: string | null;
   /** The `onItem` the `--script` module exports, called with each item besides the outputs; null without one. */
@@ -157,8 +160,6 @@ export function parseCommandLine(argv: readonly string[]): Invocation {
   if (values["link-attr"] !== undefined) crawlOptions.linkAttributes = values["link-attr"];
   const script = values.script ?? null;
   if (script === "") throw new UsageError("--script needs a FILE name, got an empty one");
-  const hooks = pageHooks(values.extract ?? [], values["links-in"] ?? [], values["link-attr"] ?? []);
-  if (hooks.length > 0) crawlOptions.onPage = composeHooks(...hooks);
   for (const token of tokens) {
     if (token.kind === "option" && (token.name === "strict" || token.name === "lenient")) {
       crawlOptions.strict = token.name === "strict";
@@ -202,14 +203,14 @@ export function parseCommandLine(argv: readonly string[]): Invocation {
     kind: "crawl",
     commandLine: {
       roots, crawlOptions, stage, demo, compare, json, jsonl, csv, statsIntervalMs, verbosity, trace, traceUrl, timeline, frontier, status,
-      itemFiles, givesItems, script, scriptOnItem: null,
+      itemFiles, givesItems, extract: values.extract ?? [], linksIn: values["links-in"] ?? [], script, scriptOnItem: null,
     },
   };
 }
 
 /**
- * {@link parseCommandLine}, then the `--script` module loaded
- * ({@link loadScript}), then, with `--frontier`, the frontier's own
+ * {@link parseCommandLine}, then the page hooks of `--extract`,
+ * `--links-in` and `--script` made ({@link addPageHooks}), then, with `--frontier`, the frontier's own
  * checks of its URL and name (`resolveFrontierOptions`), whose `TypeError`
  * becomes a usage error naming the flag: `--frontier: "http://h/" is not a
  * redis:// or rediss:// URL`.
@@ -221,7 +222,7 @@ export function parseCommandLine(argv: readonly string[]): Invocation {
  */
 export async function readCommandLine(argv: readonly string[]): Promise<Invocation> {
   const invocation = parseCommandLine(argv);
-  if (invocation.kind === "crawl" && invocation.commandLine.script !== null) await loadScript(invocation.commandLine);
+  if (invocation.kind === "crawl") await addPageHooks(invocation.commandLine);
   const frontier = invocation.kind === "crawl" ? invocation.commandLine.frontier : null;
   if (frontier === null) return invocation;
   const { resolveFrontierOptions } = await import("../distributed/redis-frontier.js");
@@ -238,13 +239,36 @@ export async function readCommandLine(argv: readonly string[]): Promise<Invocati
 }
 
 /**
- * The page hooks `--extract` and `--links-in` make, in that order (the
- * `--script`'s comes after them, once loaded): none when neither is given.
+ * Sets the crawl's `onPage` from `--extract`, `--links-in` and `--script`,
+ * called in that order on each page (src/crawl/extract.ts `composeHooks`);
+ * none of them: no hook, and nothing more is loaded.
+ *
+ * @remarks css-select and the script are imported only when asked for, so
+ * `--help` and a plain crawl load neither (test/startup/lazy-imports.test.ts).
+ * @throws {@link UsageError} naming the flag and its value or file.
+ */
+async function addPageHooks(commandLine: CommandLine): Promise<void> {
+  const { extract, linksIn, script } = commandLine;
+  if (extract.length === 0 && linksIn.length === 0 && script === null) return;
+  const hooks = await import("../crawl/extract.js");
+  const made = pageHooks(hooks, extract, linksIn, commandLine.crawlOptions.linkAttributes ?? []);
+  if (script !== null) made.push(await loadScript(commandLine));
+  commandLine.crawlOptions.onPage = hooks.composeHooks(...made);
+}
+
+/**
+ * The page hooks `--extract` and `--links-in` make, in that order: none
+ * when neither is given.
  *
  * @throws {@link UsageError} naming the flag and its value: a spec with no
  * `=`, a bad or repeated NAME, an empty or bad selector.
  */
-function pageHooks(extracts: readonly string[], linksIn: readonly string[], linkAttributes: readonly string[]): OnPage[] {
+function pageHooks(
+  { extractHook, linksInHook, parseExtractSpec }: typeof import("../crawl/extract.js"),
+  extracts: readonly string[],
+  linksIn: readonly string[],
+  linkAttributes: readonly string[],
+): OnPage[] {
   const hooks: OnPage[] = [];
   if (extracts.length > 0) {
     const specs = extracts.map(function spec(value) {
@@ -272,17 +296,17 @@ function pageHooks(extracts: readonly string[], linksIn: readonly string[], link
 
 /**
  * Loads the `--script FILE` module (a dynamic `import()`, so an ES module:
- * `.mjs`, or `.js` that Node reads as one) and adds its `onPage` to the
- * crawl's hooks, after those of `--extract` and `--links-in`; its `onItem`,
- * if it exports one, is called with each item. Done before any output is
- * opened or request sent.
+ * `.mjs`, or `.js` that Node reads as one) and gives its `onPage`, to be
+ * called after those of `--extract` and `--links-in`; its `onItem`, if it
+ * exports one, is kept to be called with each item. Done before any output
+ * is opened or request sent.
  *
  * @throws {@link UsageError} naming the flag and the file: missing (or a
  * directory), failing to load (its error's name and message: a
  * `SyntaxError`, or what its top level threw), or without an `onPage`
  * function (or with an `onItem` that is not one).
  */
-async function loadScript(commandLine: CommandLine): Promise<void> {
+async function loadScript(commandLine: CommandLine): Promise<OnPage> {
   const file = commandLine.script as string;
   const path = resolve(file);
   try {
@@ -306,9 +330,8 @@ async function loadScript(commandLine: CommandLine): Promise<void> {
     throw new UsageError(`--script ${file} exports no onPage function (${exported.length === 0 ? "it exports nothing" : `it exports ${exported.join(", ")}`}): write export function onPage(page) { … }`);
   }
   if (onItem !== undefined && typeof onItem !== "function") throw new UsageError(`--script ${file} exports an onItem that is not a function`);
-  const options = commandLine.crawlOptions;
-  options.onPage = options.onPage === undefined ? (onPage as OnPage) : composeHooks(options.onPage, onPage as OnPage);
   commandLine.scriptOnItem = (onItem as ((item: CrawlItem) => void) | undefined) ?? null;
+  return onPage as OnPage;
 }
 
 /** Why `--state` cannot go with each flag. */
