@@ -5,15 +5,18 @@
  *
  * @module
  */
-import { readFileSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
 import { resolve } from "node:path";
+import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
+import type { CrawlItem, OnPage } from "../crawl/page-hook.js";
 import { resolveOptions } from "../crawl/options.js";
 import type { CrawlOptions } from "../crawl/options.js";
 import type { StageName } from "../observe/events.js";
 import { normalizeRoot, rootProblem } from "../crawl/urls.js";
 import { OPTIONS, REMOTE_DEFAULTS, SPECS, STAGE_NAMES } from "./flags.js";
-import { formatOf, looksLikeUrl, OUTPUT_EXTENSIONS } from "./outputs.js";
+import { isItemsFile } from "./item-files.js";
+import { formatOf, looksLikeUrl, OUTPUT_EXTENSIONS, type OutputFormat } from "./outputs.js";
 
 /**
  * How much the command prints: 0 (`-q`) errors only, 1 the report (default),
@@ -54,6 +57,18 @@ export interface CommandLine {
   frontier: FrontierFlags | null;
   /** `--status`: print the state of the `--frontier` crawl and exit; no crawl, no ROOT. */
   status: boolean;
+  /** `-o items.jsonl`, `-o items.csv`, `-o items.json`: where the page hook's items go, by format (null: nowhere). */
+  itemFiles: Record<OutputFormat, string | null>;
+  /** Whether a page hook gives items: `--extract` or `--script` given (`--links-in` alone gives none). */
+  givesItems: boolean;
+  /** `--extract NAME=SELECTOR` values, as given; read into the crawl's `onPage` by {@link readCommandLine}. */
+  extract: string[];
+  /** `--links-in SELECTOR` values, as given; read into the crawl's `onPage` by {@link readCommandLine}. */
+  linksIn: string[];
+  /** `--script FILE`, as given, or null; its module is loaded by {@link readCommandLine}. */
+  script: string | null;
+  /** The `onItem` the `--script` module exports, called with each item besides the outputs; null without one. */
+  scriptOnItem: ((item: CrawlItem) => void) | null;
 }
 
 /**
@@ -146,6 +161,9 @@ export function parseCommandLine(argv: readonly string[]): Invocation {
   if (values["cookie-file"] !== undefined) crawlOptions.cookieFile = values["cookie-file"]; // Read and checked with the other options, below.
   const domains = [...(values["allowed-domain"] ?? []), ...(values["allowed-domains"]?.split(",").map((domain) => domain.trim()) ?? [])];
   if (values["allowed-domain"] !== undefined || values["allowed-domains"] !== undefined) crawlOptions.allowedDomains = domains;
+  if (values["link-attr"] !== undefined) crawlOptions.linkAttributes = values["link-attr"];
+  const script = values.script ?? null;
+  if (script === "") throw new UsageError("--script needs a FILE name, got an empty one");
   for (const token of tokens) {
     if (token.kind === "option" && (token.name === "strict" || token.name === "lenient")) {
       crawlOptions.strict = token.name === "strict";
@@ -173,8 +191,10 @@ export function parseCommandLine(argv: readonly string[]): Invocation {
   }
   checkCrawlOptions(crawlOptions);
 
-  const { json, jsonl, csv } = outputFiles(values.json ?? null, values.jsonl ?? null, values.output ?? []);
+  const { json, jsonl, csv, itemFiles } = outputFiles(values.json ?? null, values.jsonl ?? null, values.output ?? []);
+  const givesItems = (values.extract ?? []).length > 0 || script !== null;
   checkOutputs(json, jsonl, csv, compare);
+  checkItemFiles(itemFiles, [json, jsonl, csv], compare, givesItems);
   // The records go to the --jsonl lines as they are made: none is kept.
   if (jsonl !== null) crawlOptions.keepRecords = false;
 
@@ -185,12 +205,16 @@ export function parseCommandLine(argv: readonly string[]): Invocation {
   const statsIntervalMs = seconds("stats-interval", values["stats-interval"]) * 1000;
   return {
     kind: "crawl",
-    commandLine: { roots, crawlOptions, stage, demo, compare, json, jsonl, csv, statsIntervalMs, verbosity, trace, traceUrl, timeline, frontier, status },
+    commandLine: {
+      roots, crawlOptions, stage, demo, compare, json, jsonl, csv, statsIntervalMs, verbosity, trace, traceUrl, timeline, frontier, status,
+      itemFiles, givesItems, extract: values.extract ?? [], linksIn: values["links-in"] ?? [], script, scriptOnItem: null,
+    },
   };
 }
 
 /**
- * {@link parseCommandLine}, then, with `--frontier`, the frontier's own
+ * {@link parseCommandLine}, then the page hooks of `--extract`,
+ * `--links-in` and `--script` made ({@link addPageHooks}), then, with `--frontier`, the frontier's own
  * checks of its URL and name (`resolveFrontierOptions`), whose `TypeError`
  * becomes a usage error naming the flag: `--frontier: "http://h/" is not a
  * redis:// or rediss:// URL`.
@@ -202,6 +226,7 @@ export function parseCommandLine(argv: readonly string[]): Invocation {
  */
 export async function readCommandLine(argv: readonly string[]): Promise<Invocation> {
   const invocation = parseCommandLine(argv);
+  if (invocation.kind === "crawl") await addPageHooks(invocation.commandLine);
   const frontier = invocation.kind === "crawl" ? invocation.commandLine.frontier : null;
   if (frontier === null) return invocation;
   const { resolveFrontierOptions } = await import("../distributed/redis-frontier.js");
@@ -215,6 +240,102 @@ export async function readCommandLine(argv: readonly string[]): Promise<Invocati
     throw new UsageError(flag === null ? error.message : `${flag}: ${error.message.slice(`${option}: `.length)}`);
   }
   return invocation;
+}
+
+/**
+ * Sets the crawl's `onPage` from `--extract`, `--links-in` and `--script`,
+ * called in that order on each page (src/crawl/extract.ts `composeHooks`);
+ * none of them: no hook, and nothing more is loaded.
+ *
+ * @remarks css-select and the script are imported only when asked for, so
+ * `--help` and a plain crawl load neither (test/startup/lazy-imports.test.ts).
+ * @throws {@link UsageError} naming the flag and its value or file.
+ */
+async function addPageHooks(commandLine: CommandLine): Promise<void> {
+  const { extract, linksIn, script } = commandLine;
+  if (extract.length === 0 && linksIn.length === 0 && script === null) return;
+  const hooks = await import("../crawl/extract.js");
+  const made = pageHooks(hooks, extract, linksIn, commandLine.crawlOptions.linkAttributes ?? []);
+  if (script !== null) made.push(await loadScript(commandLine));
+  commandLine.crawlOptions.onPage = hooks.composeHooks(...made);
+}
+
+/**
+ * The page hooks `--extract` and `--links-in` make, in that order: none
+ * when neither is given.
+ *
+ * @throws {@link UsageError} naming the flag and its value: a spec with no
+ * `=`, a bad or repeated NAME, an empty or bad selector.
+ */
+function pageHooks(
+  { extractHook, linksInHook, parseExtractSpec }: typeof import("../crawl/extract.js"),
+  extracts: readonly string[],
+  linksIn: readonly string[],
+  linkAttributes: readonly string[],
+): OnPage[] {
+  const hooks: OnPage[] = [];
+  if (extracts.length > 0) {
+    const specs = extracts.map(function spec(value) {
+      try {
+        return parseExtractSpec(value);
+      } catch (error) {
+        throw new UsageError(`bad --extract: ${(error as Error).message}`);
+      }
+    });
+    try {
+      hooks.push(extractHook(specs));
+    } catch (error) {
+      throw new UsageError(`bad --extract: ${(error as Error).message}`);
+    }
+  }
+  if (linksIn.length > 0) {
+    try {
+      hooks.push(linksInHook(linksIn, linkAttributes));
+    } catch (error) {
+      throw new UsageError(`bad --links-in: ${(error as Error).message}`);
+    }
+  }
+  return hooks;
+}
+
+/**
+ * Loads the `--script FILE` module (a dynamic `import()`, so an ES module:
+ * `.mjs`, or `.js` that Node reads as one) and gives its `onPage`, to be
+ * called after those of `--extract` and `--links-in`; its `onItem`, if it
+ * exports one, is kept to be called with each item. Done before any output
+ * is opened or request sent.
+ *
+ * @throws {@link UsageError} naming the flag and the file: missing (or a
+ * directory), failing to load (its error's name and message: a
+ * `SyntaxError`, or what its top level threw), or without an `onPage`
+ * function (or with an `onItem` that is not one).
+ */
+async function loadScript(commandLine: CommandLine): Promise<OnPage> {
+  const file = commandLine.script as string;
+  const path = resolve(file);
+  try {
+    if (statSync(path).isDirectory()) throw new UsageError(`--script ${file} is a directory, not a module`);
+  } catch (error) {
+    if (error instanceof UsageError) throw error;
+    throw new UsageError(`--script ${file} cannot be read: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+  }
+  let module: Record<string, unknown>;
+  try {
+    module = (await import(pathToFileURL(path).href)) as Record<string, unknown>;
+  } catch (error) {
+    const cause = error instanceof Error ? `${error.name}: ${error.message.split("\n")[0]}` : String(error);
+    // Node 20 reads a .js file outside a "type": "module" package as CommonJS, where `export` is a syntax error.
+    const hint = /^SyntaxError: .*\b(export|import)\b/.test(cause) && !file.endsWith(".mjs") ? " (an ES module: name it .mjs, or put it in a package with \"type\": \"module\")" : "";
+    throw new UsageError(`--script ${file} does not load: ${cause}${hint}`);
+  }
+  const { onPage, onItem } = module;
+  if (typeof onPage !== "function") {
+    const exported = Object.keys(module);
+    throw new UsageError(`--script ${file} exports no onPage function (${exported.length === 0 ? "it exports nothing" : `it exports ${exported.join(", ")}`}): write export function onPage(page) { … }`);
+  }
+  if (onItem !== undefined && typeof onItem !== "function") throw new UsageError(`--script ${file} exports an onItem that is not a function`);
+  commandLine.scriptOnItem = (onItem as ((item: CrawlItem) => void) | undefined) ?? null;
+  return onPage as OnPage;
 }
 
 /** Why `--state` cannot go with each flag. */
@@ -359,21 +480,52 @@ function checkFileValue(flag: string, value: string | undefined): void {
 /**
  * `--json`, `--jsonl` and each `-o FILE` as the one file (or stdout) each
  * format goes to: `-o` picks the format from FILE's extension, as Scrapy's
- * feed exports do. Two files for one format are refused.
+ * feed exports do. A FILE named `items.*` ({@link isItemsFile}) gets the
+ * items instead of the records. Two files for one format are refused.
  */
-function outputFiles(json: string | null, jsonl: string | null, outputs: readonly string[]): { json: string | null; jsonl: string | null; csv: string | null } {
+function outputFiles(
+  json: string | null,
+  jsonl: string | null,
+  outputs: readonly string[],
+): { json: string | null; jsonl: string | null; csv: string | null; itemFiles: Record<OutputFormat, string | null> } {
   const files = { json, jsonl, csv: null as string | null };
+  const itemFiles: Record<OutputFormat, string | null> = { json: null, jsonl: null, csv: null };
   for (const file of outputs) {
     checkFileValue("-o", file);
     const format = formatOf(file);
     if (format === null) {
       throw new UsageError(`-o '${file}': name a .json, .jsonl or .csv file (the extension picks the format: ${Object.keys(OUTPUT_EXTENSIONS).join(", ")})`);
     }
+    if (isItemsFile(file)) {
+      const given = itemFiles[format];
+      if (given !== null) throw new UsageError(`-o '${file}': the items' ${format.toUpperCase()} file is already '${given}'; give one file per format`);
+      itemFiles[format] = file;
+      continue;
+    }
     const given = files[format];
     if (given !== null) throw new UsageError(`-o '${file}': the ${format.toUpperCase()} output is already ${given === "-" ? "stdout" : `'${given}'`}; give one file per format`);
     files[format] = file;
   }
-  return files;
+  return { ...files, itemFiles };
+}
+
+/**
+ * Refuses an items file (`-o items.*`) with no hook to give items (neither
+ * `--extract` nor `--script`: the file would stay empty, or the records were
+ * meant), with `--compare` (three crawls' items in one file), or writing
+ * where another output does.
+ */
+function checkItemFiles(itemFiles: Record<OutputFormat, string | null>, recordFiles: readonly (string | null)[], compare: boolean, givesItems: boolean): void {
+  const files = Object.values(itemFiles).filter((file): file is string => file !== null);
+  if (files.length === 0) return;
+  if (!givesItems) {
+    throw new UsageError(`-o '${files[0]}' writes the items of --extract or --script, and neither is given; to write the records, name the file otherwise (a name starting with "items" is for items)`);
+  }
+  if (compare) throw new UsageError(`--compare and -o '${files[0]}' cannot be used together: three crawls' items would share one file`);
+  const others = recordFiles.filter((file): file is string => file !== null && file !== "-");
+  for (const file of files) {
+    if (others.some((other) => resolve(other) === resolve(file))) throw new UsageError(`two outputs cannot both write ${file}`);
+  }
 }
 
 /**
@@ -512,6 +664,7 @@ const FLAG_FOR: Partial<Record<keyof CrawlOptions, string>> = {
   allowedDomains: "--allowed-domain",
   cookies: "--cookies",
   cookieFile: "--cookie-file",
+  linkAttributes: "--link-attr",
 };
 
 /**

@@ -51,7 +51,7 @@ export interface OptionSpec {
   /** The `--help` text; each line after the first is indented under it. */
   help: string;
   /** The `--help` section that lists it: named after crawl.py's options, what to crawl, how to crawl politely, many processes, or the rest. */
-  group: "chapter" | "scope" | "politeness" | "distributed" | "more";
+  group: "chapter" | "scope" | "data" | "politeness" | "distributed" | "more";
 }
 
 /**
@@ -163,6 +163,32 @@ and send each back only to the hosts it is for`,
     type: "string", value: "FILE", group: "scope",
     help: `start the jar with the cookies of FILE, a Netscape
 cookie file as curl -c writes it (implies --cookies)`,
+  },
+  extract: {
+    type: "string", value: "NAME=SELECTOR", multiple: true, group: "data",
+    help: `take data from each HTML page by CSS selector: the text
+of the first match (SELECTOR@attr: an attribute of it;
+SELECTOR[]: of every match), as the field NAME of one
+item per page where a selector matched; repeat for
+more fields (docs/extract-data.md)`,
+  },
+  script: {
+    type: "string", value: "FILE", group: "data",
+    help: `an ES module exporting onPage(page): called with each
+page (URL, status, headers, text, links, document()), it
+returns items, or { items, links } to choose the links
+followed; loaded before the first request`,
+  },
+  "links-in": {
+    type: "string", value: "SELECTOR", multiple: true, group: "data",
+    help: `follow only the links inside the elements SELECTOR matches
+(Scrapy's restrict_css); repeat for more areas`,
+  },
+  "link-attr": {
+    type: "string", value: "NAME", multiple: true, group: "data",
+    help: `also take links from the attribute NAME on any element
+(data-href), besides <a href> and <area href>; repeat
+for more`,
   },
   "ignore-robots": {
     type: "boolean", group: "politeness",
@@ -289,7 +315,10 @@ when FILE is "-" or missing (the report goes to stderr)`,
     help: `write the results to FILE in the format its extension
 names: .json (as --json), .jsonl, .jl or .ndjson (as
 --jsonl), .csv (a header row, then a row per record as
-it is made); repeat for more`,
+it is made); repeat for more. A FILE named items.*
+(items-shop.csv...) gets the items of --extract or
+--script instead: .jsonl as they come, .csv and .json
+at the end`,
   },
   "stats-interval": {
     type: "string", value: "SECONDS", default: "60", group: "more",
@@ -337,6 +366,8 @@ Options named after the chapter's crawl.py:
 ${optionLines("chapter")}
 What to crawl, and how to ask:
 ${optionLines("scope")}
+Data from the pages (items go to --json, --jsonl and -o items.csv/.jsonl/.json):
+${optionLines("data")}
 Politeness (a root not on this machine gets --max-per-host ${REMOTE_DEFAULTS.maxPerHost} --delay ${REMOTE_DEFAULTS.delaySeconds}
 unless given: at most ${1 / REMOTE_DEFAULTS.delaySeconds} requests a second to one host, between Scrapy's default
 of 8 at once with no delay and the 1 a second its new projects set):

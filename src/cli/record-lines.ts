@@ -5,8 +5,9 @@
  * @module
  */
 import { closeSync, openSync, writeSync } from "node:fs";
+import type { CrawlItem } from "../crawl/page-hook.js";
 import type { FetchStatistic } from "../crawl/records.js";
-import { type RecordLine, SCHEMA_VERSION } from "./result-json.js";
+import { type ItemLine, type RecordLine, SCHEMA_VERSION } from "./result-json.js";
 
 /** How {@link RecordLines} writes a record: a line of JSON, or a row of CSV (RFC 4180). */
 export type RecordFormat = "jsonl" | "csv";
@@ -41,8 +42,10 @@ export const CSV_COLUMNS = [
  * crawl can be stopped: its records would go nowhere.
  */
 export class RecordLines {
-  /** Lines written. */
+  /** Record lines written. */
   written = 0;
+  /** Item lines written ({@link writeItem}). */
+  itemsWritten = 0;
   /** Why writing stopped, or null while every line was written. */
   failure: Error | null = null;
   private readonly controller = new AbortController();
@@ -80,6 +83,19 @@ export class RecordLines {
     return true;
   }
 
+  /**
+   * Writes `item` as one {@link ItemLine} (JSON Lines only: a CSV of items
+   * is written whole at the end, its columns being the items' keys); false
+   * when it could not be. An item that JSON cannot write (a cycle, a BigInt)
+   * throws its `TypeError`, and nothing is written.
+   */
+  writeItem(item: CrawlItem): boolean {
+    if (this.format !== "jsonl") throw new TypeError("writeItem: item lines are JSON Lines");
+    if (!this.writeText(JSON.stringify(itemLine(item)) + "\n")) return false;
+    this.itemsWritten += 1;
+    return true;
+  }
+
   /** Writes `line` as it is; false when it could not be. */
   private writeText(line: string): boolean {
     if (this.failure !== null) return false;
@@ -113,6 +129,11 @@ function writeAll(fd: number, bytes: Buffer): void {
 /** A record as `--jsonl` writes it: the schema's version first, then the record's fields. */
 export function recordLine(record: FetchStatistic): RecordLine {
   return { schemaVersion: SCHEMA_VERSION, ...record };
+}
+
+/** An item as `--jsonl` writes it: `type` first after the version, so a reader tells it from a record at a glance. */
+export function itemLine({ url, item }: CrawlItem): ItemLine {
+  return { schemaVersion: SCHEMA_VERSION, type: "item", url, item };
 }
 
 /** A record's {@link CSV_COLUMNS}: null fields empty, text fields {@link csvText neutralised}. */

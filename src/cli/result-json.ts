@@ -6,6 +6,7 @@
  *
  * @module
  */
+import type { CrawlItem, Item } from "../crawl/page-hook.js";
 import type { CrawlResult, FetchStatistic } from "../crawl/records.js";
 import type { StageName } from "../observe/events.js";
 import type { StageRun } from "./compare.js";
@@ -23,6 +24,20 @@ export const SCHEMA_VERSION = 1;
  * as in `--json`'s `records`, with the {@link SCHEMA_VERSION} first.
  */
 export type RecordLine = { schemaVersion: typeof SCHEMA_VERSION } & FetchStatistic;
+
+/**
+ * One item line of `crawl --jsonl` (and each line of `-o items.jsonl`): an
+ * item the page hook gave, with its page's URL. `type` tells it from a
+ * record line, which has none.
+ */
+export interface ItemLine {
+  schemaVersion: typeof SCHEMA_VERSION;
+  type: "item";
+  /** The URL of the page the item came from. */
+  url: string;
+  /** What the hook gave. */
+  item: Item;
+}
 
 /**
  * The options in force, as JSON: the callbacks, the signal and the
@@ -104,6 +119,8 @@ export interface CrawlResultJson extends Omit<CrawlResult, "options" | "items"> 
   interrupted: boolean;
   /** The options in force, defaults filled in, as JSON holds them. */
   options: OptionsJson;
+  /** The items the page hook gave, with their pages' URLs (empty with `--jsonl`, where they went, and without a hook). */
+  items: CrawlItem[];
 }
 
 /** What `crawl --compare --json` writes: every stage's result, and the verdict. */
@@ -161,6 +178,7 @@ export function resultJson(stage: StageName, result: CrawlResult, interrupted: b
       cookies: options.cookies !== null,
     },
     robots: result.robots,
+    items: result.items ?? [],
   };
 }
 

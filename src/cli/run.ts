@@ -9,6 +9,7 @@
  * @module
  */
 import { writeFile } from "node:fs/promises";
+import type { CrawlItem } from "../crawl/page-hook.js";
 import type { CrawlResult, FetchStatistic } from "../crawl/records.js";
 import { resolveOptions } from "../crawl/options.js";
 import type { CrawlOptions } from "../crawl/options.js";
@@ -29,6 +30,7 @@ import type { StageRun } from "./compare.js";
 import { crawlMissing, frontierLine, statusText } from "./frontier-status.js";
 import { Interrupt, signalExitStatus } from "./interrupt.js";
 import type { StopSignal } from "./interrupt.js";
+import { itemsCsv, itemsJson, writeWhole } from "./item-files.js";
 import { unwritable } from "./outputs.js";
 import { Printer } from "./printer.js";
 import { CrawlCounters, ProgressLine, StatsLines } from "./progress-line.js";
@@ -109,6 +111,12 @@ interface Watchers {
   recordLines: RecordLines | null;
   /** Where `-o FILE.csv` writes each record, or null. */
   csvLines: RecordLines | null;
+  /** Where `-o items.jsonl` writes each item, or null. */
+  itemLines: RecordLines | null;
+  /** The items of the stage running, kept for `-o items.csv` and `-o items.json` (written at the end) when no result keeps them; null when neither is asked for. */
+  items: CrawlItem[] | null;
+  /** Items made by the stage running, wherever they went. */
+  itemCount: number;
 }
 
 /** The files written as the crawl goes, opened before it starts. */
@@ -117,6 +125,8 @@ interface OpenedOutputs {
   recordLines: RecordLines | null;
   /** `-o FILE.csv`, or null. */
   csvLines: RecordLines | null;
+  /** `-o items.jsonl`, or null. */
+  itemLines: RecordLines | null;
 }
 
 /**
@@ -133,17 +143,22 @@ function openOutputs(commandLine: CommandLine): OpenedOutputs {
     ["-o", commandLine.csv],
     ["--trace", commandLine.trace],
     ["--timeline", commandLine.timeline],
+    ["-o", commandLine.itemFiles.jsonl],
+    ["-o", commandLine.itemFiles.csv],
+    ["-o", commandLine.itemFiles.json],
   ];
   for (const [flag, file] of files) {
     const why = file === null ? null : unwritable(file);
     if (why !== null) throw new UsageError(`cannot write ${flag} ${file}: ${why}`);
   }
-  const opened: OpenedOutputs = { recordLines: null, csvLines: null };
+  const opened: OpenedOutputs = { recordLines: null, csvLines: null, itemLines: null };
   try {
     if (commandLine.jsonl !== null) opened.recordLines = openLines("--jsonl", commandLine.jsonl, "jsonl");
     if (commandLine.csv !== null) opened.csvLines = openLines("-o", commandLine.csv, "csv");
+    if (commandLine.itemFiles.jsonl !== null) opened.itemLines = openLines("-o", commandLine.itemFiles.jsonl, "jsonl");
   } catch (error) {
     opened.recordLines?.close();
+    opened.csvLines?.close();
     throw error;
   }
   return opened;
@@ -172,7 +187,7 @@ function openLines(flag: string, file: string, format: "jsonl" | "csv"): RecordL
  */
 async function runCommand(commandLine: CommandLine): Promise<number> {
   const flags = commandLine.frontier;
-  const outputs: OpenedOutputs = commandLine.status ? { recordLines: null, csvLines: null } : openOutputs(commandLine);
+  const outputs: OpenedOutputs = commandLine.status ? { recordLines: null, csvLines: null, itemLines: null } : openOutputs(commandLine);
   try {
     if (flags === null) {
       try {
@@ -199,6 +214,7 @@ async function runCommand(commandLine: CommandLine): Promise<number> {
   } finally {
     outputs.recordLines?.close();
     outputs.csvLines?.close();
+    outputs.itemLines?.close();
   }
 }
 
@@ -218,7 +234,7 @@ async function crawlCommand(commandLine: CommandLine, outputs: OpenedOutputs, fr
   const kept = keptState(commandLine);
   const dataToStdout = commandLine.json === "-" || commandLine.jsonl === "-";
   const printer = new Printer(dataToStdout ? process.stderr : process.stdout, process.stderr);
-  const { recordLines, csvLines } = outputs;
+  const { recordLines, csvLines, itemLines } = outputs;
   const interrupt = new Interrupt(
     function interrupted(signal: StopSignal) {
       printer.warn(signal === "SIGINT" ? "Interrupted\n" : `Interrupted by ${signal}\n`);
@@ -236,6 +252,9 @@ async function crawlCommand(commandLine: CommandLine, outputs: OpenedOutputs, fr
     panels: commandLine.timeline === null ? null : [],
     recordLines,
     csvLines,
+    itemLines,
+    items: null,
+    itemCount: 0,
   };
   try {
     if (commandLine.demo) demo = await (await import("../site/index.js")).startDemoSite();
@@ -319,7 +338,11 @@ async function runStage(
   const stats = new StatsLines(writeStats, counters, commandLine.statsIntervalMs, commandLine.compare ? stage : "", progress.enabled);
   const prefix = commandLine.compare ? `${stage}: ` : "";
   const verbosity = commandLine.verbosity;
-  const { lines, recordLines, csvLines } = watchers;
+  const { lines, recordLines, csvLines, itemLines } = watchers;
+  const { itemFiles, scriptOnItem } = commandLine;
+  watchers.items = itemFiles.csv !== null || itemFiles.json !== null ? [] : null;
+  watchers.itemCount = 0;
+  const items = watchers.items;
   const events: TraceEvent[] | null = watchers.panels === null ? null : [];
   // --trace-url: only the matching URLs' lines, each stage's followed on its own.
   const follow = commandLine.traceUrl === null ? null : new UrlTrace(commandLine.traceUrl, writeLine);
@@ -331,6 +354,22 @@ async function runStage(
     follow?.record(record);
     if (verbosity >= 2) printer.print(`${prefix}${urlLine(record, { referrer: true })}\n`);
     progress.update();
+  }
+  function onItem(item: CrawlItem): void {
+    watchers.itemCount += 1;
+    try {
+      recordLines?.writeItem(item);
+      itemLines?.writeItem(item);
+    } catch (error) {
+      // JSON cannot write it (a cycle, a BigInt): say so, and go on with the others.
+      printer.warn(`crawl: an item of ${item.url} cannot be written as JSON: ${error instanceof Error ? error.message : String(error)}\n`);
+    }
+    items?.push(item);
+    try {
+      scriptOnItem?.(item);
+    } catch (error) {
+      printer.warn(`crawl: the --script's onItem threw on an item of ${item.url}: ${error instanceof Error ? error.message : String(error)}\n`);
+    }
   }
   function writeLine(line: string): void {
     lines?.writeLine(line);
@@ -348,9 +387,11 @@ async function runStage(
   }
 
   // A --jsonl or CSV file that can no longer be written stops the crawl: its records would go nowhere.
-  const failures = [recordLines?.failed, csvLines?.failed].filter((failed) => failed !== undefined);
+  const failures = [recordLines?.failed, csvLines?.failed, itemLines?.failed].filter((failed) => failed !== undefined);
   const stop = failures.length === 0 ? signal : AbortSignal.any([signal, ...failures]);
   const options: CrawlOptions = { ...commandLine.crawlOptions, onRecord, signal: stop };
+  // The items come to the outputs as they are made, whatever the result keeps.
+  if (commandLine.crawlOptions.onPage !== undefined) options.onItem = onItem;
   // The records stay in Redis, to be streamed to --json at the end: none is kept in memory.
   if (streamsJson(commandLine, frontier)) options.keepRecords = false;
   // Tracing costs a little, so it is asked for only when something shows it.
@@ -433,12 +474,16 @@ async function finish(
       status = EXIT.nothingFetched;
     }
   }
-  for (const lines of [recordLines, watchers.csvLines]) {
+  if (commandLine.givesItems && !commandLine.compare) {
+    printer.print(`${watchers.itemCount} item${watchers.itemCount === 1 ? "" : "s"} extracted${commandLine.crawlOptions.state === undefined ? "" : " in this run"}\n`);
+  }
+  for (const lines of [recordLines, watchers.csvLines, watchers.itemLines]) {
     if (lines === null || lines.failure === null) continue;
-    const written = `${lines.written} record${lines.written === 1 ? "" : "s"} written`;
+    const written = lines === watchers.itemLines ? `${lines.itemsWritten} item${lines.itemsWritten === 1 ? "" : "s"} written` : `${lines.written} record${lines.written === 1 ? "" : "s"} written`;
     printer.warn(`crawl: cannot write ${lines.destination}: ${lines.failure.message}; the crawl stopped (${written})\n`);
     if (!interrupted) status = EXIT.failed;
   }
+  if (runs[0] !== undefined && !(await writeItemFiles(commandLine, runs[0], watchers, printer)) && status === EXIT.ok) status = EXIT.failed;
   if (commandLine.json !== null && streamsJson(commandLine, frontier) && runs[0] !== undefined) {
     const written = await writeStreamed(commandLine.json, resultJson(runs[0].stage, runs[0].result, interrupted), frontier, printer);
     if (!written && status === EXIT.ok) status = EXIT.failed;
@@ -448,6 +493,31 @@ async function finish(
     if (!written && status === EXIT.ok) status = EXIT.failed;
   }
   return status;
+}
+
+/**
+ * Writes `-o items.csv` and `-o items.json`, when asked for, each whole
+ * (under a temporary name, then renamed): the result's items when it kept
+ * them (the whole crawl, earlier runs of a `--state` crawl included), else
+ * (with `--jsonl`) the items this run made. False, after a message, when one
+ * cannot be written.
+ */
+async function writeItemFiles(commandLine: CommandLine, run: StageRun, watchers: Watchers, printer: Printer): Promise<boolean> {
+  const { csv, json } = commandLine.itemFiles;
+  if (csv === null && json === null) return true;
+  const kept = run.result.options.keepRecords ? run.result.items : undefined;
+  const items = kept ?? watchers.items ?? [];
+  let written = true;
+  for (const [file, text] of [[csv, itemsCsv], [json, itemsJson]] as const) {
+    if (file === null) continue;
+    try {
+      await writeWhole(file, text(items));
+    } catch (error) {
+      printer.warn(`crawl: cannot write ${file}: ${error instanceof Error ? error.message : String(error)}\n`);
+      written = false;
+    }
+  }
+  return written;
 }
 
 /**

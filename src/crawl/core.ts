@@ -195,6 +195,8 @@ export class CrawlCore implements SitemapContext {
   get maxRedirect(): number { return this.options.maxRedirect; }
   /** `visit()` reads this option: the largest body it reads. */
   get maxBodyBytes(): number { return this.options.maxBodyBytes; }
+  /** `visit()` reads this option: the attributes besides `<a href>` links are taken from. */
+  get linkAttributes(): readonly string[] { return this.options.linkAttributes; }
   /** `visitSitemap()` reads this: sitemap files the crawl may still queue. */
   get sitemapFilesLeft(): number { return SITEMAP_MAX_FILES - this.sitemapFiles; }
   /** Where the crawl is: see {@link CrawlState}. */
@@ -431,7 +433,7 @@ export class CrawlCore implements SitemapContext {
   private result(summary: StoreSummary): CrawlResult {
     return {
       records: summary.records ?? this.records,
-      items: this.items,
+      items: summary.items ?? this.items,
       recorded: summary.recorded ?? this.recorded,
       seen: summary.seen,
       todo: summary.todo,
@@ -605,7 +607,6 @@ export class CrawlCore implements SitemapContext {
   private finishUrl(item: QueueItem, v: Visit): void {
     const core = this;
     const page = isFetchedPage(v.record);
-    if (v.items !== undefined) for (const made of v.items) this.appendItem(made); // Before the record is stored: onItem before onRecord.
     this.recording += 1;
     if (page) this.fetching += 1;
     this.store.finish(item, v, function stored(record) {
@@ -615,6 +616,7 @@ export class CrawlCore implements SitemapContext {
       core.recorded += 1;
       if (page) core.fetched += 1;
       appendRecord(core.records, record, core.options);
+      if (v.items !== undefined) for (const made of v.items) core.appendItem(made); // Once stored with their record: onItem after onRecord.
       if (core.fetched >= core.options.maxPages) core.store.stop(); // maxPages: take no more URLs.
     });
   }

@@ -37,6 +37,10 @@ const TOKENIZER_OPTIONS = {
  *
  * @param html - The decoded text of the page.
  * @param pageUrl - The absolute URL the page was fetched from.
+ * @param attributes - More attributes to take links from, lowercased, on any
+ * element (`data-href`; the option `linkAttributes`, the CLI's `--link-attr`):
+ * each one's first value in a complete start tag is a link too, in document
+ * order with the hrefs. Default none: `<a href>` and `<area href>` only.
  * @remarks We drive htmlparser2's `Tokenizer`, not its `Parser`: the Parser
  * keeps its open elements newest-first (`this.stack.unshift(name)` in
  * `Parser.emitOpenTag`, htmlparser2 12.0.0), so each start tag moves every
@@ -54,8 +58,8 @@ const TOKENIZER_OPTIONS = {
  * // → ["http://example.com/b"]
  * ```
  */
-export function parseLinks(html: string, pageUrl: string): string[] {
-  const tags = new LinkTags(html);
+export function parseLinks(html: string, pageUrl: string, attributes: readonly string[] = []): string[] {
+  const tags = new LinkTags(html, attributes.length === 0 ? null : new Set(attributes));
   try {
     const tokenizer = new Tokenizer(TOKENIZER_OPTIONS, tags);
     tokenizer.write(html);
@@ -82,11 +86,12 @@ export function pageLinks(hrefs: readonly string[], baseHref: string | null, pag
 /**
  * Listens to the tokenizer and keeps the first href of each complete `<a>`,
  * `<area>` and `<base>` start tag, as htmlparser2's Parser would report it in
- * `onopentag`. The tokenizer gives positions in `html`, and decoded entities as
+ * `onopentag`, and the first value of each of the `extra` attributes on any
+ * tag. The tokenizer gives positions in `html`, and decoded entities as
  * code points; a tag cut off by the end of the page is dropped.
  */
 class LinkTags implements TokenizerCallbacks {
-  /** The hrefs of `<a>` and `<area>`, in document order. */
+  /** The hrefs of `<a>` and `<area>` (and the `extra` attributes' values), in document order. */
   readonly hrefs: string[] = [];
   /** The href of the first `<base>` that has one. */
   baseHref: string | null = null;
@@ -97,14 +102,27 @@ class LinkTags implements TokenizerCallbacks {
   private href: string | null = null;
   /** Whether the attribute being read is that first href: only its value is kept. */
   private inHref = false;
+  /** Whether the attribute being read is the first of its name among `extra`: its value is kept too. */
+  private inExtra = false;
+  /** The start tag's links in attribute order (its href and `extra` values), pushed when the tag is complete. */
+  private readonly tagLinks: string[] = [];
+  /** The `extra` attributes the start tag had so far: only the first of a repeated one counts. */
+  private readonly tagExtras = new Set<string>();
   private value = "";
 
-  constructor(private readonly html: string) {}
+  /** @param extra - More attribute names to take links from (lowercased), on any element; null: none. */
+  constructor(
+    private readonly html: string,
+    private readonly extra: ReadonlySet<string> | null = null,
+  ) {}
 
   onopentagname(start: number, end: number): void {
     this.tagName = this.html.slice(start, end).toLowerCase();
     this.href = null;
     this.foreign.open(this.tagName);
+    if (this.extra === null) return;
+    this.tagLinks.length = 0;
+    this.tagExtras.clear();
   }
 
   onattribname(start: number, end: number): void {
@@ -112,24 +130,44 @@ class LinkTags implements TokenizerCallbacks {
       this.href === null &&
       (this.tagName === "a" || this.tagName === "area" || this.tagName === "base") &&
       this.html.slice(start, end).toLowerCase() === "href";
+    if (this.extra === null || this.inHref) return;
+    const name = this.html.slice(start, end).toLowerCase();
+    // An a's `href` is a link already; a base's names the base, not a link.
+    this.inExtra = this.extra.has(name) && !this.tagExtras.has(name) && !(name === "href" && (this.tagName === "a" || this.tagName === "area" || this.tagName === "base"));
+    if (this.inExtra) this.tagExtras.add(name);
   }
 
   onattribdata(start: number, end: number): void {
-    if (this.inHref) this.value += this.html.slice(start, end);
+    if (this.inHref || this.inExtra) this.value += this.html.slice(start, end);
   }
 
   onattribentity(codePoint: number): void {
-    if (this.inHref) this.value += String.fromCodePoint(codePoint);
+    if (this.inHref || this.inExtra) this.value += String.fromCodePoint(codePoint);
   }
 
   onattribend(): void {
+    if (this.inExtra) {
+      this.tagLinks.push(this.value);
+      this.inExtra = false;
+      this.value = "";
+      return;
+    }
     if (!this.inHref) return;
     this.href = this.value; // "" for a bare `href`, as in the Parser
+    if (this.extra !== null && this.tagName !== "base") this.tagLinks.push(this.value);
     this.inHref = false;
     this.value = "";
   }
 
   onopentagend(): void {
+    if (this.extra !== null) {
+      if (this.tagName === "base" && this.href !== null && this.baseHref === null) this.baseHref = this.href;
+      for (const link of this.tagLinks) this.hrefs.push(link);
+      this.tagLinks.length = 0;
+      this.tagExtras.clear();
+      this.href = null;
+      return;
+    }
     if (this.href === null) return;
     if (this.tagName !== "base") this.hrefs.push(this.href);
     else if (this.baseHref === null) this.baseHref = this.href;
@@ -238,7 +276,7 @@ class ForeignContent {
  * falls back to the document's own). Null when even the page URL does not
  * parse: then only absolute hrefs resolve.
  */
-function baseUrl(baseHref: string | null, pageUrl: string): URL | null {
+export function baseUrl(baseHref: string | null, pageUrl: string): URL | null {
   if (baseHref !== null) {
     const base = parseUrl(baseHref, pageUrl);
     if (base !== null && (base.protocol === "http:" || base.protocol === "https:")) return base;
@@ -246,8 +284,13 @@ function baseUrl(baseHref: string | null, pageUrl: string): URL | null {
   return parseUrl(pageUrl);
 }
 
-/** Resolves, keeps http(s), drops credentials and fragments, and removes duplicates, in order. */
-function resolveLinks(hrefs: readonly string[], base: URL | null): string[] {
+/**
+ * Resolves, keeps http(s), drops credentials and fragments, and removes
+ * duplicates, in order: what {@link parseLinks} does with the hrefs it read,
+ * and what `linksInHook` (src/crawl/extract.ts) does with those it takes
+ * from a document, so both give the same links for the same hrefs.
+ */
+export function resolveLinks(hrefs: readonly string[], base: URL | null): string[] {
   const links = new Set<string>();
   const baseHref = base?.href;
   const site = base !== null && (base.protocol === "http:" || base.protocol === "https:") ? new SimplePaths(base) : null;

@@ -168,6 +168,12 @@ export interface CrawlOptions {
    * Default 60,000.
    */
   maxRetryAfterMs?: number;
+  /**
+   * More attributes to take a page's links from, on any element, besides
+   * `<a href>` and `<area href>` (`["data-href"]`; the CLI's `--link-attr`):
+   * names of HTML attributes, any case. Default none.
+   */
+  linkAttributes?: readonly string[];
   /** Called with each record as soon as it is made. */
   onRecord?: (record: FetchStatistic) => void;
   /**
@@ -183,8 +189,9 @@ export interface CrawlOptions {
    */
   onPage?: OnPage;
   /**
-   * Called with each item the `onPage` hook made, with its page's URL, as
-   * soon as it is made: before that page's record goes to `onRecord`.
+   * Called with each item the `onPage` hook made, with its page's URL, once
+   * it is stored with its page's record: right after that record goes to
+   * `onRecord`.
    */
   onItem?: (item: CrawlItem) => void;
   /**
@@ -284,6 +291,8 @@ export interface ResolvedCrawlOptions {
   maxCrawlDelayMs: number;
   /** The longest `Retry-After` waited for, in milliseconds. */
   maxRetryAfterMs: number;
+  /** The attributes besides `<a href>` and `<area href>` links are taken from, lowercased, each once; empty: none. */
+  linkAttributes: readonly string[];
   /** Called with each record as it is made; null: nobody listens. */
   onRecord: ((record: FetchStatistic) => void) | null;
   /** The page hook; null: none, and pages are read as they always are. */
@@ -345,6 +354,7 @@ export const DEFAULT_OPTIONS: Readonly<Omit<ResolvedCrawlOptions, "seed"> & { se
   delayJitter: 0,
   maxCrawlDelayMs: 30_000,
   maxRetryAfterMs: 60_000,
+  linkAttributes: Object.freeze([]),
   onRecord: null,
   onPage: null,
   onItem: null,
@@ -402,6 +412,7 @@ export function resolveOptions(options: CrawlOptions = {}): ResolvedCrawlOptions
     delayJitter: fraction("delayJitter", options.delayJitter, DEFAULT_OPTIONS.delayJitter),
     maxCrawlDelayMs: delay("maxCrawlDelayMs", options.maxCrawlDelayMs, DEFAULT_OPTIONS.maxCrawlDelayMs),
     maxRetryAfterMs: delay("maxRetryAfterMs", options.maxRetryAfterMs, DEFAULT_OPTIONS.maxRetryAfterMs),
+    linkAttributes: attributeNames("linkAttributes", options.linkAttributes),
     onRecord: callback("onRecord", options.onRecord),
     onPage: callback("onPage", options.onPage),
     onItem: callback("onItem", options.onItem),
@@ -625,6 +636,17 @@ function isPemCertificate(pem: string | Buffer): boolean {
   } catch {
     return false;
   }
+}
+
+/** An attribute's name as markup writes one: a letter, `_` or `:`, then letters, digits, `-`, `_`, `:` and `.` (`data-href`, `xlink:href`). */
+const ATTRIBUTE_NAME = /^[A-Za-z_:][\w:.-]*$/;
+
+/** A list of HTML attribute names, lowercased (HTML's are case-insensitive), duplicates dropped, frozen. */
+function attributeNames(name: string, value: unknown): readonly string[] {
+  if (value === undefined) return DEFAULT_OPTIONS.linkAttributes;
+  const ok = Array.isArray(value) && value.every((attribute) => typeof attribute === "string" && ATTRIBUTE_NAME.test(attribute));
+  if (!ok) throw new TypeError(`Expected \`${name}\` to be an array of HTML attribute names (data-href), got ${show(value)}`);
+  return Object.freeze([...new Set((value as string[]).map((attribute) => attribute.toLowerCase()))]);
 }
 
 function callback<F>(name: string, value: F | undefined): F | null {

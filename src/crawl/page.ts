@@ -124,13 +124,14 @@ export function parserOptions(options: { maxBodyBytes: number; skipNonHtml?: boo
  * @see Chapter, "Coordinating Coroutines" (`Crawler.fetch` and `parse_links` in `crawling.py`)
  * @throws FetchFailure `BadResponse` or `BodyTooLarge` when the body cannot be decoded within `maxBodyBytes`,
  * or `BodyTooLarge` when its text would be longer than a JavaScript string can be ({@link decodeText}).
+ * @param linkAttributes - More attributes links are taken from (the option `linkAttributes`, {@link parseLinks}).
  * @example
  * ```ts
  * const page = readPage("http://example.com/", parseResponse(bytes, { maxBodyBytes }), maxBodyBytes);
  * if (page.nextUrl !== null) console.log("redirect to", page.nextUrl);
  * ```
  */
-export function readPage(url: string, response: HttpResponse, maxBodyBytes: number, keepBody = false): Page {
+export function readPage(url: string, response: HttpResponse, maxBodyBytes: number, keepBody = false, linkAttributes: readonly string[] = []): Page {
   const { status, headers } = response;
   const nextUrl = isRedirect(status) ? redirectTarget(url, headers["location"]) : null;
   if (nextUrl !== null) {
@@ -147,7 +148,7 @@ export function readPage(url: string, response: HttpResponse, maxBodyBytes: numb
   const charset = sniffCharset(headers, body);
   const linkBody = hasLinkBody(status, contentType);
   if (keepBody) return { status, nextUrl: null, contentType, encoding: charset.label, size: body.length, links: [], body: { bytes: body, encoding: charset.encoding, linkBody } };
-  const links = linkBody ? parseLinks(decodeText(body, charset.encoding), url) : [];
+  const links = linkBody ? parseLinks(decodeText(body, charset.encoding), url, linkAttributes) : [];
   return { status, nextUrl: null, contentType, encoding: charset.label, size: body.length, links };
 }
 

@@ -15,7 +15,10 @@
  *   holds, {@link crawlShape}). A state is refused for another crawl.
  * - `{"t":"add","items":[…]}`: URLs seen and queued (each a `QueueItem`).
  * - `{"t":"done","urls":[…],"records":[…],"items":[…]}`: these URLs' records,
- *   and the URLs their visits found new, seen and queued in the same step.
+ *   and the URLs their visits found new, seen and queued in the same step;
+ *   with `"found":[…]` when the page hook gave items (each `{url, item}`),
+ *   kept in the same step as the record, so that an item is on disk exactly
+ *   when its page's record is.
  * - `{"t":"seen","urls":[…]}`: URLs seen and done with (compaction only).
  *
  * Replay reads the entries in order; the queue is then every URL added and
@@ -63,6 +66,7 @@ import { join } from "node:path";
 import { BlockFifo } from "./block-fifo.js";
 import { refuseIfHeld, StateLock, stateUnwritable } from "./state-lock.js";
 import { resolveOptions, type CrawlOptions, type ResolvedCrawlOptions } from "./options.js";
+import type { CrawlItem } from "./page-hook.js";
 import { isFetchedPage, type FetchStatistic } from "./records.js";
 import type { CrawlStore, StoreSummary } from "./store.js";
 import { UrlPolicy } from "./urls.js";
@@ -105,6 +109,8 @@ export function crawlShape(roots: readonly string[], options: ResolvedCrawlOptio
     userAgent: options.userAgent,
     // Only when given: the state of a crawl without it, written before it existed, is the same crawl.
     ...(options.allowedDomains === null ? {} : { allowedDomains: options.allowedDomains }),
+    // Only when given, so that a state written before the option existed is the same crawl.
+    ...(options.linkAttributes.length > 0 ? { linkAttributes: [...options.linkAttributes] } : {}),
   };
 }
 
@@ -176,6 +182,8 @@ interface Replayed {
   /** URLs seen and not done, with their items, in the order first added. */
   open: Map<string, QueueItem>;
   records: FetchStatistic[];
+  /** The page hook's items, in the order stored. */
+  found: CrawlItem[];
   /** Bytes of whole, checked entries: where the log is cut. */
   validBytes: number;
   /** Bytes of the file. */
@@ -187,7 +195,7 @@ interface Replayed {
 type Entry =
   | { t: "crawl"; v: number; crawl: Record<string, unknown> }
   | { t: "add"; items: QueueItem[] }
-  | { t: "done"; urls: string[]; records: FetchStatistic[]; items: QueueItem[] }
+  | { t: "done"; urls: string[]; records: FetchStatistic[]; items: QueueItem[]; found?: readonly CrawlItem[] }
   | { t: "seen"; urls: string[] };
 
 /** Frames one entry: length, CRC-32, payload. */
@@ -209,7 +217,7 @@ function replay(dir: string): Replayed | null {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return null;
     throw new TypeError(`state: cannot read ${join(dir, LOG)}: ${(error as Error).message}`);
   }
-  const state: Replayed = { shape: {}, seen: new Set(), open: new Map(), records: [], validBytes: 0, fileBytes: bytes.length, entries: 0 };
+  const state: Replayed = { shape: {}, seen: new Set(), open: new Map(), records: [], found: [], validBytes: 0, fileBytes: bytes.length, entries: 0 };
   let at = 0;
   while (at + HEADER_BYTES <= bytes.length) {
     const length = bytes.readUInt32LE(at);
@@ -244,6 +252,7 @@ function apply(state: Replayed, entry: Entry): void {
   if (entry.t === "done") {
     for (const url of entry.urls) state.open.delete(url);
     for (const record of entry.records) state.records.push(record);
+    if (entry.found !== undefined) for (const item of entry.found) state.found.push(item);
   }
   if (entry.t === "add" || entry.t === "done") {
     for (const item of entry.items) {
@@ -314,6 +323,8 @@ export class StateStore implements CrawlStore {
   /** URLs seen and not done, with their items: queued, taken, or waiting for their host. */
   private readonly undone = new Map<string, QueueItem>();
   private readonly records: FetchStatistic[] = [];
+  /** The page hook's items, earlier runs' first. */
+  private readonly items: CrawlItem[] = [];
   private shape: Record<string, unknown> = {};
   private keepRecords = true;
   private stopped = false;
@@ -364,6 +375,7 @@ export class StateStore implements CrawlStore {
       this.queue.push(item);
     }
     this.records.push(...replayed.records);
+    this.items.push(...replayed.found);
     this.resumed = replayed.records.filter(isFetchedPage).length;
     this.kept = replayed;
   }
@@ -388,12 +400,16 @@ export class StateStore implements CrawlStore {
 
   finish(item: QueueItem, visit: Visit, stored: (record: FetchStatistic | null) => void): void {
     const fresh = visit.next.filter((next) => !this.seenUrls.has(next.url));
-    if (!this.write({ t: "done", urls: [item.url], records: [visit.record], items: fresh })) {
+    const found = visit.items ?? [];
+    const entry: Entry = { t: "done", urls: [item.url], records: [visit.record], items: fresh };
+    if (found.length > 0) entry.found = found; // Only then: a log without items reads as before.
+    if (!this.write(entry)) {
       stored(null);
       return;
     }
     this.undone.delete(item.url);
     this.records.push(visit.record);
+    this.items.push(...found);
     this.queueNew(fresh);
     stored(visit.record);
     this.compactIfGrown();
@@ -425,7 +441,8 @@ export class StateStore implements CrawlStore {
     }
     if (this.failure !== null) throw this.failure;
     const recorded = this.records.length;
-    return { seen: [...this.seenUrls], todo: this.seenUrls.size - recorded, records: this.keepRecords ? [...this.records] : null, recorded };
+    const items = this.keepRecords ? [...this.items] : null;
+    return { seen: [...this.seenUrls], todo: this.seenUrls.size - recorded, records: this.keepRecords ? [...this.records] : null, recorded, items };
   }
 
   /** Closes the log, fsynced, and removes the lock; the store writes nothing more. Called by `summary()`. */
@@ -456,6 +473,7 @@ export class StateStore implements CrawlStore {
     const open = [...this.undone.values()];
     for (let i = 0; i < open.length; i += CHUNK) entries.push(frameEntry({ t: "add", items: open.slice(i, i + CHUNK) }));
     for (let i = 0; i < this.records.length; i += CHUNK) entries.push(frameEntry({ t: "done", urls: [], records: this.records.slice(i, i + CHUNK), items: [] }));
+    for (let i = 0; i < this.items.length; i += CHUNK) entries.push(frameEntry({ t: "done", urls: [], records: [], items: [], found: this.items.slice(i, i + CHUNK) }));
     const whole = Buffer.concat(entries);
     const tmp = join(this.dir, `${LOG}.tmp`);
     const fd = openSync(tmp, "w");

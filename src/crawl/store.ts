@@ -9,6 +9,7 @@
  */
 import { BlockFifo } from "./block-fifo.js";
 import type { ResolvedCrawlOptions } from "./options.js";
+import type { CrawlItem } from "./page-hook.js";
 import type { FetchStatistic } from "./records.js";
 import type { RobotsRules } from "./robots.js";
 import type { QueueItem, Visit } from "./visit.js";
@@ -110,6 +111,12 @@ export interface StoreSummary {
   records: FetchStatistic[] | null;
   /** How many records the crawl has, when the store counts them; null when the core's own count is the count. */
   recorded: number | null;
+  /**
+   * Every item of the crawl (the page hook's, with their pages' URLs), when
+   * the store keeps them (a `StateStore`: earlier runs' too); null or absent
+   * when the core's own list is all of them.
+   */
+  items?: CrawlItem[] | null;
 }
 
 /**

@@ -41,7 +41,12 @@ export interface Visit {
   record: FetchStatistic;
   /** URLs not seen before, in document order (or the redirect target), each to be marked seen and queued. */
   next: QueueItem[];
-  /** The items the page hook made from the page, with its URL; absent without a hook (and for a redirect or an error). */
+  /**
+   * The items the page hook (`onPage`) made from the page, with its URL;
+   * absent without a hook (and for a redirect or an error). A store that
+   * keeps the crawl (`StateStore`) writes them with the record, in one step,
+   * so a crawl resumed has each item once.
+   */
   items?: CrawlItem[];
 }
 
@@ -57,12 +62,14 @@ export interface PendingVisit {
   settle(settled: HookSettled): Visit;
 }
 
-/** What `visit()` reads of the crawl: its policy (with `maxDepth`), the URLs seen so far, and two options. */
+/** What `visit()` reads of the crawl: its policy (with `maxDepth`), the URLs seen so far, and three options. */
 export interface VisitContext {
   readonly policy: UrlPolicy;
   readonly seenUrls: ReadonlySet<string>;
   readonly maxRedirect: number;
   readonly maxBodyBytes: number;
+  /** More attributes than `<a href>` that links are taken from (the option `linkAttributes`); absent: none. */
+  readonly linkAttributes?: readonly string[];
 }
 
 /**
@@ -168,7 +175,7 @@ function readOutcome(item: QueueItem, outcome: HttpResponse | FetchError, contex
   if (typeof outcome === "string") return { record: errorRecord(url, outcome, referrer, detail, where), next: [] };
   let page: Page;
   try {
-    page = readPage(url, outcome, context.maxBodyBytes, keepBody);
+    page = readPage(url, outcome, context.maxBodyBytes, keepBody, context.linkAttributes);
   } catch (error) {
     return { record: errorRecord(url, errorName(error), referrer, errorDetail(error), where), next: [] };
   }

@@ -869,6 +869,7 @@ function crawlIdentity(options: ResolvedCrawlOptions, roots: readonly string[]):
     delayMs: options.delayMs,
     delayJitter: options.delayJitter,
     maxCrawlDelayMs: options.maxCrawlDelayMs,
+    linkAttributes: [...options.linkAttributes], // Which links a page has: every process must read the same.
   };
 }
 

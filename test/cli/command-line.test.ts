@@ -407,3 +407,63 @@ describe("--retry-http-codes", () => {
     expect(USAGE).toContain("(default 408,429,500,502,503,504,522,524)");
   });
 });
+
+describe("readCommandLine: data from the pages (--extract, --links-in, --link-attr, --script, items files)", () => {
+  const ROOT = "http://127.0.0.1:8000/";
+
+  async function read(argv: string[]): Promise<CommandLine> {
+    const invocation = await readCommandLine(argv);
+    if (invocation.kind !== "crawl") throw new Error(`expected a crawl, got ${invocation.kind}`);
+    return invocation.commandLine;
+  }
+
+  async function readError(argv: string[]): Promise<string> {
+    try {
+      await readCommandLine(argv);
+    } catch (error) {
+      if (error instanceof UsageError) return error.message;
+      throw error;
+    }
+    throw new Error(`no usage error for ${argv.join(" ")}`);
+  }
+
+  it("makes one onPage from --extract and --links-in, and takes --link-attr as linkAttributes", async () => {
+    const parsed = await read(["--extract", "title=h1", "--extract", "links=a@href[]", "--links-in", "nav", "--link-attr", "data-href", ROOT]);
+    expect(typeof parsed.crawlOptions.onPage).toBe("function");
+    expect(parsed.crawlOptions.linkAttributes).toEqual(["data-href"]);
+    expect(parsed.givesItems).toBe(true);
+    expect((await read(["--links-in", "nav", ROOT])).givesItems).toBe(false);
+    expect((await read([ROOT])).crawlOptions.onPage).toBeUndefined();
+  });
+
+  it("refuses a bad --extract, naming the flag and the value", async () => {
+    expect(await readError(["--extract", "h1", ROOT])).toBe('bad --extract: "h1" is not NAME=SELECTOR: no "="');
+    expect(await readError(["--extract", "=h1", ROOT])).toMatch(/^bad --extract: "=h1": the NAME before "=" must be/);
+    expect(await readError(["--extract", "title=", ROOT])).toBe('bad --extract: "title=": the SELECTOR is empty');
+    expect(await readError(["--extract", "title=h1[", ROOT])).toMatch(/^bad --extract: "title=h1\[": bad CSS selector "h1\["/);
+    expect(await readError(["--extract", "a=h1", "--extract", "a=h2", ROOT])).toBe('bad --extract: the name "a" is given twice: each field needs its own');
+  });
+
+  it("refuses a bad --links-in selector and a bad --link-attr, naming the flag", async () => {
+    expect(await readError(["--links-in", "nav >>", ROOT])).toMatch(/^bad --links-in: "nav >>": bad CSS selector/);
+    expect(usageError(["--link-attr", "a b", ROOT])).toMatch(/^bad --link-attr: expected `linkAttributes`/);
+  });
+
+  it("refuses a script that does not exist, naming the flag, the file and the errno", async () => {
+    expect(await readError(["--script", "/nonexistent/hook.mjs", ROOT])).toBe("--script /nonexistent/hook.mjs cannot be read: ENOENT");
+  });
+
+  it("sends -o items.* to the items and every other -o file to the records", () => {
+    const parsed = commandLine(["--extract", "t=h1", "-o", "out/items.csv", "-o", "ITEMS-x.jsonl", "-o", "items_all.json", "-o", "itemsets.csv", ROOT]);
+    expect(parsed.itemFiles).toEqual({ csv: "out/items.csv", jsonl: "ITEMS-x.jsonl", json: "items_all.json" });
+    expect(parsed.csv).toBe("itemsets.csv");
+  });
+
+  it("refuses an items file without --extract or --script, with --compare, twice for a format, or where another output writes", () => {
+    expect(usageError(["-o", "items.csv", ROOT])).toMatch(/^-o 'items.csv' writes the items of --extract or --script, and neither is given/);
+    expect(usageError(["--links-in", "nav", "-o", "items.json", ROOT])).toMatch(/writes the items of --extract or --script/);
+    expect(usageError(["--extract", "t=h1", "--compare", "-o", "items.csv", ROOT])).toMatch(/^--compare and -o 'items.csv' cannot be used together/);
+    expect(usageError(["--extract", "t=h1", "-o", "items.csv", "-o", "items-2.csv", ROOT])).toBe("-o 'items-2.csv': the items' CSV file is already 'items.csv'; give one file per format");
+    expect(usageError(["--extract", "t=h1", "--jsonl", "items.jsonl", "-o", "items.jsonl", ROOT])).toBe("two outputs cannot both write items.jsonl");
+  });
+});

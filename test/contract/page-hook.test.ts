@@ -68,7 +68,7 @@ describe.each(withFourth)("$name crawler: the onPage hook", ({ crawl }) => {
     ]);
   });
 
-  it("hands each item to onItem as it is made, before its page's record goes to onRecord", async () => {
+  it("hands each item to onItem once its page's record is stored, right after the record goes to onRecord", async () => {
     const site = await shop();
     const heard: string[] = [];
     const result = await crawl(site.url, {
@@ -79,7 +79,7 @@ describe.each(withFourth)("$name crawler: the onPage hook", ({ crawl }) => {
       onRecord: (record) => heard.push(`record ${record.url}`),
     });
     for (const path of ["/", "/a", "/b", "/c"]) {
-      expect(heard.indexOf(`item ${site.urlFor(path)}`)).toBe(heard.indexOf(`record ${site.urlFor(path)}`) - 1);
+      expect(heard.indexOf(`item ${site.urlFor(path)}`)).toBe(heard.indexOf(`record ${site.urlFor(path)}`) + 1);
     }
     expect(heard).toHaveLength(8);
     expect(result.items).toEqual([]); // keepRecords: false keeps no items either.

@@ -187,3 +187,40 @@ describe("parseLinks on hostile pages", () => {
     expect(parseLinks(html, PAGE)).toEqual(["http://example.com/end"]);
   });
 });
+
+describe("parseLinks with more link attributes (linkAttributes, --link-attr)", () => {
+  it("takes the named attributes on any element as links, in document order with the hrefs", () => {
+    const html = '<div data-href="/one"></div><a href="/two" data-href="/three">t</a><span data-href="four"></span>';
+    expect(parseLinks(html, PAGE, ["data-href"])).toEqual([
+      "http://example.com/one",
+      "http://example.com/two",
+      "http://example.com/three",
+      "http://example.com/dir/four",
+    ]);
+  });
+
+  it("reads attribute names in any case and keeps the first of a repeated one", () => {
+    const html = '<li DATA-URL="/first" data-url="/second"></li>';
+    expect(parseLinks(html, PAGE, ["data-url"])).toEqual(["http://example.com/first"]);
+  });
+
+  it("resolves them against the base, drops what is not http(s), and decodes entities", () => {
+    const html = '<base href="http://cdn.example.com/x/"><img src="a.png?x=1&amp;y=2"><img src="javascript:void(0)">';
+    expect(parseLinks(html, PAGE, ["src"])).toEqual(["http://cdn.example.com/x/a.png?x=1&y=2"]);
+  });
+
+  it("takes no more links than before when none are named, and none from a tag cut off by the end", () => {
+    const html = '<div data-href="/one"></div><a href="/two">t</a><div data-href="/cut"';
+    expect(parseLinks(html, PAGE)).toEqual(["http://example.com/two"]);
+    expect(parseLinks(html, PAGE, ["data-href"])).toEqual(["http://example.com/one", "http://example.com/two"]);
+  });
+
+  it("does not take a base's href as a link when href is named", () => {
+    const html = '<base href="/b/"><link href="style.css"><a href="x">x</a>';
+    expect(parseLinks(html, PAGE, ["href"])).toEqual(["http://example.com/b/style.css", "http://example.com/b/x"]);
+  });
+
+  it("takes none from inside a script, as for hrefs", () => {
+    expect(parseLinks('<script>"<div data-href=/no>"</script><p data-href="/yes">', PAGE, ["data-href"])).toEqual(["http://example.com/yes"]);
+  });
+});

@@ -44,6 +44,7 @@ describe("resolveOptions", () => {
       delayJitter: 0,
       maxCrawlDelayMs: 30_000,
       maxRetryAfterMs: 60_000,
+      linkAttributes: [],
       onRecord: null,
       onPage: null,
       onItem: null,
@@ -198,6 +199,13 @@ describe("resolveOptions", () => {
     ["retryHttpCodes", [500.5], "Expected `retryHttpCodes` to be an array of HTTP statuses (integers from 100 to 599), got 500.5"],
   ])("throws a TypeError naming %s for the bad value %o", (name, value, message) => {
     expect(() => resolveUnchecked({ [name]: value })).toThrow(new TypeError(message));
+  });
+
+  it("lowercases linkAttributes and drops repeats, and refuses what is no attribute name, naming `linkAttributes`", () => {
+    expect(resolveOptions({ linkAttributes: ["Data-Href", "data-href", "src"] }).linkAttributes).toEqual(["data-href", "src"]);
+    for (const bad of ["data-href", [""], ["a b"], ["x=y"], [1]]) {
+      expect(() => resolveOptions({ linkAttributes: bad as string[] })).toThrow(/`linkAttributes`/);
+    }
   });
 
   it("throws a TypeError for an unknown option", () => {

@@ -162,6 +162,27 @@ describe("StateStore", () => {
     expect(again.summary(0).records?.map((r) => r.url).slice(0, 2)).toEqual(["http://a.test/", "http://a.test/p/0"]);
   });
 
+  it("keeps the page hook's items with their records: replayed after a crash, in order, once, and through compaction", () => {
+    const dir = tempDir();
+    const store = opened(dir);
+    store.add([item("/")]);
+    const root = store.take() as QueueItem;
+    const record = pageRecord(root.url, { status: 200, size: 10, contentType: "text/html", encoding: "utf-8" }, 2, 2);
+    const found = [{ url: root.url, item: { title: "Home" } }, { url: root.url, item: { title: "again" } }];
+    store.finish(root, { record, next: [item("/a"), item("/b")], items: found }, () => {});
+    finishNext(store, []); // A page with no items: its entry has no "found".
+    const taken = store.take() as QueueItem; // Fetched when the process died: no record, so no item either.
+    expect(taken.url).toBe("http://a.test/b");
+    store.close(); // As if the process died here (close writes nothing more; it lets the lock go, as a dead holder's is taken over).
+    const again = opened(dir, {}, [ROOT], 1);
+    expect(again.take()?.url).toBe("http://a.test/b");
+    const bRecord = pageRecord("http://a.test/b", { status: 200, size: 1, contentType: "text/html", encoding: "utf-8" }, 0, 0);
+    again.finish(item("/b"), { record: bRecord, next: [], items: [{ url: "http://a.test/b", item: { title: "B" } }] }, () => {}); // compactBytes 1: compacts here
+    expect(again.summary(0).items).toEqual([...found, { url: "http://a.test/b", item: { title: "B" } }]);
+    expect(opened(dir).summary(0).items?.map((kept) => kept.item.title)).toEqual(["Home", "again", "B"]);
+    expect(opened(dir, { keepRecords: false }).summary(0).items).toBeNull();
+  });
+
   it("refuses the state of another crawl, naming the difference, and takes one whose other options changed", () => {
     const dir = tempDir();
     written(dir);

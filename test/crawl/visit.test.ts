@@ -124,3 +124,12 @@ describe("visit", () => {
     });
   });
 });
+
+describe("visit with linkAttributes", () => {
+  it("queues the links the named attributes hold, besides the hrefs", () => {
+    const page = html('<a href="/a">a</a><div data-href="/b"></div>');
+    const urls = (attributes?: readonly string[]) => visit({ url: ROOT, maxRedirect: 10 }, page, { ...context(), linkAttributes: attributes }).next.map((item) => item.url);
+    expect(urls()).toEqual(["http://example.com/a"]);
+    expect(urls(["data-href"])).toEqual(["http://example.com/a", "http://example.com/b"]);
+  });
+});
