@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { ChildNode, Document } from "domhandler";
+import type { ChildNode, Document, Element } from "domhandler";
 import { domHandlerClass, xmlParser } from "./htmlparser2-parts.js";
 import { pageLinks } from "./links.js";
 
@@ -45,13 +45,15 @@ export function parseDocument(html: string): Document {
  *
  * @param document - The tree {@link parseDocument} built.
  * @param pageUrl - The absolute URL the page was fetched from.
+ * @param attributes - More attributes links are taken from, on any element (the option `linkAttributes`, lowercased).
  * @remarks On markup that closes what it opens, the two agree (a property
  * test holds them to it). Where svg or math is mis-nested
  * (`<div><svg></div><style>…`), the Parser closes the svg at the `</div>`
  * and the tokenizer's reader only at `</svg>` (ForeignContent in
  * src/crawl/links.ts): there the tree's answer is the Parser's.
  */
-export function documentLinks(document: Document, pageUrl: string): string[] {
+export function documentLinks(document: Document, pageUrl: string, attributes: readonly string[] = []): string[] {
+  const extra: ReadonlySet<string> = new Set(attributes);
   const hrefs: string[] = [];
   let baseHref: string | null = null;
   const stack: ChildNode[] = [];
@@ -59,14 +61,27 @@ export function documentLinks(document: Document, pageUrl: string): string[] {
   for (let node = stack.pop(); node !== undefined; node = stack.pop()) {
     if (!("children" in node)) continue; // Text, a comment, a declaration: no links, no children.
     if ("attribs" in node) {
-      const href = node.attribs["href"];
-      if (href !== undefined) {
-        if (node.name === "a" || node.name === "area") hrefs.push(href);
-        else if (node.name === "base" && baseHref === null) baseHref = href;
-      }
+      if (node.name === "base" && baseHref === null && node.attribs["href"] !== undefined) baseHref = node.attribs["href"];
+      elementLinks(node, extra, hrefs);
     }
     const { children } = node;
     for (let i = children.length - 1; i >= 0; i--) stack.push(children[i] as ChildNode);
   }
   return pageLinks(hrefs, baseHref, pageUrl);
+}
+
+/**
+ * Pushes one element's links onto `hrefs`, in attribute order, as the
+ * tokenizer's reader takes them (src/crawl/links.ts): an `<a>`'s or
+ * `<area>`'s href, and the value of each `extra` attribute (the option
+ * `linkAttributes`, lowercased) on any element; a `<base>`'s href is never a
+ * link. domhandler keeps the first of a repeated attribute, as the reader does.
+ */
+export function elementLinks(element: Element, extra: ReadonlySet<string>, hrefs: string[]): void {
+  const tag = element.name;
+  const anchor = tag === "a" || tag === "area";
+  if (!anchor && extra.size === 0) return;
+  for (const [name, value] of Object.entries(element.attribs)) {
+    if (name === "href" ? anchor || (extra.has(name) && tag !== "base") : extra.has(name)) hrefs.push(value);
+  }
 }

@@ -14,6 +14,7 @@
 import { compile, selectAll, selectOne } from "css-select";
 import type { AnyNode, Document, Element } from "domhandler";
 import { getAttributeValue, textContent } from "domutils";
+import { elementLinks } from "./document.js";
 import { baseUrl, resolveLinks } from "./links.js";
 import type { Item, OnPage, PageContext, PageResult } from "./page-hook.js";
 
@@ -218,22 +219,13 @@ function walk(node: AnyNode, enter: (element: Element) => boolean): void {
 
 /** Pushes the hrefs of `region` and everything in it, in document order, as links.ts's tokenizer reads them. */
 function collectHrefs(region: Element, extra: ReadonlySet<string>, hrefs: string[]): void {
-  takeHrefs(region, extra, hrefs);
+  elementLinks(region, extra, hrefs);
   walk(region, function visit(element) {
-    takeHrefs(element, extra, hrefs);
+    elementLinks(element, extra, hrefs);
     return true;
   });
 }
 
-/** One element's links, in attribute order: an `<a>`'s or `<area>`'s href, and the `extra` attributes (a base's href is never a link). */
-function takeHrefs(element: Element, extra: ReadonlySet<string>, hrefs: string[]): void {
-  const tag = element.name;
-  const anchor = tag === "a" || tag === "area";
-  if (!anchor && extra.size === 0) return;
-  for (const [name, value] of Object.entries(element.attribs)) {
-    if (name === "href" ? anchor || (extra.has(name) && tag !== "base") : extra.has(name)) hrefs.push(value);
-  }
-}
 
 /**
  * One hook made of several, called in order on each page: their items

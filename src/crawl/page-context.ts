@@ -39,6 +39,7 @@ export class HookPage implements PageContext {
     readonly contentType: string | null,
     readonly depth: number,
     private readonly body: PageBody,
+    private readonly linkAttributes: readonly string[] = [],
   ) {
     this.finalUrl = url;
     this.bytes = body.bytes;
@@ -52,7 +53,7 @@ export class HookPage implements PageContext {
 
   /** The page's links, read once: from the document when it was parsed, else with the tokenizer. */
   get links(): readonly string[] {
-    this.found ??= Object.freeze(!this.body.linkBody ? [] : this.tree !== null ? documentLinks(this.tree, this.url) : parseLinks(this.text, this.url));
+    this.found ??= Object.freeze(!this.body.linkBody ? [] : this.tree !== null ? documentLinks(this.tree, this.url, this.linkAttributes) : parseLinks(this.text, this.url, this.linkAttributes));
     return this.found;
   }
 

@@ -127,7 +127,7 @@ export function visit(item: QueueItem, outcome: HttpResponse | FetchError, conte
 export function visitHooked(item: QueueItem, outcome: HttpResponse | FetchError, context: VisitContext, onPage: OnPage, detail: string | null = null, tries = 1): Visit | PendingVisit {
   const read = readOutcome(item, outcome, context, detail, tries, true);
   if ("record" in read || read.body === undefined || typeof outcome === "string") return "record" in read ? read : linksVisit(item, read, read.links, context, tries);
-  const page = new HookPage(item.url, read.status, outcome.headers, read.contentType, item.depth ?? 0, read.body);
+  const page = new HookPage(item.url, read.status, outcome.headers, read.contentType, item.depth ?? 0, read.body, context.linkAttributes);
   let result: PageResult | PromiseLike<PageResult>;
   try {
     result = onPage(page);

@@ -34,6 +34,17 @@ describe("documentLinks (compared with parseLinks)", () => {
     );
   });
 
+  it("finds the same links in more attributes (linkAttributes), in attribute order, a repeated one read once", () => {
+    fc.assert(
+      fc.property(fc.array(fc.tuple(fc.constantFrom("a", "div", "base", "area", "img"), href, href, fc.boolean()), { maxLength: 12 }), (tags) => {
+        const html = tags.map(([tag, one, two, swap]) => (swap ? `<${tag} data-href="${attribute(one)}" href="${attribute(two)}" data-href="/again">x` : `<${tag} href="${attribute(one)}" src="${attribute(two)}">x`)).join("");
+        const attributes = ["data-href", "src", "href"];
+        expect(documentLinks(parseDocument(html), "http://example.com/a/b", attributes)).toEqual(parseLinks(html, "http://example.com/a/b", attributes));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
   it("finds the same links behind a <base>, each once, in document order", () => {
     fc.assert(
       fc.property(fc.array(href, { maxLength: 10 }), href, (hrefs, base) => {
