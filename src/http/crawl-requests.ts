@@ -4,8 +4,10 @@
  *
  * @module
  */
-import type { ConnectOptions } from "../kernel/socket.js";
+import type { ConnectOptions, Network } from "../kernel/socket.js";
 import { IdleConnections } from "./idle-connections.js";
+import type { Proxies } from "./proxy.js";
+import { ProxyNetwork } from "./proxy-network.js";
 
 /**
  * What a raw-socket request needs besides the connection's options (stage
@@ -20,7 +22,17 @@ export type RequestOptions = ConnectOptions & {
   skipNonHtml?: boolean;
   /** The crawl's kept connections: take one to the origin if it waits, keep this one if the response allows. */
   connections?: IdleConnections | null;
+  /** The crawl's proxies (`formatGetRequest` writes an `http:` request to one in absolute-form); null or absent: none. */
+  proxy?: Proxies | null;
 };
+
+/** What a crawl's options say of how to connect: its network, its TLS checks, and its proxies. */
+interface ConnectingOptions {
+  readonly network?: Network | null;
+  readonly ca?: string | Buffer | null;
+  readonly rejectUnauthorized?: boolean;
+  readonly proxy?: Proxies | null;
+}
 
 /** The options of one request: the crawl's (`O`), with its kept connections. */
 export type CrawlRequestOptions<O extends object> = O & { readonly connections: IdleConnections };
@@ -33,17 +45,23 @@ export type CrawlRequestOptions<O extends object> = O & { readonly connections: 
  * sitemap, read whole. `close()` closes the kept connections when the crawl
  * ends.
  *
+ * With a `proxy`, the options' `network` is a {@link ProxyNetwork} over the
+ * crawl's own: every socket the stage opens goes where the proxies say, and
+ * `formatGetRequest` writes each request for it.
+ *
  * @remarks Kept out of the crawlers so that they show only how they wait:
  * stage 1's Fetcher and stage 2's `request()` take these options as they are.
  */
-export class CrawlRequests<O extends object> {
+export class CrawlRequests<O extends ConnectingOptions> {
   /** Connections kept open for the next request to their origin. */
   readonly connections = new IdleConnections();
   private readonly page: CrawlRequestOptions<O>;
   private readonly whole: CrawlRequestOptions<O>;
 
   constructor(options: O) {
-    this.page = { ...options, connections: this.connections };
+    const proxy = options.proxy ?? null;
+    const network = proxy === null ? {} : { network: new ProxyNetwork(proxy, options.network ?? null, { ca: options.ca ?? null, rejectUnauthorized: options.rejectUnauthorized ?? true }) };
+    this.page = { ...options, ...network, connections: this.connections };
     this.whole = { ...this.page, skipNonHtml: false };
   }
 
