@@ -33,6 +33,8 @@ export * as asyncawait from "./asyncawait/index.js";
 export * as shared from "./shared/index.js";
 export type { CrawlOptions, ResolvedCrawlOptions } from "./crawl/options.js";
 export { DEFAULT_OPTIONS, resolveOptions, VERSION } from "./crawl/options.js";
+export { proxyFromEnv } from "./http/proxy.js";
+export type { Proxies, ProxyServer } from "./http/proxy.js";
 export type { CrawlResult, FetchError, FetchStatistic } from "./crawl/records.js";
 export type { RobotsFetch, RobotsVerdict } from "./crawl/robots.js";
 export { FETCH_ERRORS } from "./crawl/records.js";

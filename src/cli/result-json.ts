@@ -83,6 +83,8 @@ export interface OptionsJson {
   maxRetryAfterMs: number;
   /** False with `--jsonl`: the records went there, one per line, and `records` is empty. */
   keepRecords: boolean;
+  /** The forward proxy of each scheme, its password as `***` (null: direct), and the `noProxy` entries; null without a proxy. */
+  proxy: { http: string | null; https: string | null; noProxy: readonly string[] } | null;
 }
 
 /**
@@ -152,6 +154,7 @@ export function resultJson(stage: StageName, result: CrawlResult, interrupted: b
       maxCrawlDelayMs: options.maxCrawlDelayMs,
       maxRetryAfterMs: options.maxRetryAfterMs,
       keepRecords: options.keepRecords,
+      proxy: options.proxy === null ? null : options.proxy.toJSON(), // passwords masked
     },
     robots: result.robots,
   };

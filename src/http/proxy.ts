@@ -48,7 +48,7 @@ export class ProxyServer {
     }
     this.host = url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname;
     this.port = url.port === "" ? 80 : Number(url.port);
-    this.href = withoutPassword(url.href);
+    this.href = withoutPassword(url.href).replace(/\/$/, ""); // as proxy URLs are written: http://host:port
     if (url.username !== "" || url.password !== "") {
       const credentials = `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`;
       authorizations.set(this, `Basic ${Buffer.from(credentials).toString("base64")}`);
@@ -310,9 +310,12 @@ export function noProxyList(value: unknown): readonly string[] {
 }
 
 /**
- * The `proxy` and `noProxy` options that the environment's `HTTP_PROXY`,
- * `HTTPS_PROXY` and `NO_PROXY` (or their lowercase names, which win, as in
- * curl) ask for: what the `crawl` command passes when no `--proxy` is given.
+ * The `proxy` and `noProxy` options that the environment's `HTTP_PROXY`
+ * (for `http:` URLs), `HTTPS_PROXY` (for `https:` URLs), `ALL_PROXY` (for a
+ * scheme with none of its own) and `NO_PROXY` ask for, their lowercase names
+ * winning, as in curl: what the `crawl` command passes when no `--proxy` is
+ * given. As curl and Go's `net/http`, and unlike undici's
+ * `EnvHttpProxyAgent`, an `https:` URL does not fall back to `HTTP_PROXY`.
  * The library itself never reads the environment: a program that wants it
  * to spreads this into its options, `crawl(url, { ...proxyFromEnv(process.env) })`.
  * Empty variables count as unset.
@@ -327,8 +330,9 @@ export function proxyFromEnv(env: Readonly<Record<string, string | undefined>>):
     const value = env[name.toLowerCase()] ?? env[name.toUpperCase()];
     return value === undefined || value.trim() === "" ? null : value.trim();
   };
-  const http = read("http_proxy");
-  const https = read("https_proxy");
+  const all = read("all_proxy");
+  const http = read("http_proxy") ?? all;
+  const https = read("https_proxy") ?? all;
   const noProxy = read("no_proxy");
   return { proxy: http === null && https === null ? null : { http, https }, noProxy: noProxy === null ? [] : [noProxy] };
 }

@@ -107,6 +107,7 @@ describe("crawl --json", () => {
       maxCrawlDelayMs: 30_000,
       maxRetryAfterMs: 60_000,
       keepRecords: true,
+      proxy: null,
     });
     // The fixture site has no robots.txt: a 404, so everything is allowed.
     expect(result.robots).toEqual([
