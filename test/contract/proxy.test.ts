@@ -9,6 +9,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { CrawlResult, FetchStatistic } from "../../src/crawl/records.js";
 import { startForwardProxy, type ForwardProxy, type ForwardProxyOptions } from "../helpers/forward-proxy.js";
+import { startTinyproxy, TINYPROXY } from "../helpers/tinyproxy.js";
 import { startTlsSite, TEST_CA, type TlsSite } from "../helpers/tls-site.js";
 import { sitesOfEachTest } from "./sites.js";
 import { stages } from "./stages.js";
@@ -146,5 +147,38 @@ describe.each(stages)("$name crawler through a forward proxy", ({ crawl }) => {
     const result = await crawl(site.url, { maxTasks: 1, ca: TEST_CA, proxy: { http: proxy.url, https: null } });
     expect(result.records.map((record) => record.status)).toEqual([200, 200]);
     expect(proxy.connects).toEqual([]);
+  });
+});
+
+/** Why the tinyproxy suite is skipped, in its name, when it is. */
+const TINYPROXY_ABSENT = TINYPROXY === null ? " (skipped: tinyproxy is not installed; apt-get install tinyproxy, as .ci/run does)" : "";
+
+describe.skipIf(TINYPROXY === null).each(stages)(`$name crawler through Debian's tinyproxy${TINYPROXY_ABSENT}`, ({ crawl }) => {
+  const { startSite } = sitesOfEachTest();
+
+  it("sends each http request through it in absolute-form and each https one through a CONNECT tunnel, with the credentials, and records what a direct crawl records", async () => {
+    const proxy = await startTinyproxy("bot:hunter2");
+    const secure = await startTlsSite("localhost");
+    try {
+      const site = await startSite();
+      site.addPage("/", ["/a"]);
+      site.addPage("/a", []);
+      const root = `${site.url}/`;
+      const options = { maxTasks: 1, robots: true, ca: TEST_CA };
+      const via = { ...options, proxy: `http://bot:hunter2@127.0.0.1:${proxy.port}` };
+      expect(timeless(await crawl(root, via))).toEqual(timeless(await crawl(root, options)));
+      expect(timeless(await crawl(secure.url, via))).toEqual(timeless(await crawl(secure.url, options)));
+      const requests = proxy.requests();
+      expect(requests.filter((line) => line.startsWith("GET ")).toSorted()).toEqual([`GET ${site.url}/ HTTP/1.1`, `GET ${site.url}/a HTTP/1.1`, `GET ${site.url}/robots.txt HTTP/1.1`]);
+      const connects = requests.filter((line) => line.startsWith("CONNECT "));
+      expect(connects.length).toBeGreaterThanOrEqual(1);
+      expect(new Set(connects)).toEqual(new Set([`CONNECT ${new URL(secure.url).host} HTTP/1.1`]));
+      const refused = await crawl(secure.url, { ...options, maxTries: 1, proxy: `http://bot:wrong@127.0.0.1:${proxy.port}` });
+      // tinyproxy 1.11 answers a CONNECT with wrong credentials 401, not 407; met first reading robots.txt, which the detail says.
+      expect(refused.records.map((record) => record.error)).toEqual(["ConnectionRefused"]);
+      expect(refused.records[0].detail).toMatch(new RegExp(`: proxy 127\\.0\\.0\\.1:${proxy.port} answered 40[17] \\(.+\\) to CONNECT ${new URL(secure.url).host.replace(/\./g, "\\.")}$`));
+    } finally {
+      await Promise.all([proxy.close(), secure.close()]);
+    }
   });
 });
