@@ -73,9 +73,10 @@ export class ProxyNetwork implements Network {
   /** A connection to `address`, on the crawl's network or the machine's, checked with the crawl's TLS options. */
   private open(address: NetworkAddress): Socket {
     if (this.inner !== null) return this.inner.connect(address);
-    const { host, port, servername, allowHalfOpen = false } = address;
+    const { host, port, allowHalfOpen = false } = address;
     if (!address.secure) return net.connect({ host, port, allowHalfOpen });
     const { ca, rejectUnauthorized } = this.tlsOptions;
+    const servername = serverNameOf(address);
     return tls().connect({ host, port, ...(servername === null ? {} : { servername }), ...(ca === null ? {} : { ca }), rejectUnauthorized });
   }
 
@@ -83,15 +84,25 @@ export class ProxyNetwork implements Network {
   private tunnel(toProxy: Socket, server: ProxyServer, target: NetworkAddress): Socket {
     const pipe = new Tunnel(toProxy, server, target);
     const { ca, rejectUnauthorized } = this.tlsOptions;
+    const servername = serverNameOf(target);
     const secure = tls().connect({
       socket: pipe,
-      ...(target.servername === null ? {} : { servername: target.servername }),
+      host: target.host, // the name the certificate is checked against (the socket is the proxy's)
+      ...(servername === null ? {} : { servername }),
       ...(ca === null ? {} : { ca }),
       rejectUnauthorized,
     });
     pipe.secure = secure;
     return secure;
   }
+}
+
+/**
+ * The name to send for SNI: the address's own, else its host when that is a
+ * name (stage 3's connector passes none; kernel/socket.ts computes it the same way).
+ */
+function serverNameOf(address: NetworkAddress): string | null {
+  return address.servername ?? (net.isIP(address.host) === 0 ? address.host : null);
 }
 
 /** Gives a failure of `socket` before it connects a `detail` naming the proxy it was connecting to. */

@@ -93,6 +93,16 @@ describe.each(stages)("$name crawler through a forward proxy", ({ crawl }) => {
     expect(new Set(proxy.authorizations)).toEqual(new Set([`Basic ${Buffer.from("u:p").toString("base64")}`]));
   });
 
+  it("sends the target's host name by SNI through the tunnel, and checks the certificate against it", async () => {
+    const site = await startSecureSite();
+    const proxy = await startProxy();
+    const root = site.url.replace("127.0.0.1", "localhost");
+    const result = await crawl(root, { maxTasks: 1, ca: TEST_CA, proxy: proxy.url });
+    expect(result.records.map((record) => record.status)).toEqual([200, 200]);
+    expect(new Set(site.servernames)).toEqual(new Set(["localhost"]));
+    expect(new Set(proxy.connects)).toEqual(new Set([new URL(root).host]));
+  });
+
   it("checks the target's certificate through the tunnel: an unknown CA is a TlsError", async () => {
     const site = await startSecureSite();
     const proxy = await startProxy();
