@@ -6,6 +6,7 @@
  * refuses, or is not there, gives records whose `detail` names it; and no
  * stage leaves a connection to it open.
  */
+import net, { type AddressInfo, type Socket } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import type { CrawlResult, FetchStatistic } from "../../src/crawl/records.js";
 import { startForwardProxy, type ForwardProxy, type ForwardProxyOptions } from "../helpers/forward-proxy.js";
@@ -148,6 +149,29 @@ describe.each(stages)("$name crawler through a forward proxy", ({ crawl }) => {
       const result = await crawl(target, { maxTries: 1, proxy: `http://127.0.0.1:${port}` });
       expect(result.records).toEqual([expect.objectContaining({ url: target, status: null, error: "ConnectionRefused" })]);
       expect(result.records[0].detail).toBe(`proxy 127.0.0.1:${port}: connect ECONNREFUSED 127.0.0.1:${port}`);
+    }
+  });
+
+  it("fails with Timeout when the proxy never answers CONNECT, and closes its connection to it", async () => {
+    const open = new Set<Socket>();
+    let accepted = 0;
+    const silent = net.createServer(function neverAnswer(socket) {
+      accepted += 1;
+      open.add(socket);
+      socket.resume(); // reads (and drops) the CONNECT, so that the crawler's close is seen
+      socket.on("close", function closed() { open.delete(socket); });
+    });
+    await new Promise<void>(function listen(resolve) { silent.listen(0, "127.0.0.1", resolve); });
+    const { port } = silent.address() as AddressInfo; // listening on TCP: an AddressInfo
+    try {
+      const result = await crawl("https://127.0.0.1:9/", { maxTries: 1, idleTimeoutMs: 300, proxy: `http://127.0.0.1:${port}` });
+      expect(result.records.map((record) => record.error)).toEqual(["Timeout"]);
+      expect(accepted).toBe(1);
+      for (let turns = 0; open.size > 0 && turns < 200; turns += 1) await new Promise(function later(resolve) { setTimeout(resolve, 10); });
+      expect(open.size).toBe(0);
+    } finally {
+      for (const socket of open) socket.destroy(); // left open by a failing stage: closed, so that the test fails rather than hangs
+      await new Promise(function closed(resolve) { silent.close(resolve); });
     }
   });
 
