@@ -106,7 +106,7 @@ describe("crawl through a forward proxy (dist/cli.js)", () => {
 
   it("sends every request through --proxy with its credentials, and prints the password nowhere", async () => {
     const root = await start("bot:hunter2");
-    const { code, stdout, stderr } = await runCliWith(["--json", "-", "-vv", "--stage", "generators", "--proxy", `http://bot:hunter2@127.0.0.1:${proxy.port}`, root], {});
+    const { code, stdout, stderr } = await runCliWith(["--json", "-", "-vv", "--stage", "generators", "--proxy", `http://bot:hunter2@127.0.0.1:${proxy.port}`, root, "--trace"], {});
     expect(code).toBe(0);
     expect(proxy.requests.toSorted()).toEqual([`${site.url}/`, `${site.url}/a`, `${site.url}/robots.txt`]);
     expect(JSON.parse(stdout).options.proxy).toEqual({ http: `http://bot:***@127.0.0.1:${proxy.port}`, https: `http://bot:***@127.0.0.1:${proxy.port}`, noProxy: [] });
