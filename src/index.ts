@@ -34,6 +34,8 @@ export * as shared from "./shared/index.js";
 export type { CrawlOptions, ResolvedCrawlOptions } from "./crawl/options.js";
 export type { CookieJarLike } from "./crawl/cookies.js";
 export { DEFAULT_OPTIONS, resolveOptions, VERSION } from "./crawl/options.js";
+export { proxyFromEnv } from "./http/proxy.js";
+export type { Proxies, ProxyServer } from "./http/proxy.js";
 export type { CrawlResult, FetchError, FetchStatistic } from "./crawl/records.js";
 export type { CrawlItem, Item, OnPage, PageContext, PageResult } from "./crawl/page-hook.js";
 export type { RobotsFetch, RobotsVerdict } from "./crawl/robots.js";

@@ -178,7 +178,7 @@ export class Fetcher {
    * connection's error when the connect failed.
    */
   protected sendRequest(socket: Socket): void {
-    send(socket, formatGetRequest(new URL(this.url), this.options.userAgent, this.options.headers, this.options.connections != null));
+    send(socket, formatGetRequest(new URL(this.url), this.options)); // Absolute-form through a proxy: see formatGetRequest.
     if (crawlChannel.hasSubscribers) crawlChannel.publish({ type: "connect", crawl: this.crawl, url: this.url, fd: fileno(socket) });
     if (crawlChannel.hasSubscribers) crawlChannel.publish({ type: "send", crawl: this.crawl, url: this.url });
   }

@@ -14,6 +14,7 @@ import { resolveOptions } from "../crawl/options.js";
 import type { CrawlOptions } from "../crawl/options.js";
 import type { StageName } from "../observe/events.js";
 import { normalizeRoot, rootProblem } from "../crawl/urls.js";
+import { proxyFromEnv, ProxyServer } from "../http/proxy.js";
 import { OPTIONS, REMOTE_DEFAULTS, SPECS, STAGE_NAMES } from "./flags.js";
 import { isItemsFile } from "./item-files.js";
 import { formatOf, looksLikeUrl, OUTPUT_EXTENSIONS, type OutputFormat } from "./outputs.js";
@@ -122,9 +123,10 @@ export class UsageError extends Error {
  * @remarks crawl.py spells its options `--max_tasks`; a command line spells
  * them `--max-tasks`. Like argparse, the last of `--strict`/`--lenient` wins,
  * and so does the last of a value option given twice.
+ * @param env - Where `HTTP_PROXY`, `HTTPS_PROXY`, `ALL_PROXY` and `NO_PROXY` are read (see {@link proxyFlags}).
  * @throws {@link UsageError} for anything that cannot be run.
  */
-export function parseCommandLine(argv: readonly string[]): Invocation {
+export function parseCommandLine(argv: readonly string[], env: Readonly<Record<string, string | undefined>> = process.env): Invocation {
   const { values, positionals: roots, tokens } = parse(withValuesAttached(argv));
   if (values.help === true) return { kind: "help" };
   if (values.version === true) return { kind: "version" };
@@ -177,6 +179,7 @@ export function parseCommandLine(argv: readonly string[]): Invocation {
   if (compare && tokens.some(isStageOption)) throw new UsageError("--compare runs every stage; leave out --stage");
   if (values.timeline === "-") throw new UsageError("--timeline writes an HTML file; give its name");
   const demo = values.demo === true;
+  proxyFlags(crawlOptions, values.proxy, values["no-proxy"], demo ? {} : env);
   const frontier = frontierFlags(values, tokens, { stage, compare, demo });
   if (values.state !== undefined) crawlOptions.state = stateFlag(values.state, frontier !== null ? "--frontier" : compare ? "--compare" : demo ? "--demo" : null);
   const status = values.status === true;
@@ -224,8 +227,8 @@ export function parseCommandLine(argv: readonly string[]): Invocation {
  * starts without it.
  * @throws {@link UsageError} for anything that cannot be run.
  */
-export async function readCommandLine(argv: readonly string[]): Promise<Invocation> {
-  const invocation = parseCommandLine(argv);
+export async function readCommandLine(argv: readonly string[], env: Readonly<Record<string, string | undefined>> = process.env): Promise<Invocation> {
+  const invocation = parseCommandLine(argv, env);
   if (invocation.kind === "crawl") await addPageHooks(invocation.commandLine);
   const frontier = invocation.kind === "crawl" ? invocation.commandLine.frontier : null;
   if (frontier === null) return invocation;
@@ -638,6 +641,39 @@ function checkRoot(root: string): void {
   if (problem !== null) throw new UsageError(`cannot crawl ROOT '${root}': ${problem}`);
 }
 
+/**
+ * Sets the crawl's `proxy` and `noProxy` from `--proxy URL` (both schemes;
+ * `--proxy ''`: none, the environment ignored, as in curl) and `--no-proxy
+ * LIST`, or, where they are not given, from the environment's `HTTP_PROXY`,
+ * `HTTPS_PROXY`, `ALL_PROXY` and `NO_PROXY` (lowercase first:
+ * `proxyFromEnv`). `--demo` passes an empty environment: the demo site, in
+ * this process, is never reached through a proxy the shell happens to set.
+ *
+ * @throws {@link UsageError} naming the variable for a bad proxy URL in the
+ * environment (`--proxy` is named by {@link checkCrawlOptions}); its password is never shown.
+ */
+function proxyFlags(crawlOptions: CrawlOptions, proxy: string | undefined, noProxy: string | undefined, env: Readonly<Record<string, string | undefined>>): void {
+  if (noProxy !== undefined) crawlOptions.noProxy = [noProxy];
+  if (proxy !== undefined) {
+    if (proxy !== "") crawlOptions.proxy = proxy;
+    return;
+  }
+  const fromEnv = proxyFromEnv(env);
+  if (noProxy === undefined && fromEnv.noProxy.length > 0) crawlOptions.noProxy = fromEnv.noProxy;
+  if (fromEnv.proxy === null) return;
+  for (const scheme of ["http", "https", "all"] as const) {
+    const name = [`${scheme}_proxy`, `${scheme.toUpperCase()}_PROXY`].find((variable) => (env[variable] ?? "").trim() !== "");
+    if (name === undefined) continue;
+    try {
+      new ProxyServer((env[name] ?? "").trim(), name);
+    } catch (error) {
+      if (!(error instanceof TypeError)) throw error;
+      throw new UsageError(`bad ${name} in the environment: ${error.message.replace(/^Expected/, "expected")}`);
+    }
+  }
+  crawlOptions.proxy = fromEnv.proxy;
+}
+
 /** The flag that sets each option, to name it in the library's own message. */
 const FLAG_FOR: Partial<Record<keyof CrawlOptions, string>> = {
   maxRedirect: "--max-redirect",
@@ -665,6 +701,8 @@ const FLAG_FOR: Partial<Record<keyof CrawlOptions, string>> = {
   cookies: "--cookies",
   cookieFile: "--cookie-file",
   linkAttributes: "--link-attr",
+  proxy: "--proxy",
+  noProxy: "--no-proxy",
 };
 
 /**

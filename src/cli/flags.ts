@@ -111,6 +111,19 @@ CA, a self-signed server) instead of Node's default CAs`,
     help: `accept any TLS certificate, unchecked (expired,
 self-signed, another host's): no protection at all`,
   },
+  proxy: {
+    type: "string", value: "URL", group: "more",
+    help: `send every request through the forward proxy at URL,
+http://[USER:PASSWORD@]HOST:PORT (https URLs through a CONNECT
+tunnel); '' for none. Default: $HTTP_PROXY for http URLs,
+$HTTPS_PROXY for https URLs, $ALL_PROXY for both (not with --demo)`,
+  },
+  "no-proxy": {
+    type: "string", value: "LIST", group: "more",
+    help: `hosts reached without the proxy, comma-separated, as
+NO_PROXY lists them: example.com (and its subdomains),
+HOST:PORT, an IP address, * for all (default: $NO_PROXY)`,
+  },
   "max-pages": { type: "string", value: "N", group: "more", help: "take no more URLs from the queue after N" },
   include: {
     type: "string", value: "REGEX", group: "scope",

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { withoutPassword } from "../http/proxy.js";
 import type { FrontierStatus } from "../distributed/redis-frontier.js";
 import type { FrontierFlags } from "./command-line.js";
 
@@ -77,22 +78,8 @@ function crawlIn(frontier: FrontierFlags): string {
   return `frontier ${withoutPassword(frontier.url)}, crawl ${frontier.name}`;
 }
 
-/**
- * The URL with its password, if any, as `***`: the output may be shared, the
- * password should not be. A user name without a password is masked too
- * (`redis://***@host`): it is most often a password given without its colon.
- */
-export function withoutPassword(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password !== "") parsed.password = "***";
-    else if (parsed.username !== "") parsed.username = "***";
-    else return url;
-    return parsed.href;
-  } catch {
-    return url;
-  }
-}
+/** The URL with its password, if any, as `***`: the output may be shared, the password should not be (one helper for Redis and proxy URLs). */
+export { withoutPassword };
 
 function plural(count: number, noun: string): string {
   return `${count} ${noun}${count === 1 ? "" : "s"}`;

@@ -103,6 +103,8 @@ export interface OptionsJson {
   allowedDomains: string[] | null;
   /** Whether the crawl kept cookies (`--cookies`, `--cookie-file`); the cookies themselves are left out. */
   cookies: boolean;
+  /** The forward proxy of each scheme, its password as `***` (null: direct), and the `noProxy` entries; null without a proxy. */
+  proxy: { http: string | null; https: string | null; noProxy: readonly string[] } | null;
 }
 
 /**
@@ -176,6 +178,7 @@ export function resultJson(stage: StageName, result: CrawlResult, interrupted: b
       keepRecords: options.keepRecords,
       allowedDomains: options.allowedDomains === null ? null : [...options.allowedDomains],
       cookies: options.cookies !== null,
+      proxy: options.proxy === null ? null : options.proxy.toJSON(), // passwords masked
     },
     robots: result.robots,
     items: result.items ?? [],

@@ -6,6 +6,7 @@
  */
 import pkg from "../../package.json" with { type: "json" };
 import { isHeaderName, isHeaderValue, RESERVED_HEADERS } from "../http/request.js";
+import { proxiesFrom, noProxyList, type Proxies } from "../http/proxy.js";
 import type { Network } from "../kernel/socket.js";
 import type { FetchStatistic } from "./fetch-statistic.js";
 import type { CrawlItem, OnPage, PageContext } from "./page-hook.js";
@@ -229,6 +230,22 @@ export interface CrawlOptions {
    * client's connector. Default: the real network (null).
    */
   network?: Network | null;
+  /**
+   * The forward proxy every request goes through: an `http://[user:password@]host:port`
+   * URL for both schemes, or `{ http, https }`, one per scheme (null: that
+   * scheme goes direct). An `http:` URL is asked of the proxy in absolute-form,
+   * an `https:` one through a `CONNECT` tunnel (docs/behaviour.md, "Proxies").
+   * The password is never shown: `result.options` and every message mask it.
+   * The library does not read `HTTP_PROXY` and the like: `proxyFromEnv(process.env)`
+   * gives the options they ask for. Default null: no proxy.
+   */
+  proxy?: string | { http?: string | null; https?: string | null } | Proxies | null;
+  /**
+   * Hosts reached without the proxy, as `NO_PROXY` lists them: `example.com`
+   * (and every name under it), `.example.com`, `host:port`, an IP address,
+   * or `*` for all (curl's and undici's rules: {@link Proxies}). Default none.
+   */
+  noProxy?: string[];
 }
 
 /** The options in force during a crawl: every field filled in. */
@@ -311,6 +328,10 @@ export interface ResolvedCrawlOptions {
   seed: number;
   /** The network connections are opened through; null: the machine's own. */
   network: Network | null;
+  /** The proxies and the `noProxy` rules, decided once (their URLs masked in JSON); null: no proxy. */
+  proxy: Proxies | null;
+  /** The `noProxy` entries as given. */
+  noProxy: readonly string[];
 }
 
 /**
@@ -364,6 +385,8 @@ export const DEFAULT_OPTIONS: Readonly<Omit<ResolvedCrawlOptions, "seed"> & { se
   state: null,
   seed: null,
   network: null,
+  proxy: null,
+  noProxy: Object.freeze([]),
 });
 
 const KNOWN = new Set<string>(Object.keys(DEFAULT_OPTIONS));
@@ -422,6 +445,8 @@ export function resolveOptions(options: CrawlOptions = {}): ResolvedCrawlOptions
     state: stateDirectory(options.state),
     seed: seed(options.seed),
     network: network(options.network),
+    proxy: proxiesFrom(options.proxy, options.noProxy),
+    noProxy: noProxyList(options.noProxy),
   };
 }
 

@@ -156,7 +156,7 @@ export function* request(url: URL, options: RequestOptions, crawl = 0): Coroutin
   const response = new ResponseReading(url, parserOptions(options), crawl); // The parser, the bytes counted, the messages.
   try {
     response.connected(socket);
-    yield* sendAll(socket, formatGetRequest(url, options.userAgent, options.headers, options.connections != null));
+    yield* sendAll(socket, formatGetRequest(url, options));
     response.sent();
     while (!response.done) response.feed(yield* read(socket)); // An empty chunk: the server closed.
     return response.response();

@@ -5,8 +5,10 @@
  * @module
  */
 import { withCookies, type CookieJarLike } from "../crawl/cookies.js";
-import type { ConnectOptions } from "../kernel/socket.js";
+import type { ConnectOptions, Network } from "../kernel/socket.js";
 import { IdleConnections } from "./idle-connections.js";
+import type { Proxies } from "./proxy.js";
+import { ProxyNetwork } from "./proxy-network.js";
 
 /**
  * What a raw-socket request needs besides the connection's options (stage
@@ -21,6 +23,8 @@ export type RequestOptions = ConnectOptions & {
   skipNonHtml?: boolean;
   /** The crawl's kept connections: take one to the origin if it waits, keep this one if the response allows. */
   connections?: IdleConnections | null;
+  /** The crawl's proxies (`formatGetRequest` writes an `http:` request to one in absolute-form); null or absent: none. */
+  proxy?: Proxies | null;
 };
 
 const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
@@ -29,6 +33,14 @@ const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
 export interface RequestHeaderOptions {
   readonly headers?: Readonly<Record<string, string>>;
   readonly cookies?: CookieJarLike | null;
+}
+
+/** What a crawl's options say of how to connect: its network, its TLS checks, and its proxies. */
+interface ConnectingOptions {
+  readonly network?: Network | null;
+  readonly ca?: string | Buffer | null;
+  readonly rejectUnauthorized?: boolean;
+  readonly proxy?: Proxies | null;
 }
 
 /** The options of one request: the crawl's (`O`), with its kept connections. */
@@ -43,17 +55,23 @@ export type CrawlRequestOptions<O extends object> = O & { readonly connections: 
  * header for the job's URL (src/crawl/cookies.ts). `close()` closes the kept
  * connections when the crawl ends.
  *
+ * With a `proxy`, the options' `network` is a {@link ProxyNetwork} over the
+ * crawl's own: every socket the stage opens goes where the proxies say, and
+ * `formatGetRequest` writes each request for it.
+ *
  * @remarks Kept out of the crawlers so that they show only how they wait:
  * stage 1's Fetcher and stage 2's `request()` take these options as they are.
  */
-export class CrawlRequests<O extends RequestHeaderOptions> {
+export class CrawlRequests<O extends RequestHeaderOptions & ConnectingOptions> {
   /** Connections kept open for the next request to their origin. */
   readonly connections = new IdleConnections();
   private readonly page: CrawlRequestOptions<O>;
   private readonly whole: CrawlRequestOptions<O>;
 
   constructor(options: O) {
-    this.page = { ...options, connections: this.connections };
+    const proxy = options.proxy ?? null;
+    const network = proxy === null ? {} : { network: new ProxyNetwork(proxy, options.network ?? null, { ca: options.ca ?? null, rejectUnauthorized: options.rejectUnauthorized ?? true }) };
+    this.page = { ...options, ...network, connections: this.connections };
     this.whole = { ...this.page, skipNonHtml: false };
   }
 

@@ -11,6 +11,8 @@ import { CancelledError, FetchFailure } from "../kernel/errors.js";
 import { MAX_HEADER_BYTES, type HttpResponse, type SkipBody } from "./parser.js";
 import { requestHeaders } from "./request.js";
 import type { Network } from "../kernel/socket.js";
+import type { Proxies } from "./proxy.js";
+import { ProxyNetwork } from "./proxy-network.js";
 import { Agent, buildConnector, codeOf, failureFor, GetRequest, networkConnector, responseHeaders, socketOf, watchedPools } from "./undici.js";
 
 /** How an {@link HttpClient} connects, waits and reads. */
@@ -44,6 +46,13 @@ export interface HttpClientOptions {
   rejectUnauthorized: boolean;
   /** The network to connect through (the crawl option `network`); null or absent: the machine's own. */
   network?: Network | null;
+  /**
+   * The crawl's proxies; null or absent: none. The connector then opens each
+   * socket through them (a {@link ProxyNetwork}: an `https:` origin's through
+   * a `CONNECT` tunnel), and an `http:` request to a proxy names its URL in
+   * absolute-form, with the proxy's `Proxy-Authorization`.
+   */
+  proxy?: Proxies | null;
 }
 
 /**
@@ -84,6 +93,8 @@ export interface HttpClientOptions {
 export class HttpClient {
   private readonly agent: Agent;
   private readonly headers: Record<string, string>;
+  /** {@link headers} and the `http:` proxy's `Proxy-Authorization`, for a request in absolute-form (the same object without credentials). */
+  private readonly proxiedHeaders: Record<string, string>;
   private readonly options: HttpClientOptions;
   /** What `close()` returned the first time: closing twice waits for the same end. */
   private closing: Promise<void> | null = null;
@@ -92,6 +103,8 @@ export class HttpClient {
     // A longer body could not be joined into one Buffer.
     this.options = { ...options, maxBodyBytes: Math.min(options.maxBodyBytes, bufferConstants.MAX_LENGTH) };
     this.headers = requestHeaders(options.userAgent, options.headers);
+    const authorization = options.proxy?.http?.authorization ?? null;
+    this.proxiedHeaders = authorization === null ? this.headers : { ...this.headers, "Proxy-Authorization": authorization };
     this.agent = new Agent({
       connections: options.connections,
       maxHeaderSize: MAX_HEADER_BYTES,
@@ -120,12 +133,19 @@ export class HttpClient {
     if (signal?.aborted === true) return Promise.reject(signal.reason);
     const target = new URL(url);
     const { agent } = this;
-    const headers = reading.headers === undefined ? this.headers : requestHeaders(this.options.userAgent, reading.headers);
     const options = reading.skipBody === undefined ? this.options : { ...this.options, skipBody: reading.skipBody };
+    const proxied = target.protocol === "http:" && options.proxy != null && options.proxy.serverForUrl(target) !== null; // absolute-form to the proxy
+    const headers = reading.headers === undefined ? (proxied ? this.proxiedHeaders : this.headers) : this.withProxyAuthorization(requestHeaders(this.options.userAgent, reading.headers), proxied);
     return new Promise<HttpResponse>(function sendRequest(resolve, reject) {
-      const request = new GetRequest(target, headers, options.skipBody ?? null);
+      const request = new GetRequest(target, headers, options.skipBody ?? null, proxied);
       agent.dispatch(request, new ResponseCollector(request, resolve, reject, options, signal ?? null));
     });
+  }
+
+  /** `headers` with the `http:` proxy's `Proxy-Authorization` when the request goes to it in absolute-form and it has credentials. */
+  private withProxyAuthorization(headers: Record<string, string>, proxied: boolean): Record<string, string> {
+    const authorization = proxied ? (this.options.proxy?.http?.authorization ?? null) : null;
+    return authorization === null ? headers : { ...headers, "Proxy-Authorization": authorization };
   }
 
   /**
@@ -145,7 +165,8 @@ export class HttpClient {
  * kernel/socket.ts gives stages 1 and 2's: when no byte moves for
  * `idleTimeoutMs`, connecting included, the socket is closed with a
  * `Timeout` failure, which undici fails the request on it with. With the
- * crawl's `network`, the sockets come from it ({@link networkConnector}).
+ * crawl's `network`, the sockets come from it ({@link networkConnector});
+ * with its `proxy`, from a {@link ProxyNetwork} over it.
  *
  * @remarks Not undici's `headersTimeout` and `bodyTimeout`: they tick on its
  * one-second clock (fast timers), up to a second late, and the first counts
@@ -155,7 +176,8 @@ export class HttpClient {
  * undici's would keep a timer, a `WeakRef` and closures for each socket as
  * long as it lives: thousands of them at C10K.
  */
-function idleClockConnector({ idleTimeoutMs, ca, rejectUnauthorized, network = null }: HttpClientOptions): BuildConnector.connector {
+function idleClockConnector({ idleTimeoutMs, ca, rejectUnauthorized, network: own = null, proxy = null }: HttpClientOptions): BuildConnector.connector {
+  const network = proxy !== null ? new ProxyNetwork(proxy, own, { ca, rejectUnauthorized }) : own; // through the crawl's proxies, if any
   const connect = network !== null ? networkConnector(network) : buildConnector({ timeout: 0, rejectUnauthorized, ...(ca === null ? {} : { ca }) });
   return function connectWithIdleClock(where, connected) {
     const socket: unknown = connect(where, connected); // undici's connector returns the socket it opens (typed void)

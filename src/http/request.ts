@@ -5,6 +5,7 @@
  * @module
  */
 import { Buffer } from "node:buffer";
+import { requestTarget, type Proxies } from "./proxy.js";
 
 /**
  * Header names a crawl's `headers` option may not set (lowercased): the ones
@@ -61,12 +62,32 @@ export function requestHeaders(userAgent: string, extra: Readonly<Record<string,
 }
 
 /**
+ * What a crawl's request is written from (stage 1's Fetcher and stage 2's
+ * `request()` pass their request options as they are): the `userAgent` and
+ * `headers`, whether the crawl keeps its `connections` (then the request
+ * asks for keep-alive), and its `proxy`.
+ */
+export interface GetRequestOptions {
+  readonly userAgent: string;
+  readonly headers?: Readonly<Record<string, string>>;
+  readonly connections?: object | null;
+  /** The crawl's proxies: an `http:` URL one of them carries is asked for in absolute-form, with its `Proxy-Authorization`. */
+  readonly proxy?: Proxies | null;
+}
+
+/**
  * The bytes of a `GET` request for `url`: request line, `Host`, the
  * {@link requestHeaders}, and `Connection: close`, so the server ends the
  * response by closing the socket and each fetch uses one connection; or,
- * with `keepAlive`, `Connection: keep-alive` (as stage 3's undici sends), for
- * a crawler that keeps its connections for the next request to the origin
- * (see `IdleConnections`).
+ * with `keepAlive` (given crawl options: when the crawl keeps connections),
+ * `Connection: keep-alive` (as stage 3's undici sends), for a crawler that
+ * keeps its connections for the next request to the origin (see
+ * `IdleConnections`). Given crawl options whose `proxy` carries an `http:`
+ * URL, the request line names it in absolute-form (`GET http://host/path
+ * HTTP/1.1`, RFC 9112 §3.2.2) and `Proxy-Authorization` follows the headers
+ * when the proxy's URL has credentials: the socket is the proxy's
+ * (http/proxy-network.ts). An `https:` URL's request goes inside a `CONNECT`
+ * tunnel, written as without a proxy.
  *
  * @remarks The chapter writes `'GET {} HTTP/1.0\r\nHost: xkcd.com\r\n\r\n'`.
  * HTTP/1.1 with `Connection: close` behaves the same but lets servers send
@@ -83,16 +104,21 @@ export function requestHeaders(userAgent: string, extra: Readonly<Record<string,
  * // "GET /353/ HTTP/1.1\r\nHost: xkcd.com\r\nUser-Agent: demo\r\n…Connection: close\r\n\r\n"
  * ```
  */
-export function formatGetRequest(url: URL, userAgent: string, extra: Readonly<Record<string, string>> = {}, keepAlive = false): Buffer {
-  let head = `GET ${url.pathname}${url.search} HTTP/1.1\r\nHost: ${url.host}\r\n`;
-  for (const [name, value] of Object.entries(requestHeaders(userAgent, extra))) {
+export function formatGetRequest(url: URL, options: GetRequestOptions): Buffer;
+export function formatGetRequest(url: URL, userAgent: string, extra?: Readonly<Record<string, string>>, keepAlive?: boolean): Buffer;
+export function formatGetRequest(url: URL, given: string | GetRequestOptions, extra: Readonly<Record<string, string>> = {}, keepAlive = false): Buffer {
+  const options: GetRequestOptions = typeof given === "string" ? { userAgent: given, headers: extra, connections: keepAlive ? {} : null } : given;
+  const proxy = url.protocol === "http:" ? (options.proxy?.serverForUrl(url) ?? null) : null; // https: inside a tunnel, as if direct
+  let head = `GET ${requestTarget(url, proxy !== null)} HTTP/1.1\r\nHost: ${url.host}\r\n`;
+  for (const [name, value] of Object.entries(requestHeaders(options.userAgent, options.headers))) {
     if (!TOKEN.test(name)) throw new TypeError(`Invalid header name: ${JSON.stringify(name)}`);
     if (!/^[\t\x20-\x7e\x80-\xff]*$/.test(value)) {
       throw new TypeError(`Invalid character in the ${name} header: ${JSON.stringify(value)}`);
     }
     head += `${name}: ${value}\r\n`;
   }
-  head += keepAlive ? "Connection: keep-alive\r\n\r\n" : "Connection: close\r\n\r\n";
+  if (proxy?.authorization != null) head += `Proxy-Authorization: ${proxy.authorization}\r\n`;
+  head += options.connections != null ? "Connection: keep-alive\r\n\r\n" : "Connection: close\r\n\r\n";
   return Buffer.from(head, "latin1");
 }
 

@@ -14,6 +14,7 @@ import type { Dispatcher } from "undici";
 import { CancelledError, errorName, FetchFailure } from "../kernel/errors.js";
 import type { Network } from "../kernel/socket.js";
 import { FIRST_ONLY_HEADERS, headerSeparator, type HttpResponse, type SkipBody } from "./parser.js";
+import { requestTarget } from "./proxy.js";
 import { ResponseLimits } from "./response-limits.js";
 
 /**
@@ -123,9 +124,11 @@ export class GetRequest implements Dispatcher.DispatchOptions {
     url: URL,
     readonly headers: Readonly<Record<string, string>>,
     readonly skipBody: SkipBody | null,
+    /** Sent to a forward proxy: the path is the whole URL (absolute-form), which undici writes as given. */
+    proxied = false,
   ) {
     this.origin = url.origin;
-    this.path = url.pathname + url.search;
+    this.path = requestTarget(url, proxied);
   }
 }
 

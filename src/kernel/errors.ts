@@ -92,12 +92,15 @@ export class InvalidStateError extends Error {
  */
 export class FetchFailure extends Error {
   override readonly name = "FetchFailure";
+  /** The record's `detail` when the name alone does not say enough (a proxy's refusal: {@link errorDetail}); else undefined. */
+  readonly detail: string | undefined;
   constructor(
     readonly kind: AttemptError,
     message: string,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; detail?: string },
   ) {
     super(message, options);
+    this.detail = options?.detail;
   }
 }
 
@@ -159,9 +162,15 @@ function isCertificateCode(code: string): boolean {
  *   stages 1 and 2 parse with this package's parser, stage 3 with undici's,
  *   so the words may differ between stages where the name does not.
  *
+ * - a failure met at a forward proxy, of any name: the detail it carries,
+ *   naming the proxy (`proxy 127.0.0.1:8888 answered 407 (Proxy
+ *   Authentication Required) to CONNECT example.com:443`, `proxy
+ *   127.0.0.1:8888: connect ECONNREFUSED 127.0.0.1:8888`; src/http/proxy.ts).
  * Null for every other error: their names say enough.
  */
 export function errorDetail(error: unknown): string | null {
+  const given = givenDetail(error);
+  if (given !== null) return given; // A failure met at a proxy names it (http/proxy.ts).
   const name = errorName(error);
   if (name === "BadResponse") return badResponseDetail(error);
   if (name !== "TlsError" && name !== "HostNotFound") return null;
@@ -171,6 +180,14 @@ export function errorDetail(error: unknown): string | null {
   const code = (inner as { code?: unknown }).code;
   if (name === "HostNotFound") return typeof code === "string" ? dnsDetail(code) : null;
   return typeof code === "string" && !inner.message.startsWith(code) ? `${code}: ${inner.message}` : inner.message;
+}
+
+/** The `detail` an error carries itself, or one it wraps (a {@link FetchFailure}'s `cause`): set by a failure met at a proxy. */
+function givenDetail(error: unknown): string | null {
+  for (let inner = error, depth = 0; inner instanceof Error && depth < 4; inner = inner.cause, depth += 1) {
+    if ("detail" in inner && typeof inner.detail === "string") return inner.detail;
+  }
+  return null;
 }
 
 /** The `detail` of a `BadResponse`: the message of the outermost error that says what was bad. */

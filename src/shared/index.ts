@@ -55,3 +55,5 @@ export * from "../crawl/state.js";
 export * from "../crawl/slots.js";
 export * from "../http/request.js";
 export * from "../http/idle-connections.js";
+export * from "../http/proxy.js";
+export { ProxyNetwork } from "../http/proxy-network.js";

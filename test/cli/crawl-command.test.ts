@@ -109,6 +109,7 @@ describe("crawl --json", () => {
       keepRecords: true,
       allowedDomains: null,
       cookies: false,
+      proxy: null,
     });
     // The fixture site has no robots.txt: a 404, so everything is allowed.
     expect(result.robots).toEqual([

@@ -54,6 +54,8 @@ describe("resolveOptions", () => {
       state: null,
       seed: expect.any(Number),
       network: null,
+      proxy: null,
+      noProxy: [],
     });
   });
 

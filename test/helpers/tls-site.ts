@@ -6,6 +6,7 @@
 import { readFileSync } from "node:fs";
 import { createServer, type Server } from "node:https";
 import type { AddressInfo, Socket } from "node:net";
+import type { TLSSocket } from "node:tls";
 import { linksHtml } from "../../src/site/html.js";
 
 /** The fixtures folder. */
@@ -23,6 +24,8 @@ export interface TlsSite {
   url: string;
   /** TCP connections accepted so far (a handshake that fails still counts one). */
   readonly connections: number;
+  /** The name each finished handshake asked for by SNI, in order ("" for none). */
+  readonly servernames: readonly string[];
   /** Stops the site, closing every connection still open. */
   close(): Promise<void>;
 }
@@ -45,6 +48,10 @@ export async function startTlsSite(certificate: TestCertificate): Promise<TlsSit
     connections += 1;
     socket.on("error", function ignoreReset() {});
   });
+  const servernames: string[] = [];
+  server.on("secureConnection", function noteServername(socket: TLSSocket) {
+    servernames.push(typeof socket.servername === "string" ? socket.servername : "");
+  });
   server.on("tlsClientError", function ignoreRefusedHandshake() {}); // The crawler refused our certificate: the point of the test.
   await new Promise<void>(function listen(resolve) {
     server.listen(0, "127.0.0.1", resolve);
@@ -55,6 +62,7 @@ export async function startTlsSite(certificate: TestCertificate): Promise<TlsSit
     get connections() {
       return connections;
     },
+    servernames,
     close() {
       server.closeAllConnections();
       return new Promise<void>(function close(resolve) {
