@@ -1,9 +1,12 @@
 /**
  * What stage 3 adds to undici so that it keeps the contract stages 1 and 2
  * keep with the shared parser: connections that apply the shared limits to
- * their raw bytes and let a request close its own socket, undici's headers in
- * the shared {@link HttpResponse} shape, and undici's errors under the
- * contract's names. Nothing here waits; stage 3's `HttpClient` builds on it.
+ * their raw bytes and let a request close its own socket, pooled per origin
+ * ({@link ConnectionPools}), undici's headers in the shared
+ * {@link HttpResponse} shape, and undici's errors under the contract's
+ * names. Only undici 7's documented API is used: its index's exports, the
+ * `connect` option, `dispatch`, its events and handler methods. Nothing here
+ * waits; stage 3's `HttpClient` builds on it.
  *
  * @module
  */
