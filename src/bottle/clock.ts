@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { createRequire, syncBuiltinESMExports } from "node:module";
+import { syncBuiltinESMExports } from "node:module";
 import { withGlobal, type Clock as InstalledClock } from "@sinonjs/fake-timers";
 
 /** Where virtual time starts: `Date.now()` in the bottle, 2026-01-01T00:00:00.000Z. */
@@ -12,9 +12,6 @@ export const EPOCH = Date.UTC(2026, 0, 1);
 
 /** The real `setImmediate`, kept before any clock is installed: the driver yields to Node's loop with it. */
 const realSetImmediate = globalThis.setImmediate;
-
-/** undici's own timer module: its coarse clock is a module-level timer, reset on entering and leaving the bottle. */
-const undiciTimers: { reset(): void } = createRequire(import.meta.url)("undici/lib/util/timers.js");
 
 /** What a simulated run could not finish: nothing could run, no timer was set, and the work was still pending. */
 export class DeadlockError extends Error {
@@ -54,9 +51,12 @@ const FAKED = ["setTimeout", "clearTimeout", "setInterval", "clearInterval", "Da
  *   `import { setTimeout as sleep } from "node:timers/promises"` sleeps in
  *   virtual time without a line of it changing.
  * - undici reads the global timers at each call, so its timers follow the
- *   clock; its one-second coarse clock (`lib/util/timers.js`) is a
- *   module-level timer, which the clock resets on both sides of a run so
- *   that no real timer leaks into virtual time nor a virtual one out of it.
+ *   clock. Its coarse one-second clock is a module-level timer that would
+ *   outlive a run (a real tick ticking into virtual time, or a virtual one
+ *   left behind), but stage 3 starts none of it: undici's connect, headers
+ *   and body timeouts, the only users, are off (its own timer and each
+ *   socket's idle clock bound an attempt, src/http/http-client.ts), and its
+ *   keep-alive timer is one of the global ones.
  * - `Math.random()`: the bottle draws from its own seeded source; the
  *   crawl's jitter (off by default) is the crawl core's to seed.
  *
@@ -81,7 +81,6 @@ export class VirtualClock {
   /** Installs the clock. @throws Error if a clock is installed already. */
   install(): void {
     if (this.clock !== null) throw new Error("the virtual clock is installed already");
-    undiciTimers.reset(); // with the real clearTimeout: a real coarse tick must not tick into virtual time
     this.clock = withGlobal(globalThis).install({ now: EPOCH, toFake: [...FAKED], shouldClearNativeTimers: true, loopLimit: 10_000_000 });
     syncBuiltinESMExports();
   }
@@ -91,12 +90,8 @@ export class VirtualClock {
     const clock = this.clock;
     if (clock === null) return;
     this.clock = null;
-    try {
-      undiciTimers.reset(); // with the virtual clearTimeout, on the virtual timer
-    } finally {
-      clock.uninstall();
-      syncBuiltinESMExports();
-    }
+    clock.uninstall();
+    syncBuiltinESMExports();
   }
 
   /**

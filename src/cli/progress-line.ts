@@ -5,18 +5,21 @@
  *
  * @module
  */
+import diagnostics_channel from "node:diagnostics_channel";
 import type { FetchStatistic } from "../crawl/records.js";
 import { Stats } from "../crawl/report.js";
+import type { CrawlMessage } from "../observe/channels.js";
 import type { TraceEvent } from "../observe/events.js";
 
 /**
- * Counts a crawl as it runs. `onRecord` and `onTrace` are handed to the
- * stage as its `onRecord` and `trace` options.
+ * Counts a crawl as it runs. `onRecord` is handed to the stage as its
+ * `onRecord` option; the fetch events come from the crawl's own channel
+ * ({@link countFetches}), or from trace events (`onTrace`).
  *
  * Records give `done` and `errors` in every stage, and the {@link Stats}
  * the report prints when the records were not kept. The queue's figures
  * (`queued`, `inFlight`) only come with the `fetch-start` and `fetch-end`
- * trace events; until a stage emits one they stay null, which the progress
+ * events; until a stage emits one they stay null, which the progress
  * line and the comparison table print as `-`.
  */
 export class CrawlCounters {
@@ -49,8 +52,8 @@ export class CrawlCounters {
     this.stats.add(record);
   }
 
-  /** Takes the queue's counters from a fetch event; other events are ignored. */
-  onTrace(event: TraceEvent): void {
+  /** Takes the queue's counters from a fetch event (a trace event or a crawl channel message); other events are ignored. */
+  onTrace(event: TraceEvent | CrawlMessage): void {
     if (event.type !== "fetch-start" && event.type !== "fetch-end") return;
     if (event.type === "fetch-start") this.attempts += 1;
     this.queued = event.queued;
@@ -68,6 +71,34 @@ export class CrawlCounters {
     const seconds = (now - this.startedAt) / 1000;
     return seconds > 0 ? this.done / seconds : 0;
   }
+}
+
+/**
+ * Hands `counters` the fetch events of the next crawl to start, read off the
+ * crawl's own channel (`coroutine-crawler:crawl`, src/observe/channels.ts),
+ * and calls `changed` after each; until the returned function is called.
+ *
+ * @remarks Not through the crawl's `trace` option, which the progress and
+ * stats lines once took: a traced crawl also subscribes to the hand-made
+ * loops' channel (stages 1 and 2) and to undici's own channels (stage 3),
+ * where every request's steps are then published and matched to the crawl,
+ * about 6 % of stage 3's CPU on a `-q` crawl whose stderr is a pipe (issue
+ * 39). The figures need only the fetch events: a crawl whose trace nobody
+ * shows subscribes to nothing else.
+ */
+export function countFetches(counters: CrawlCounters, changed: () => void): () => void {
+  let crawl: number | null = null;
+  function counted(message: unknown): void {
+    const m = message as CrawlMessage; // The channel carries CrawlMessages only (src/observe/channels.ts).
+    if (m.type === "crawl-start") crawl ??= m.crawl;
+    if (m.crawl !== crawl || (m.type !== "fetch-start" && m.type !== "fetch-end")) return;
+    counters.onTrace(m);
+    changed();
+  }
+  diagnostics_channel.subscribe("coroutine-crawler:crawl", counted);
+  return function stopCounting(): void {
+    diagnostics_channel.unsubscribe("coroutine-crawler:crawl", counted);
+  };
 }
 
 /** The part of a `tty.WriteStream` the progress line uses. */

@@ -33,7 +33,7 @@ import type { StopSignal } from "./interrupt.js";
 import { itemsCsv, itemsJson, writeWhole } from "./item-files.js";
 import { unwritable } from "./outputs.js";
 import { Printer } from "./printer.js";
-import { CrawlCounters, ProgressLine, StatsLines } from "./progress-line.js";
+import { countFetches, CrawlCounters, ProgressLine, StatsLines } from "./progress-line.js";
 import { RecordLines } from "./record-lines.js";
 import { writeStreamedJson } from "./streamed-json.js";
 import { jsonDocument, resultJson } from "./result-json.js";
@@ -374,16 +374,17 @@ async function runStage(
   function writeLine(line: string): void {
     lines?.writeLine(line);
   }
+  function redraw(): void {
+    progress.update();
+  }
   function writeStats(line: string): void {
     printer.warn(line);
   }
   function trace(event: TraceEvent): void {
-    counters.onTrace(event);
     if (verbosity >= 3 && event.type === "fetch-end") printer.print(`${prefix}${attemptLine(event)}\n`);
     if (follow !== null) follow.trace(event);
     else lines?.write(event);
     events?.push(event);
-    progress.update();
   }
 
   // A --jsonl or CSV file that can no longer be written stops the crawl: its records would go nowhere.
@@ -394,9 +395,12 @@ async function runStage(
   if (commandLine.crawlOptions.onPage !== undefined) options.onItem = onItem;
   // The records stay in Redis, to be streamed to --json at the end: none is kept in memory.
   if (streamsJson(commandLine, frontier)) options.keepRecords = false;
-  // Tracing costs a little, so it is asked for only when something shows it.
+  // Tracing costs a little, so it is asked for only when something shows it: the
+  // progress and stats lines and --compare's figures read the fetch events off the
+  // crawl's own channel, and an untraced stage-3 crawl subscribes to none of undici's.
   const watched = lines !== null || events !== null;
-  if (progress.enabled || stats.enabled || commandLine.compare || verbosity >= 3 || watched) options.trace = trace;
+  if (verbosity >= 3 || watched) options.trace = trace;
+  const stopCounting = progress.enabled || stats.enabled || commandLine.compare ? countFetches(counters, redraw) : null;
   if (events !== null) {
     watchers.panels?.push({ stage, events, maxTasks: resolveOptions(commandLine.crawlOptions).maxTasks });
   }
@@ -408,6 +412,7 @@ async function runStage(
     follow?.end();
     return { stage, result, stats: counters.stats, peakInFlight: counters.peakInFlight };
   } finally {
+    stopCounting?.();
     stats.stop();
     progress.stop();
     printer.progress = null;

@@ -6,14 +6,14 @@
  */
 import { constants as bufferConstants } from "node:buffer";
 import { Socket } from "node:net";
-import type { Dispatcher, buildConnector as BuildConnector } from "undici";
+import type { buildConnector as BuildConnector } from "undici";
 import { CancelledError, FetchFailure } from "../kernel/errors.js";
 import { MAX_HEADER_BYTES, type HttpResponse, type SkipBody } from "./parser.js";
 import { requestHeaders } from "./request.js";
 import type { Network } from "../kernel/socket.js";
 import type { Proxies } from "./proxy.js";
 import { ProxyNetwork } from "./proxy-network.js";
-import { Agent, buildConnector, codeOf, failureFor, GetRequest, networkConnector, responseHeaders, socketOf, watchedPools } from "./undici.js";
+import { buildConnector, codeOf, ConnectionPools, failureFor, GetRequest, networkConnector, type PooledHandler, responseHeaders, socketOf } from "./undici.js";
 
 /** How an {@link HttpClient} connects, waits and reads. */
 export interface HttpClientOptions {
@@ -59,8 +59,9 @@ export interface HttpClientOptions {
  * Fetches URLs over a pool of keep-alive connections: what aiohttp's
  * `ClientSession` is to the chapter's crawler.
  *
- * `get(url, signal)` dispatches one `GET` on undici's `Agent`, which keeps up
- * to `connections` sockets per host open between requests. A small handler
+ * `get(url, signal)` dispatches one `GET` on its {@link ConnectionPools}
+ * (http/undici.ts), undici `Client`s that keep up to `connections` sockets
+ * per host open between requests. A small handler
  * object (`ResponseCollector`, below) collects the response as undici parses
  * it: it fails the request as soon as the body passes `maxBodyBytes`, gives up
  * when `timeoutMs` runs out (each socket gives up by itself when no byte
@@ -68,7 +69,7 @@ export interface HttpClientOptions {
  * {@link FetchFailure} whose `kind` is the name stages 1 and 2 give the same
  * fault. Each connection also reads its raw bytes for the shared parser's
  * limits, which llhttp does not report on (a body announced too large by
- * `Content-Length` or a chunk's size, a head over 64 KiB): `watchedPools` in
+ * `Content-Length` or a chunk's size, a head over 64 KiB): `Connection` in
  * http/undici.ts. Redirects are never followed: a
  * 3xx is returned like any other response. Nothing here is for watching:
  * undici publishes each request's steps on its own diagnostics channels
@@ -84,14 +85,15 @@ export interface HttpClientOptions {
  * behind the crawler's back, since a retry would make one attempt two
  * requests; the race is avoided instead: undici drops idle sockets before the
  * server's `Keep-Alive: timeout` runs out, and before reusing one it lets the
- * event loop turn once, so a close already on its way is seen first.
+ * event loop turn once (a `Client` of pipelining 1 says `'drain'` only after
+ * a `setImmediate`), so a close already on its way is seen first.
  * llhttp inside undici is a little more lenient than the shared parser in one
  * place (it takes an `HTTP/2.0` status line) and stricter in another (it
  * refuses an unsolicited `100 Continue`); the tests pin both.
  * @see Chapter, "Coordinating Coroutines" (`aiohttp.ClientSession`)
  */
 export class HttpClient {
-  private readonly agent: Agent;
+  private readonly pools: ConnectionPools;
   private readonly headers: Record<string, string>;
   /** {@link headers} and the `http:` proxy's `Proxy-Authorization`, for a request in absolute-form (the same object without credentials). */
   private readonly proxiedHeaders: Record<string, string>;
@@ -105,14 +107,13 @@ export class HttpClient {
     this.headers = requestHeaders(options.userAgent, options.headers);
     const authorization = options.proxy?.http?.authorization ?? null;
     this.proxiedHeaders = authorization === null ? this.headers : { ...this.headers, "Proxy-Authorization": authorization };
-    this.agent = new Agent({
+    // Connections that apply the shared parser's limits to their bytes, and that a request can close.
+    this.pools = new ConnectionPools({
       connections: options.connections,
-      maxHeaderSize: MAX_HEADER_BYTES,
+      connect: idleClockConnector(options),
+      maxBodyBytes: this.options.maxBodyBytes,
       // Our own timer covers the whole attempt, and each socket's idle clock the waits within it.
-      headersTimeout: 0,
-      bodyTimeout: 0,
-      // Connections that apply the shared parser's limits to their bytes, and that a request can close.
-      factory: watchedPools(idleClockConnector(options), this.options.maxBodyBytes, options.connections),
+      client: { maxHeaderSize: MAX_HEADER_BYTES, headersTimeout: 0, bodyTimeout: 0 },
     });
   }
 
@@ -132,13 +133,13 @@ export class HttpClient {
   get(url: string, signal?: AbortSignal, reading: { skipBody?: SkipBody | null; headers?: Readonly<Record<string, string>> } = {}): Promise<HttpResponse> {
     if (signal?.aborted === true) return Promise.reject(signal.reason);
     const target = new URL(url);
-    const { agent } = this;
+    const { pools } = this;
     const options = reading.skipBody === undefined ? this.options : { ...this.options, skipBody: reading.skipBody };
     const proxied = target.protocol === "http:" && options.proxy != null && options.proxy.serverForUrl(target) !== null; // absolute-form to the proxy
     const headers = reading.headers === undefined ? (proxied ? this.proxiedHeaders : this.headers) : this.withProxyAuthorization(requestHeaders(this.options.userAgent, reading.headers), proxied);
     return new Promise<HttpResponse>(function sendRequest(resolve, reject) {
       const request = new GetRequest(target, headers, options.skipBody ?? null, proxied);
-      agent.dispatch(request, new ResponseCollector(request, resolve, reject, options, signal ?? null));
+      pools.dispatch(request, new ResponseCollector(request, resolve, reject, options, signal ?? null));
     });
   }
 
@@ -154,7 +155,7 @@ export class HttpClient {
    * waits for the same end.
    */
   close(): Promise<void> {
-    this.closing ??= this.agent.destroy(new CancelledError("the HTTP client was closed"));
+    this.closing ??= this.pools.destroy(new CancelledError("the HTTP client was closed"));
     return this.closing;
   }
 }
@@ -208,11 +209,12 @@ function idledOut(this: Socket): void {
  * and a controller that parse the head into an object of undici's own
  * (docs/benchmarks.md, "Issue 29, third round").
  */
-class ResponseCollector implements Dispatcher.DispatchHandler {
+class ResponseCollector implements PooledHandler {
   /** undici's abort for this request, handed over when the request is written to a socket; null before. */
   private abortRequest: ((error: Error) => void) | null = null;
   private started = false;
-  private settled = false;
+  /** Whether the promise `get()` returned has settled: a request that waited for a connection is then not sent. */
+  settled = false;
   private status = 0;
   /** The head's fields once they came; before, one empty object shared by every collector, never handed out. */
   private headers: Record<string, string> = NO_HEADERS;

@@ -1,16 +1,18 @@
 /**
  * What stage 3 adds to undici so that it keeps the contract stages 1 and 2
  * keep with the shared parser: connections that apply the shared limits to
- * their raw bytes and let a request close its own socket, undici's headers in
- * the shared {@link HttpResponse} shape, and undici's errors under the
- * contract's names. Nothing here waits; stage 3's `HttpClient` builds on it.
+ * their raw bytes and let a request close its own socket, pooled per origin
+ * ({@link ConnectionPools}), undici's headers in the shared
+ * {@link HttpResponse} shape, and undici's errors under the contract's
+ * names. Only undici 7's documented API is used: its index's exports, the
+ * `connect` option, `dispatch`, its events and handler methods. Nothing here
+ * waits; stage 3's `HttpClient` builds on it.
  *
  * @module
  */
-import { createRequire } from "node:module";
 import type { Socket } from "node:net";
 import type * as Undici from "undici";
-import type { Dispatcher } from "undici";
+import { Client, buildConnector, util, type Dispatcher } from "undici";
 import { CancelledError, errorName, FetchFailure } from "../kernel/errors.js";
 import type { Network } from "../kernel/socket.js";
 import { FIRST_ONLY_HEADERS, headerSeparator, type HttpResponse, type SkipBody } from "./parser.js";
@@ -18,39 +20,19 @@ import { requestTarget } from "./proxy.js";
 import { ResponseLimits } from "./response-limits.js";
 
 /**
- * undici's connection classes, each required from the file that defines it
- * rather than from the package's index, which also loads undici's fetch,
- * WebSocket, cache and mock parts (some 110 files) and, through them, Node's
- * own bundled copy of undici: about 90 ms of CPU at the start of every
- * stage-3 process for nothing it uses (docs/benchmarks.md, start-up). undici
- * 7 has no `exports` map, so these paths are as open as its index; a test
- * checks that each is the very class or function the index exports.
- */
-const requireUndici = createRequire(import.meta.url);
-export const Agent: typeof Undici.Agent = requireUndici("undici/lib/dispatcher/agent.js");
-export type Agent = Undici.Agent;
-export const Client: typeof Undici.Client = requireUndici("undici/lib/dispatcher/client.js");
-export const buildConnector: typeof Undici.buildConnector = requireUndici("undici/lib/core/connect.js");
-
-/**
- * What {@link ConnectionPool} builds on: undici's `PoolBase` (its queue of
- * waiting requests, close and destroy, the pool's events), which leaves to
- * a subclass the choice of a client (`kGetDispatcher`), and the symbols of
- * the pool's own fields it reads. undici's `Pool` is such a subclass.
+ * undici's public classes and functions as stage 3 uses them, from the
+ * package's index: `Client` (one keep-alive connection), `buildConnector`
+ * (Node's sockets with undici's TLS options), and `util.headerNameToString`.
  *
- * @remarks These are undici's internals, not its documented API: package.json
- * therefore takes undici 7.30 patch releases only (`~7.30.2`), and
- * test/http/undici-parts.test.ts checks that `Pool` still extends this
- * `PoolBase` and still finds its client through `kGetDispatcher`.
+ * @remarks undici 7 has no `exports` map and documents no entry point but
+ * its index, which also loads its fetch, WebSocket, EventSource, cache and
+ * mock parts: 110 files where `Client` alone needs 19, some 0.1 s of CPU
+ * at the start of a stage-3 process (docs/benchmarks.md, "Issue 39").
+ * Requiring the files that define these instead pinned the crawler to one
+ * patch release of undici's file layout; the index is what any undici 7
+ * promises to keep.
  */
-export const poolBase: {
-  PoolBase: new () => Dispatcher;
-  kClients: symbol;
-  kNeedDrain: symbol;
-  kAddClient: symbol;
-  kGetDispatcher: symbol;
-} = requireUndici("undici/lib/dispatcher/pool-base.js");
-const { kClients, kNeedDrain, kAddClient, kGetDispatcher } = poolBase;
+export { buildConnector, Client };
 
 /** What a Connection keeps in view: its socket, and the bodies the request it answers leaves unread. */
 interface Opened {
@@ -133,22 +115,25 @@ export class GetRequest implements Dispatcher.DispatchOptions {
 }
 
 /**
- * The `factory` for an undici `Agent` whose pools are made of
- * {@link Connection}s: each origin gets a {@link ConnectionPool} of up to
- * `connections` Connections, each opening its socket with `connect`
- * (`buildConnector(...)`, where the connect timeout and TLS options go).
+ * The undici handler a {@link ConnectionPools} is given with each request:
+ * one that says whether it has settled already (given up, timed out or
+ * abandoned while it waited for a connection), so that a waiting request
+ * that settled is not sent.
  */
-export function watchedPools(
-  connect: Undici.buildConnector.connector,
-  maxBodyBytes: number,
-  connections: number,
-): (origin: string | URL, options: object) => Dispatcher {
-  return function poolFor(origin, options) {
-    const url = new URL(origin);
-    return new ConnectionPool(connections, function connectionFor(pool: ConnectionPool): Connection {
-      return new Connection(pool, url, options, connect, maxBodyBytes);
-    });
-  };
+export interface PooledHandler extends Dispatcher.DispatchHandler {
+  readonly settled: boolean;
+}
+
+/** How the connections of a {@link ConnectionPools} are made. */
+export interface PoolOptions {
+  /** Connections per origin at most: the crawl's `maxTasks`, so no worker waits for one. */
+  readonly connections: number;
+  /** Opens each socket: `buildConnector(...)` (where the TLS options go) or {@link networkConnector}, undici's `connect(options, callback)`. */
+  readonly connect: Undici.buildConnector.connector;
+  /** The body limit each connection's {@link ResponseLimits} applies to its raw bytes. */
+  readonly maxBodyBytes: number;
+  /** The rest of each undici `Client`'s options (`maxHeaderSize`, `headersTimeout`, `bodyTimeout`). */
+  readonly client: Readonly<Client.Options>;
 }
 
 /** Free connections a pool keeps open, as node:http's `Agent` keeps `maxFreeSockets` (256): the rest are closed as they go free. */
@@ -157,83 +142,176 @@ const MAX_FREE = 256;
 /** What a connection's socket is closed with when it goes free past {@link MAX_FREE}. */
 const IDLE_CLOSED = new CancelledError("closed: more free connections than the pool keeps");
 
-/**
- * undici's `Pool` with a list of its free connections, so that a request
- * finds one at once: undici's looks through every connection of the pool
- * for a free one, and at C10K, with 10,000 busy, that search was a fifth of
- * the crawl's CPU (docs/benchmarks.md, "Stage 3 at C10K").
- *
- * A connection goes on the list when it is made and each time it drains
- * (undici's `'drain'`: it can take a request again); it comes off when it is
- * found busy, closed or destroyed. Past {@link MAX_FREE} free ones, a
- * connection that drains has its socket closed instead, and waits on a second
- * list to connect again: an open connection holds some 6 KB of heap (its
- * socket, llhttp's parser, undici's closures), and at the end of a C10K
- * crawl thousands stood idle until `close()` (docs/benchmarks.md, "Stage 3
- * at C10K"). The rest is undici's `PoolBase`: requests
- * wait in its queue when every connection is busy and the pool is full, and
- * a connection that drains takes the first of them.
- */
-class ConnectionPool extends poolBase.PoolBase {
-  /** Connections that were free when they went on, the last one freed last. */
-  private readonly free: Connection[] = [];
-  /** Connections whose socket was closed as they went free past {@link MAX_FREE}: each connects again for its next request. */
-  private readonly closed: Connection[] = [];
+/** What the connections of a pool forgotten for want of use are destroyed with: they have no socket and no request. */
+const RETIRED = new CancelledError("closed: no connection to the origin is open");
 
-  constructor(
-    private readonly connections: number,
-    private readonly connectionFor: (pool: ConnectionPool) => Connection,
-  ) {
-    super();
+/**
+ * Stage 3's connections, a pool of them for each origin: what undici's
+ * `Agent` of `Pool`s is, built on undici's public `Client` alone (one
+ * keep-alive connection, pipelining 1) and its documented `dispatch` and
+ * `'drain'`, `'connect'` and `'disconnect'` events.
+ *
+ * Each origin's pool ({@link OriginPool}) makes up to `connections`
+ * {@link Connection}s, and keeps a list of the free ones, so that a request
+ * finds one at once: undici's `Pool` looks through every connection for a
+ * free one, and at C10K, with 10,000 busy, that search was a fifth of the
+ * crawl's CPU (docs/benchmarks.md, "Stage 3 at C10K"). A request that finds
+ * none free while the pool is full waits in the pool's queue; a connection
+ * that drains takes the first of them that has not settled meanwhile. The
+ * crawl core decides how many requests a host gets at once, and a crawl has
+ * at most `maxTasks` in flight: the pool never opens more connections than
+ * that. A pool whose connections have no socket open, none busy and no
+ * request waiting is forgotten, as undici's `Agent` forgets its pools, so
+ * that a crawl across many hosts does not keep every host's.
+ *
+ * @remarks The last round's pool extended undici's internal `PoolBase` and
+ * read four of its symbols, which tied the crawler to one patch release of
+ * undici (issue 39); everything here is undici 7's documented API.
+ */
+export class ConnectionPools {
+  private readonly pools = new Map<string, OriginPool>();
+  /** What {@link destroy} was given: later requests fail with it. */
+  private destroyedBy: Error | null = null;
+
+  constructor(private readonly options: PoolOptions) {}
+
+  /** Sends `request` on a free connection to its origin, or queues it until one is free; after {@link destroy}, fails it. */
+  dispatch(request: GetRequest, handler: PooledHandler): void {
+    if (this.destroyedBy !== null) {
+      handler.onError?.(this.destroyedBy);
+      return;
+    }
+    let pool = this.pools.get(request.origin);
+    if (pool === undefined) {
+      pool = new OriginPool(this, request.origin, this.options);
+      this.pools.set(request.origin, pool);
+    }
+    pool.dispatch(request, handler);
   }
 
-  /** The connection for the next request: the last freed that is still free, or a new one while the pool has room; else none. */
-  [kGetDispatcher](): Dispatcher | undefined {
-    const { free } = this;
-    while (free.length > 0) {
-      const connection = free[free.length - 1];
-      if (Reflect.get(connection, kNeedDrain) !== true && !connection.closed && !connection.destroyed) return connection;
-      free.pop();
+  /** Destroys every connection, failing the requests on them and those waiting with `error`. */
+  async destroy(error: Error): Promise<void> {
+    this.destroyedBy ??= error;
+    const destroying: Promise<void>[] = [];
+    for (const pool of this.pools.values()) destroying.push(pool.destroy(error));
+    this.pools.clear();
+    await Promise.all(destroying);
+  }
+
+  /** Forgets `pool`, which has no socket open, no request and none waiting, and destroys its connections. */
+  retire(pool: OriginPool): void {
+    if (this.pools.get(pool.origin) !== pool) return; // Destroyed, or retired already.
+    this.pools.delete(pool.origin);
+    void pool.destroy(RETIRED);
+  }
+}
+
+/** A request waiting in an {@link OriginPool} for a connection. */
+interface Waiting {
+  readonly request: GetRequest;
+  readonly handler: PooledHandler;
+}
+
+/**
+ * One origin's connections: the free ones on a list, the last freed used
+ * first; the ones whose socket was closed as they went free past
+ * {@link MAX_FREE} on a second list, each to connect again for its next
+ * request (an open connection holds some 6 KB of heap: its socket, llhttp's
+ * parser, undici's closures, and at the end of a C10K crawl thousands stood
+ * idle until `close()`, docs/benchmarks.md, "Stage 3 at C10K"); new ones
+ * while the pool has room; else the request waits.
+ *
+ * A connection is busy from the `dispatch` that returned false (undici's
+ * "busy until `'drain'`") to its `'drain'`; a `dispatch` that returns true,
+ * or that failed its request at once (undici then calls the handler's
+ * `onError` and emits no `'drain'`), leaves it free.
+ */
+class OriginPool {
+  /** Every connection made, for {@link destroy}. */
+  private readonly connections: Connection[] = [];
+  private readonly free: Connection[] = [];
+  private readonly closed: Connection[] = [];
+  private readonly waiting: Waiting[] = [];
+  private busy = 0;
+  /** Connections with a socket connected: undici's `'connect'` less its `'disconnect'`. */
+  private connected = 0;
+
+  constructor(
+    private readonly pools: ConnectionPools,
+    readonly origin: string,
+    private readonly options: PoolOptions,
+  ) {}
+
+  dispatch(request: GetRequest, handler: PooledHandler): void {
+    const connection = this.free.pop() ?? this.closed.pop() ?? this.newConnection();
+    if (connection === null) this.waiting.push({ request, handler });
+    else this.send(connection, request, handler);
+  }
+
+  /** `connection` can take a request again (its `'drain'`): the first waiting request not settled, else the free list. */
+  drained(connection: Connection): void {
+    this.busy -= 1;
+    for (let next = this.waiting.shift(); next !== undefined; next = this.waiting.shift()) {
+      if (next.handler.settled) continue; // Given up while it waited: nothing to send.
+      this.send(connection, next.request, next.handler);
+      return;
     }
-    const { closed } = this;
-    while (closed.length > 0) {
-      const connection = closed.pop();
-      if (connection !== undefined && Reflect.get(connection, kNeedDrain) !== true && !connection.closed && !connection.destroyed) return connection;
+    if (this.free.length < MAX_FREE) this.free.push(connection);
+    else {
+      connection.closeSocket();
+      this.closed.push(connection);
     }
-    const clients: unknown = Reflect.get(this, kClients);
-    if (!Array.isArray(clients) || clients.length >= this.connections) return undefined;
-    const connection = this.connectionFor(this);
-    Reflect.apply(Reflect.get(this, kAddClient), this, [connection]); // Before our 'drain' listener: the pool's runs first.
-    connection.on("drain", connectionDrained);
-    free.push(connection);
+    this.retireIfIdle();
+  }
+
+  /** A connection's socket connected (+1) or closed (-1). */
+  connectedChanged(change: 1 | -1): void {
+    this.connected += change;
+    if (change < 0) this.retireIfIdle();
+  }
+
+  /** Destroys every connection with `error`, and fails the requests waiting with it. */
+  async destroy(error: Error): Promise<void> {
+    for (const { handler } of this.waiting.splice(0)) if (!handler.settled) handler.onError?.(error);
+    const destroying: Promise<void>[] = [];
+    for (const connection of this.connections) destroying.push(connection.destroy(error));
+    await Promise.all(destroying);
+  }
+
+  /** Sends `request` on `connection`, which tells the request's limits and abort what it has open. */
+  private send(connection: Connection, request: GetRequest, handler: PooledHandler): void {
+    request.opened = connection.opened;
+    connection.opened.skipBody = request.skipBody; // With pipelining 1, the next response answers this request.
+    this.busy += 1;
+    if (!connection.dispatch(request, handler) && !handler.settled) return; // Busy until its 'drain'.
+    this.busy -= 1; // Not busy after all: undici refused the request at once, or can take another.
+    this.free.push(connection);
+  }
+
+  private newConnection(): Connection | null {
+    if (this.connections.length >= this.options.connections) return null;
+    const connection = new Connection(this, this.origin, this.options);
+    this.connections.push(connection);
     return connection;
   }
 
-  /** `connection` can take a request again: on the free list, or closed past {@link MAX_FREE}. */
-  drained(connection: Connection): void {
-    if (Reflect.get(connection, kNeedDrain) === true) return; // Busy again: the pool's queue had its turn first.
-    if (this.free.length < MAX_FREE) this.free.push(connection);
-    else if (connection.closeSocket()) this.closed.push(connection);
+  private retireIfIdle(): void {
+    if (this.connected === 0 && this.busy === 0 && this.waiting.length === 0) this.pools.retire(this);
   }
 }
 
-/** Each connection's `'drain'` listener: one function for all, which undici calls on the connection. */
-function connectionDrained(this: Connection): void {
-  this.pool.drained(this);
-}
-
 /**
- * The socket a request dispatched on a {@link watchedPools} Agent was
- * written to, once it was; null before, or on another Agent. undici's handler
- * API gives a request no handle on its socket.
+ * The socket a request dispatched on a {@link ConnectionPools} was written
+ * to, once it was; null before. undici's handler API gives a request no
+ * handle on its socket.
  */
 export function socketOf(request: GetRequest): Socket | null {
   return request.opened?.socket ?? null;
 }
 
 /**
- * One keep-alive connection of a pool: an undici `Client`, made by us so as
- * to keep its socket in view.
+ * One keep-alive connection of a pool: an undici `Client`, whose socket we
+ * open through its documented `connect` option so as to keep it in view.
  *
  * Two things need that socket. A {@link ResponseLimits} reads every byte it
  * brings, for the limits llhttp cannot tell the handler about, and closes it
@@ -244,22 +322,21 @@ export function socketOf(request: GetRequest): Socket | null {
  * puts the aborted request back in its queue and connects again for it, a
  * connection that carries no request (nodejs/undici#5845, in undici 7.30.2
  * too). With pipelining 1, the request on a Connection's socket is the one
- * dispatched to it and started last.
+ * its pool sent it last.
  */
 class Connection extends Client {
-  private readonly opened: Opened;
+  /** What this connection has open, which the request sent on it reads. */
+  readonly opened: Opened;
 
   constructor(
     /** The pool this connection is one of. */
-    readonly pool: ConnectionPool,
-    origin: URL,
-    options: object,
-    connect: Undici.buildConnector.connector,
-    maxBodyBytes: number,
+    readonly pool: OriginPool,
+    origin: string,
+    { connect, maxBodyBytes, client }: PoolOptions,
   ) {
     const opened: Opened = { socket: null, skipBody: null };
     super(origin, {
-      ...options,
+      ...client,
       connect: function connectAndWatch(where: Undici.buildConnector.Options, connected: Undici.buildConnector.Callback): void {
         connect(where, function socketOpened(...result: Parameters<Undici.buildConnector.Callback>): void {
           const socket = result[1] ?? null; // undici's connector leaves it out on failure
@@ -270,6 +347,7 @@ class Connection extends Client {
       },
     });
     this.opened = opened;
+    this.on("drain", connectionDrained).on("connect", connectionOpened).on("disconnect", connectionClosed);
   }
 
   /** Closes this connection's socket, idle, and leaves the connection to connect again for its next request; false if it has none. */
@@ -280,14 +358,21 @@ class Connection extends Client {
     socket.destroy(IDLE_CLOSED); // With an error: undici then makes none of its own for the close.
     return true;
   }
+}
 
-  /** Tells `options`' request that it is on this connection (the Pool hands it our options, not our handler). */
-  override dispatch(options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): boolean {
-    const request = options instanceof GetRequest ? options : null;
-    if (request !== null) request.opened = this.opened;
-    this.opened.skipBody = request?.skipBody ?? null; // With pipelining 1, the next response answers this request.
-    return super.dispatch(options, handler);
-  }
+/** Each connection's `'drain'` listener: one function for all, which undici calls on the connection. */
+function connectionDrained(this: Connection): void {
+  this.pool.drained(this);
+}
+
+/** Each connection's `'connect'` listener: its socket is connected. */
+function connectionOpened(this: Connection): void {
+  this.pool.connectedChanged(1);
+}
+
+/** Each connection's `'disconnect'` listener: its socket closed. */
+function connectionClosed(this: Connection): void {
+  this.pool.connectedChanged(-1);
 }
 
 /** Reads each chunk of `socket` as undici reads it, and closes the socket with the limit a chunk breaks. */
@@ -301,13 +386,13 @@ function watchLimits(socket: Socket, limits: ResponseLimits): void {
 }
 
 /**
- * undici's `headerNameToString`: a header name as its HTTP/1 parser hands it
- * over (a Buffer), lowercased, through its table of known names first. It
- * is the function undici's own `parseHeaders` names every field with, so
- * {@link responseHeaders} names them as undici did when stage 3 took its
- * parsed headers; a test checks it is still there.
+ * undici's `headerNameToString` (public as `util.headerNameToString`): a
+ * header name as its HTTP/1 parser hands it over (a Buffer), lowercased,
+ * through its table of known names first. It is the function undici's own
+ * `parseHeaders` names every field with, so {@link responseHeaders} names
+ * them as undici did when stage 3 took its parsed headers.
  */
-export const headerNameToString: (name: Buffer) => string = requireUndici("undici/lib/core/util.js").headerNameToString;
+export const headerNameToString: (name: Buffer) => string = util.headerNameToString;
 
 /**
  * A response head as undici's HTTP/1 parser hands it to a handler (name,

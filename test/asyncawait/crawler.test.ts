@@ -1,3 +1,4 @@
+import diagnostics_channel from "node:diagnostics_channel";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { crawl, Crawler } from "../../src/asyncawait/index.js";
 import { InvalidStateError } from "../../src/kernel/errors.js";
@@ -302,5 +303,39 @@ describe("Crawler", () => {
 
   it("rejects a bad option with a TypeError naming it", async () => {
     await expect(crawl("http://127.0.0.1/", { maxTasks: 0 })).rejects.toThrow(/maxTasks/);
+  });
+});
+
+describe("undici's diagnostics channels during a stage-3 crawl", () => {
+  const CHANNELS = ["undici:request:create", "undici:client:sendHeaders", "undici:request:headers", "undici:request:bodyChunkReceived", "undici:client:connected"];
+
+  /** Crawls a three-page site and says, at each record, which of undici's channels had a subscriber. */
+  async function subscribedDuringCrawl(trace: ((event: TraceEvent) => void) | undefined): Promise<boolean[][]> {
+    const site = await FixtureSite.start();
+    try {
+      site.addPage("/", ["/a", "/b"]).addPage("/a", []).addPage("/b", []);
+      const seen: boolean[][] = [];
+      function onRecord(): void {
+        seen.push(CHANNELS.map(function subscribed(name) {
+          return diagnostics_channel.channel(name).hasSubscribers;
+        }));
+      }
+      await crawl(site.urlFor("/"), { maxTasks: 2, onRecord, ...(trace === undefined ? {} : { trace }) });
+      return seen;
+    } finally {
+      await site.close();
+    }
+  }
+
+  it("have no subscriber while nothing traces the crawl", async () => {
+    const seen = await subscribedDuringCrawl(undefined);
+    expect(seen).toHaveLength(3);
+    expect(seen.flat().every((subscribed) => !subscribed)).toBe(true);
+  });
+
+  it("have the request channels subscribed while it is traced, and none after", async () => {
+    const seen = await subscribedDuringCrawl(function ignore() {});
+    expect(seen.map((at) => at.slice(0, 4))).toEqual([[true, true, true, true], [true, true, true, true], [true, true, true, true]]);
+    expect(CHANNELS.map((name) => diagnostics_channel.channel(name).hasSubscribers)).toEqual([false, false, false, false, false]);
   });
 });

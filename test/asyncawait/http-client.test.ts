@@ -296,6 +296,80 @@ describe("HttpClient", () => {
     }
   });
 
+  describe("with more requests to a host than connections", () => {
+    /** A server that answers each request only once `release()` is called, counting requests and connections. */
+    async function heldServer(): Promise<{ url: string; requests: string[]; connections: () => number; release: () => void; close: () => Promise<void> }> {
+      const held: Array<() => void> = [];
+      const requests: string[] = [];
+      let connections = 0;
+      let released = false;
+      const server = createServer(function answer(request, response) {
+        requests.push(request.url ?? "");
+        const reply = (): void => {
+          response.end("ok");
+        };
+        if (released) reply();
+        else held.push(reply);
+      });
+      server.on("connection", function counted() {
+        connections += 1;
+      });
+      await new Promise<void>(function listen(resolve) {
+        server.listen(0, "127.0.0.1", resolve);
+      });
+      const { port } = server.address() as AddressInfo; // listening on TCP
+      return {
+        url: `http://127.0.0.1:${port}`,
+        requests,
+        connections: () => connections,
+        release() {
+          released = true;
+          for (const reply of held.splice(0)) reply();
+        },
+        async close() {
+          server.closeAllConnections();
+          await new Promise((resolve) => server.close(resolve));
+        },
+      };
+    }
+
+    it("opens only as many as it keeps, and sends each waiting request on the first one freed", async () => {
+      const server = await heldServer();
+      try {
+        const answers = Array.from({ length: 3 * OPTIONS.connections }, (_, i) => outcome(client.get(`${server.url}/${i}`)));
+        await vi.waitFor(() => expect(server.requests).toHaveLength(OPTIONS.connections));
+        server.release();
+        expect(await Promise.all(answers)).toEqual(Array(3 * OPTIONS.connections).fill(200));
+        expect(server.requests).toHaveLength(3 * OPTIONS.connections);
+        expect(server.connections()).toBe(OPTIONS.connections);
+        expect(server.requests.slice(0, OPTIONS.connections).sort()).toEqual(["/0", "/1", "/2", "/3"]); // the first ones were sent first
+      } finally {
+        await server.close();
+      }
+    });
+
+    it("never sends a request abandoned while it waited for a connection", async () => {
+      const one = new HttpClient({ ...OPTIONS, connections: 1 });
+      const server = await heldServer();
+      try {
+        const first = outcome(one.get(`${server.url}/first`));
+        await vi.waitFor(() => expect(server.requests).toEqual(["/first"]));
+        const controller = new AbortController();
+        const abandoned = one.get(`${server.url}/abandoned`, controller.signal);
+        const third = outcome(one.get(`${server.url}/third`));
+        controller.abort(new CancelledError("given up"));
+        await expect(abandoned).rejects.toBeInstanceOf(CancelledError);
+        server.release();
+        expect([await first, await third]).toEqual([200, 200]);
+        expect(server.requests).toEqual(["/first", "/third"]);
+        expect(server.connections()).toBe(1);
+      } finally {
+        await one.close();
+        await server.close();
+      }
+    });
+  });
+
   it("fails with ConnectionReset when the server drops the connection before answering", async () => {
     site.addFault("/drop", { kind: "drop" });
     await expect(outcome(client.get(site.urlFor("/drop")))).resolves.toBe("ConnectionReset");

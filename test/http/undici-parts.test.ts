@@ -1,34 +1,60 @@
 /**
- * Stage 3 requires undici's connection classes from the files that define
- * them (src/http/undici.ts), not from the package's index: they must be the
- * very ones the index exports, or an undici release that moved them would
- * hand the crawl something else. Its pools build on undici's internal
- * `PoolBase` as undici's own `Pool` does: that must still hold too. Its
- * handler is written to the methods undici's HTTP/1 client calls, and names
- * header fields with undici's own `headerNameToString`: both are checked here.
+ * Stage 3 uses undici's public API only (issue 39): what its index exports
+ * (`Client`, `buildConnector`, `util.headerNameToString`), the `connect`
+ * option, `dispatch` and its `'drain'`, and the handler methods undici 7
+ * documents. No file of the project requires a file inside undici's
+ * package, and nothing reads an undici symbol. Its handler is written to the
+ * methods undici's HTTP/1 client calls, and names header fields with
+ * undici's own `headerNameToString`: both are checked here.
  */
 import { once } from "node:events";
+import { readdir, readFile } from "node:fs/promises";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
+import { join, relative } from "node:path";
+import { fileURLToPath } from "node:url";
 import * as undici from "undici";
 import { describe, expect, it } from "vitest";
-import { Agent, buildConnector, Client, headerNameToString, poolBase, responseHeaders } from "../../src/http/undici.js";
+import { buildConnector, Client, headerNameToString, responseHeaders } from "../../src/http/undici.js";
 
-describe("undici's parts as stage 3 requires them", () => {
-  it("are the classes and the function undici's index exports", () => {
-    expect(Agent).toBe(undici.Agent);
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+
+/** Every TypeScript and JavaScript file under `folder`, by path. */
+async function sourceFiles(folder: string): Promise<string[]> {
+  const entries = await readdir(join(ROOT, folder), { recursive: true, withFileTypes: true });
+  return entries.filter((entry) => entry.isFile() && /\.(?:ts|mts|js|mjs)$/.test(entry.name)).map((entry) => join(entry.parentPath, entry.name));
+}
+
+describe("undici as the project uses it", () => {
+  it("is the package's index: no file of src/, bench/ or learn/ names a file inside undici's package", async () => {
+    const files = [...(await sourceFiles("src")), ...(await sourceFiles("bench")), ...(await sourceFiles("learn"))];
+    expect(files.length).toBeGreaterThan(50); // the walk found the sources
+    const deep: string[] = [];
+    for (const file of files) {
+      const text = await readFile(file, "utf8");
+      for (const [specifier] of text.matchAll(/["'`]undici\/[^"'`]*["'`]/g)) deep.push(`${relative(ROOT, file)}: ${specifier}`);
+    }
+    expect(deep).toEqual([]);
+  });
+
+  it("reads none of undici's symbols and extends no class of it but Client", async () => {
+    for (const file of ["src/http/undici.ts", "src/http/http-client.ts", "src/http/crawl-client.ts"]) {
+      const text = await readFile(join(ROOT, file), "utf8");
+      expect(text).not.toMatch(/\[k[A-Z]\w*\]|Reflect\.|Symbol\(|getOwnPropertySymbols/); // undici's fields are symbols named kSomething
+      expect(text).not.toMatch(/class \w+ extends (?!Client\b)/);
+    }
+  });
+
+  it("gives stage 3 the classes and the function undici's index exports", () => {
     expect(Client).toBe(undici.Client);
     expect(buildConnector).toBe(undici.buildConnector);
+    expect(headerNameToString).toBe(undici.util.headerNameToString);
   });
-});
 
-describe("undici's PoolBase, which stage 3's ConnectionPool extends", () => {
-  it("is what undici's Pool extends, and Pool chooses its client through kGetDispatcher and kNeedDrain", () => {
-    expect(Object.getPrototypeOf(undici.Pool)).toBe(poolBase.PoolBase);
-    for (const key of ["kClients", "kNeedDrain", "kAddClient", "kGetDispatcher"] as const) expect(typeof poolBase[key]).toBe("symbol");
-    expect(typeof Reflect.get(undici.Pool.prototype, poolBase.kGetDispatcher)).toBe("function");
-    expect(typeof Reflect.get(poolBase.PoolBase.prototype, poolBase.kAddClient)).toBe("function");
-    expect(String(Reflect.get(undici.Pool.prototype, poolBase.kGetDispatcher))).toContain("kNeedDrain");
+  it("is taken as any undici 7 release: package.json's range is a caret range", async () => {
+    const manifest: unknown = JSON.parse(await readFile(join(ROOT, "package.json"), "utf8"));
+    const range = typeof manifest === "object" && manifest !== null && "dependencies" in manifest ? Reflect.get(Object(manifest.dependencies), "undici") : null;
+    expect(range).toMatch(/^\^7\.\d+\.\d+$/);
   });
 });
 
@@ -83,7 +109,7 @@ describe("undici's HTTP/1 client and a handler of its core methods", () => {
     expect(responseHeaders(raw)).toMatchObject({ "x-many": "a, b", "content-type": "text/plain", "content-length": "5" });
   });
 
-  it("names fields with the headerNameToString its parseHeaders uses", () => {
+  it("names fields with its public headerNameToString, which its parseHeaders uses", () => {
     expect(typeof headerNameToString).toBe("function");
     expect(headerNameToString(Buffer.from("Content-Type"))).toBe("content-type");
     expect(headerNameToString(Buffer.from("X-Odd-NAME"))).toBe("x-odd-name");
