@@ -97,6 +97,7 @@ export async function startTinyproxy(auth?: string): Promise<Tinyproxy> {
     }
     await new Promise(function later(resolve) { setTimeout(resolve, 20); });
   }
+  let closing: Promise<void> | null = null;
   return {
     url: `http://127.0.0.1:${port}`,
     port,
@@ -104,13 +105,15 @@ export async function startTinyproxy(auth?: string): Promise<Tinyproxy> {
       return [...log.matchAll(/Request \(file descriptor \d+\): (.+)$/gm)].map((match) => match[1].trim());
     },
     close() {
-      return new Promise<void>(function stopped(resolve) {
-        child.once("exit", function stoppedNow() {
+      // Once its output is closed, every line it logged has been read: requests() is whole.
+      closing ??= new Promise<void>(function stopped(resolve) {
+        child.once("close", function stoppedNow() {
           rmSync(dir, { recursive: true, force: true });
           resolve();
         });
         child.kill("SIGTERM");
       });
+      return closing;
     },
   };
 }
