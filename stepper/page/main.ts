@@ -12,7 +12,7 @@
  */
 import type { Recording } from "../recording.js";
 import { type RunTo, RecordingFormatError, fetchedUrls, formatHash, parseHash, readRecordings, runTo } from "./model.js";
-import { VIEW_NAMES, VIEW_TITLES, type ViewName, escapeHtml, renderViews, stepHeading } from "./views.js";
+import { VIEW_NAMES, VIEW_TITLES, type ViewName, escapeHtml, recordingNotice, renderViews, stepHeading } from "./views.js";
 
 /** The page's state: the recordings it can show, the one shown, and its step. */
 class Stepper {
@@ -85,6 +85,10 @@ class Stepper {
     this.element<HTMLButtonElement>("step").disabled = this.index === recording.steps.length - 1;
     this.element<HTMLSelectElement>("stage").value = String(this.current);
     if (recordingChanged || this.element<HTMLSelectElement>("url").options.length === 0) this.fillUrls();
+    const notice = recordingNotice(recording);
+    const noticeElement = this.element("notice");
+    noticeElement.innerHTML = notice;
+    noticeElement.hidden = notice === "";
     const hash = formatHash(recording.stage, this.index);
     if (window.location.hash !== hash) history.replaceState(null, "", hash);
   }
