@@ -16,9 +16,8 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
 import type { Recording } from "./recording.js";
-// The recordings the page embeds. FIXTURE until the recorder is merged; then this one line becomes
-// `import { buildRecordings } from "./build-recordings.js";`
-import { buildRecordings } from "./fixture-recording.js";
+// The recordings the page embeds: each stage's real crawl of the demo site, recorded in the bottle.
+import { buildRecordings } from "./build-recordings.js";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = join(HERE, "..");
