@@ -25,7 +25,7 @@ class Stepper {
 
   /** Lays out the views and wires the controls; shows the step the hash names, or the first. */
   start(embedded: Recording[]): void {
-    for (const recording of embedded) this.recordings.push({ recording, name: recording.stage });
+    for (const recording of embedded) this.recordings.push({ recording, name: recording.title ?? recording.stage });
     const views = this.element("views");
     for (const view of VIEW_NAMES) {
       const section = this.root.createElement("section");
@@ -185,7 +185,7 @@ class Stepper {
     try {
       const added = readRecordings(JSON.parse(text));
       const first = this.recordings.length;
-      for (const recording of added) this.recordings.push({ recording, name: `${recording.stage} (${fileName})` });
+      for (const recording of added) this.recordings.push({ recording, name: `${recording.title ?? recording.stage} (${fileName})` });
       this.fillStages();
       this.status(`loaded ${added.length} recording${added.length === 1 ? "" : "s"} from ${fileName}`);
       this.show(first, 0);

@@ -13,7 +13,9 @@ import { existsSync, statSync } from "node:fs";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { pathToFileURL } from "node:url";
+import { execFile } from "node:child_process";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { promisify } from "node:util";
 import type { BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { STEPPER_PAGE, writeStepperPage } from "../../stepper/build.js";
@@ -23,6 +25,9 @@ import type { Recording } from "../../stepper/recording.js";
 import { hasChromium, launchChromium } from "../helpers/chromium.js";
 
 const chromiumHere = hasChromium("test/browser/stepper.test.ts");
+const REPO = fileURLToPath(new URL("../..", import.meta.url));
+const TSX = join(REPO, "node_modules/tsx/dist/cli.mjs");
+const run = promisify(execFile);
 
 /** What the page shows: the counter, the step's heading and every view's body (a string: no DOM types in test/). */
 const PAGE_STATE = `(() => ({
@@ -60,6 +65,7 @@ describe.skipIf(!chromiumHere)("stepper page in Chromium", () => {
   const recordings: Recording[] = fixtureRecordings();
   const requests: string[] = [];
   const errors: string[] = [];
+  const learnerPages: string[] = [];
 
   beforeAll(async () => {
     directory = await mkdtemp(join(tmpdir(), "crawl-stepper-"));
@@ -74,7 +80,7 @@ describe.skipIf(!chromiumHere)("stepper page in Chromium", () => {
     if (directory !== undefined) await rm(directory, { recursive: true, force: true });
     // Every test's page: no console error, no uncaught exception, and no request but the page itself.
     expect(errors).toEqual([]);
-    const pages = [pageUrl, pathToFileURL(STEPPER_PAGE).href];
+    const pages = [pageUrl, pathToFileURL(STEPPER_PAGE).href, ...learnerPages];
     expect(requests.filter(function notThePage(url) { return !pages.includes(url.split("#")[0] ?? ""); })).toEqual([]);
   });
 
@@ -202,6 +208,25 @@ describe.skipIf(!chromiumHere)("stepper page in Chromium", () => {
     await expect.poll(function status() { return page.locator("#status").textContent(); }).toBe("not-a-recording.json is not a recording: `stage` is not a string");
     await page.close();
   });
+
+  it("opens the page `npm run learn -- 3 --step` writes, the learner's recording selected and its failure shown", async () => {
+    const learner = join(directory, "learn");
+    const { stdout } = await run(process.execPath, [TSX, "learn/workshop/run.ts", "3", "--step", "--no-open"], { cwd: REPO, env: { ...process.env, LEARN_DIR: learner } });
+    const file = join(learner, ".step", "index.html");
+    expect(stdout).toContain(join(".step", "index.html"));
+    learnerPages.push(pathToFileURL(file).href);
+    const page = await open("", pathToFileURL(file).href);
+    await expect(page.locator("#stage option:checked").textContent()).resolves.toBe("exercise 3, your parts (callbacks)");
+    // The library's three follow when `npm run build` has written dist/stepper/index.html.
+    await expect(page.locator("#stage option").count()).resolves.toBe(existsSync(STEPPER_PAGE) ? 4 : 1);
+    const shown = await state(page);
+    // exercise 3 not written yet: the crawl fails at once, and the one step is the end, with the learner's frame.
+    expect(shown.counter).toBe("step 0 of 0");
+    expect(shown.heading).toContain('<span class="kind">end</span>');
+    await expect(page.locator("#view-stack .ended.failed").textContent()).resolves.toContain("Fetcher.fetch is not written yet");
+    await expect(page.locator("#view-stack ol.stack li").first().textContent()).resolves.toContain("03-fetcher.ts");
+    await page.close();
+  }, 60_000);
 
   // The page `npm run build` wrote, with the recorder's real recordings of the demo site: every step of every
   // stage is drawn, one after the other, without an error. First paint, the mean step's render time and the
