@@ -15,10 +15,10 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
+import { RecordingFormatError, readRecordings } from "./page/model.js";
 import type { Recording } from "./recording.js";
-// The recordings the page embeds. FIXTURE until the recorder is merged; then this one line becomes
-// `import { buildRecordings } from "./build-recordings.js";`
-import { buildRecordings } from "./fixture-recording.js";
+// The recordings the page embeds: each stage's real crawl of the demo site, recorded in the bottle.
+import { buildRecordings } from "./build-recordings.js";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = join(HERE, "..");
@@ -54,6 +54,22 @@ export function pageHtml(script: string, recordings: readonly Recording[]): stri
   return template.replace(/\{\{(style|recordings|script)\}\}/g, function part(_whole, name: string) {
     return parts[name] ?? "";
   });
+}
+
+/**
+ * The recordings embedded in a page this module wrote (the `<script
+ * id="recordings">`'s JSON), so another page can reuse them without
+ * recording again: `npm run learn -- N --step` puts the library's three,
+ * read from dist/stepper/index.html, after the learner's.
+ *
+ * @throws {@link RecordingFormatError} when the page holds no recordings.
+ */
+export function recordingsInPage(file: string): Recording[] {
+  const html = readFileSync(file, "utf8");
+  const found = /<script type="application\/json" id="recordings">([^<]*)<\/script>/.exec(html);
+  if (found === null) throw new RecordingFormatError(`${file} holds no <script id="recordings">`);
+  // The writer wrote every `<` as `\u003c`, which JSON reads back as `<`.
+  return readRecordings(JSON.parse(found[1] ?? ""));
 }
 
 /** Writes the page with `recordings` to `file` (creating its folder); returns its size in bytes. */

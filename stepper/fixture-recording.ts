@@ -85,8 +85,16 @@ class Story {
     this.steps.push(snapshot);
   }
 
+  /** The last step, as the recorder writes it: kind "end", nothing on the stack, nothing next. */
+  end(label: string): void {
+    this.step("end", label, {}, function over(s) {
+      s.stack = [];
+      s.next = null;
+    });
+  }
+
   recording(stage: string): Recording {
-    return { stage, seed: 7, root: `${SITE}/`, sources: this.sources, steps: this.steps };
+    return { stage, seed: 7, root: `${SITE}/`, sources: this.sources, steps: this.steps, truncated: false };
   }
 }
 
@@ -142,7 +150,7 @@ function core(jobsOut: CoreView["jobsOut"], seen: number, todo: number, recorded
 
 /** Stage 1: a Fetcher's callbacks on the selector, its idle timers on the heap. */
 function callbacksRecording(): Recording {
-  const story = new Story({ now: 0, iterations: 0, selector: { keys: [], candidates: [], lastReady: null }, timers: { heap: [], planned: null }, core: core([], 1, 1, 0, null, 1), stack: [], next: null });
+  const story = new Story({ now: 0, iterations: 0, selector: { keys: [], candidates: [], lastReady: null }, timers: { heap: [], planned: [] }, core: core([], 1, 1, 0, null, 1), stack: [], next: null });
   const loop = "src/callbacks/event-loop.ts";
   const fetcher = "src/callbacks/fetcher.ts";
   const crawler = "src/callbacks/crawler.ts";
@@ -163,7 +171,7 @@ function callbacksRecording(): Recording {
 
   story.step("callback", "crawl() starts: the core hands out http://demo.test/, and a Fetcher starts it", { dispatch: true }, function start(s) {
     s.selector = { keys: [key(7, "write")], candidates: [], lastReady: null };
-    s.timers = { heap: [{ id: 1, when: 5000, seq: 1, cancelled: false, name: "idle timeout fd 7" }], planned: { kind: "setImmediate", ms: 0, why: "runOnce: select the socket just registered" } };
+    s.timers = { heap: [{ id: 1, when: 5000, seq: 1, cancelled: false, name: "idle timeout fd 7" }], planned: [{ kind: "setImmediate", ms: 0, why: "runOnce: select the socket just registered" }] };
     s.core = core([{ url: `${SITE}/`, state: "connecting" }], 1, 0, 0, 10);
     s.stack = [fetch, crawl];
     s.next = registerWrite;
@@ -173,7 +181,7 @@ function callbacksRecording(): Recording {
     s.iterations = 1;
     s.selector = { keys: [key(7, "read")], candidates: ["fd 7"], lastReady: [{ socket: "fd 7", events: ["write"] }] };
     s.core = core([{ url: `${SITE}/`, state: "sent" }], 1, 0, 0, 9);
-    if (s.timers !== undefined) s.timers.planned = { kind: "setTimeout", ms: 4999, why: "sleep 4999 ms until timer 1, or until a socket wakes the selector" };
+    if (s.timers !== undefined) s.timers.planned = [{ kind: "setTimeout", ms: 4999, why: "sleep 4999 ms until timer 1, or until a socket wakes the selector" }];
     s.stack = stack(connected);
     s.next = registerRead;
   });
@@ -181,7 +189,7 @@ function callbacksRecording(): Recording {
     s.now = 4;
     s.iterations = 2;
     if (s.selector !== undefined) s.selector = { ...s.selector, lastReady: [] };
-    if (s.timers !== undefined) s.timers.planned = { kind: "setTimeout", ms: 4996, why: "sleep 4996 ms until timer 1 (idle timeout fd 7)" };
+    if (s.timers !== undefined) s.timers.planned = [{ kind: "setTimeout", ms: 4996, why: "sleep 4996 ms until timer 1 (idle timeout fd 7)" }];
     s.core = core([{ url: `${SITE}/`, state: "sent" }], 1, 0, 0, 6);
     s.stack = [sleep, runOnce];
     s.next = select;
@@ -193,7 +201,7 @@ function callbacksRecording(): Recording {
     if (s.timers !== undefined) {
       cancelTimer(s.timers.heap, 1);
       heapPush(s.timers.heap, { id: 2, when: 5012, seq: 2, cancelled: false, name: "idle timeout fd 7" });
-      s.timers.planned = { kind: "setImmediate", ms: 0, why: "runOnce: a socket is still ready" };
+      s.timers.planned = [{ kind: "setImmediate", ms: 0, why: "runOnce: a socket is still ready" }];
     }
     s.core = core([{ url: `${SITE}/`, state: "reading" }], 1, 0, 0, null);
     s.stack = stack(readResponse);
@@ -207,7 +215,7 @@ function callbacksRecording(): Recording {
       cancelTimer(s.timers.heap, 2);
       heapPush(s.timers.heap, { id: 3, when: 5012, seq: 3, cancelled: false, name: "idle timeout fd 8" });
       heapPush(s.timers.heap, { id: 4, when: 5012, seq: 4, cancelled: false, name: "idle timeout fd 9" });
-      s.timers.planned = { kind: "setImmediate", ms: 0, why: "runOnce: select the sockets just registered" };
+      s.timers.planned = [{ kind: "setImmediate", ms: 0, why: "runOnce: select the sockets just registered" }];
     }
     s.core = core([{ url: `${SITE}/a`, state: "connecting" }, { url: `${SITE}/b`, state: "connecting" }], 3, 0, 1, 10);
     s.stack = stack(readResponse);
@@ -217,7 +225,7 @@ function callbacksRecording(): Recording {
     s.now = 13;
     s.iterations = 5;
     s.selector = { keys: [key(8, "read"), key(9, "read")], candidates: ["fd 8", "fd 9"], lastReady: [{ socket: "fd 8", events: ["write"] }, { socket: "fd 9", events: ["write"] }] };
-    if (s.timers !== undefined) s.timers.planned = { kind: "setTimeout", ms: 4999, why: "sleep 4999 ms until timer 1 (cancelled, popped when due)" };
+    if (s.timers !== undefined) s.timers.planned = [{ kind: "setTimeout", ms: 4999, why: "sleep 4999 ms until timer 1 (cancelled, popped when due)" }];
     s.core = core([{ url: `${SITE}/a`, state: "sent" }, { url: `${SITE}/b`, state: "sent" }], 3, 0, 1, 9);
     s.stack = stack(connected);
     s.next = registerRead;
@@ -238,12 +246,13 @@ function callbacksRecording(): Recording {
     if (s.timers !== undefined) {
       cancelTimer(s.timers.heap, 3);
       heapPop(s.timers.heap);
-      s.timers.planned = null;
+      s.timers.planned = [];
     }
     s.core = core([], 3, 0, 3, null);
     s.stack = stack(readResponse);
     s.next = null;
   });
+  story.end(`The crawl ends: ${story.state.core.recorded} records in ${story.state.now} virtual ms`);
   return story.recording("callbacks");
 }
 
@@ -254,7 +263,7 @@ function generatorsRecording(): Recording {
     iterations: 0,
     selector: { keys: [], candidates: [], lastReady: null },
     ready: [{ name: "Task-1.step", thisIteration: true }],
-    timers: { heap: [], planned: { kind: "setImmediate", ms: 0, why: "runOnce: 1 callback ready" } },
+    timers: { heap: [], planned: [{ kind: "setImmediate", ms: 0, why: "runOnce: 1 callback ready" }] },
     tasks: [{ id: "Task-1", coroutine: "crawl", state: "pending", waitsOn: null, pausedAt: null }],
     futures: [],
     queue: { items: [`${SITE}/`], parkedGetters: 0, unfinished: 1, joinWaiters: 0 },
@@ -296,7 +305,7 @@ function generatorsRecording(): Recording {
     s.iterations = 2;
     s.ready = [{ name: "Task-3.step", thisIteration: true }];
     s.selector = { keys: [key(7, "write", "connect#2")], candidates: [], lastReady: null };
-    s.timers = { heap: [{ id: 1, when: 10000, seq: 1, cancelled: false, name: "timeout connect#2" }], planned: { kind: "setImmediate", ms: 0, why: "runOnce: 1 callback ready" } };
+    s.timers = { heap: [{ id: 1, when: 10000, seq: 1, cancelled: false, name: "timeout connect#2" }], planned: [{ kind: "setImmediate", ms: 0, why: "runOnce: 1 callback ready" }] };
     s.tasks = [task("Task-1", "crawl", "pending", "Future join#1", join), ...workers(["pending", "Future connect#2", attempt], ["pending", null, null])];
     s.futures = [{ id: "join#1", state: "pending", callbacks: ["Task-1.wakeUp"] }, { id: "connect#2", state: "pending", callbacks: ["Task-2.wakeUp"] }];
     s.queue = { items: [], parkedGetters: 0, unfinished: 1, joinWaiters: 1 };
@@ -310,7 +319,7 @@ function generatorsRecording(): Recording {
     s.tasks = [task("Task-1", "crawl", "pending", "Future join#1", join), ...workers(["pending", "Future connect#2", attempt], ["pending", "Future get#3", get])];
     s.futures = [...(s.futures ?? []), { id: "get#3", state: "pending", callbacks: ["Task-3.wakeUp"] }];
     s.queue = { items: [], parkedGetters: 1, unfinished: 1, joinWaiters: 1 };
-    if (s.timers !== undefined) s.timers.planned = { kind: "setTimeout", ms: 10000, why: "sleep 10000 ms until timer 1, or until a socket wakes the selector" };
+    if (s.timers !== undefined) s.timers.planned = [{ kind: "setTimeout", ms: 10000, why: "sleep 10000 ms until timer 1, or until a socket wakes the selector" }];
     s.stack = [{ ...get, fn: "work" }, step, runOnce];
     s.next = null;
   });
@@ -322,7 +331,7 @@ function generatorsRecording(): Recording {
     s.futures = [{ id: "join#1", state: "pending", callbacks: ["Task-1.wakeUp"] }, { id: "connect#2", state: "resolved", callbacks: [] }, { id: "get#3", state: "pending", callbacks: ["Task-3.wakeUp"] }];
     if (s.timers !== undefined) {
       cancelTimer(s.timers.heap, 1);
-      s.timers.planned = { kind: "setImmediate", ms: 0, why: "runOnce: 1 callback ready" };
+      s.timers.planned = [{ kind: "setImmediate", ms: 0, why: "runOnce: 1 callback ready" }];
     }
     s.stack = [{ file: loop, line: runOnce.line, fn: "socketReady" }, runOnce];
     s.next = attempt;
@@ -333,9 +342,9 @@ function generatorsRecording(): Recording {
     s.selector = { keys: [key(7, "read", "read#4")], candidates: [], lastReady: [] };
     s.futures = [{ id: "join#1", state: "pending", callbacks: ["Task-1.wakeUp"] }, { id: "get#3", state: "pending", callbacks: ["Task-3.wakeUp"] }, { id: "read#4", state: "pending", callbacks: ["Task-2.wakeUp"] }];
     s.tasks = [task("Task-1", "crawl", "pending", "Future join#1", join), ...workers(["pending", "Future read#4", attempt], ["pending", "Future get#3", get])];
-    s.timers = { heap: [{ id: 1, when: 10000, seq: 1, cancelled: true, name: "timeout connect#2" }], planned: null };
+    s.timers = { heap: [{ id: 1, when: 10000, seq: 1, cancelled: true, name: "timeout connect#2" }], planned: [] };
     heapPush(s.timers.heap, { id: 2, when: 10001, seq: 2, cancelled: false, name: "timeout read#4" });
-    s.timers.planned = { kind: "setTimeout", ms: 9999, why: "sleep 9999 ms until timer 1 (cancelled, popped when due)" };
+    s.timers.planned = [{ kind: "setTimeout", ms: 9999, why: "sleep 9999 ms until timer 1 (cancelled, popped when due)" }];
     s.core = core([{ url: `${SITE}/`, state: "sent" }], 1, 0, 0, 9);
     s.stack = [{ ...attempt, fn: "fetch" }, { ...get, fn: "work" }, step, runOnce];
     s.next = attempt;
@@ -359,7 +368,7 @@ function generatorsRecording(): Recording {
     if (s.timers !== undefined) {
       cancelTimer(s.timers.heap, 2);
       heapPush(s.timers.heap, { id: 3, when: 10011, seq: 3, cancelled: false, name: "timeout connect#5" });
-      s.timers.planned = { kind: "setImmediate", ms: 0, why: "runOnce: 1 callback ready" };
+      s.timers.planned = [{ kind: "setImmediate", ms: 0, why: "runOnce: 1 callback ready" }];
     }
     s.core = core([{ url: `${SITE}/b`, state: "connecting" }], 3, 1, 1, 10, 1);
     s.stack = [{ ...settle, fn: "fetch" }, { ...get, fn: "work" }, step, runOnce];
@@ -373,7 +382,7 @@ function generatorsRecording(): Recording {
     s.tasks = [task("Task-1", "crawl", "pending", "Future join#1", join), ...workers(["pending", "Future connect#5", attempt], ["pending", "Future connect#6", attempt])];
     if (s.timers !== undefined) {
       heapPush(s.timers.heap, { id: 4, when: 10011, seq: 4, cancelled: false, name: "timeout connect#6" });
-      s.timers.planned = { kind: "setTimeout", ms: 9989, why: "sleep 9989 ms until timer 1 (cancelled, popped when due)" };
+      s.timers.planned = [{ kind: "setTimeout", ms: 9989, why: "sleep 9989 ms until timer 1 (cancelled, popped when due)" }];
     }
     s.core = core([{ url: `${SITE}/b`, state: "connecting" }, { url: `${SITE}/a`, state: "connecting" }], 3, 0, 1, 10);
     s.stack = [{ ...attempt, fn: "fetch" }, { ...get, fn: "work" }, step, runOnce];
@@ -398,7 +407,7 @@ function generatorsRecording(): Recording {
     if (s.timers !== undefined) {
       cancelTimer(s.timers.heap, 3);
       cancelTimer(s.timers.heap, 4);
-      s.timers.planned = { kind: "setImmediate", ms: 0, why: "runOnce: 1 callback ready" };
+      s.timers.planned = [{ kind: "setImmediate", ms: 0, why: "runOnce: 1 callback ready" }];
     }
     s.core = core([], 3, 0, 3, null);
     s.stack = [{ ...settle, fn: "fetch" }, { ...get, fn: "work" }, step, runOnce];
@@ -426,10 +435,11 @@ function generatorsRecording(): Recording {
     s.ready = [];
     s.tasks = [task("Task-1", "crawl", "done", null, null), ...workers(["cancelled", null, null], ["cancelled", null, null])];
     s.futures = [];
-    if (s.timers !== undefined) s.timers.planned = null;
+    if (s.timers !== undefined) s.timers.planned = [];
     s.stack = [step, runOnce];
     s.next = null;
   });
+  story.end(`The crawl ends: ${story.state.core.recorded} records in ${story.state.now} virtual ms`);
   return story.recording("generators");
 }
 
@@ -552,6 +562,7 @@ function asyncawaitRecording(): Recording {
     s.stack = [{ ...all, fn: "crawl" }];
     s.next = null;
   });
+  story.end(`The crawl ends: ${story.state.core.recorded} records in ${story.state.now} virtual ms`);
   return story.recording("asyncawait");
 }
 

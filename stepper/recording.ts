@@ -128,6 +128,8 @@ export interface Snapshot {
 /** A stage's crawl of one site, recorded. */
 export interface Recording {
   stage: string;
+  /** The name the page's stage picker gives it, when not the stage's ("exercise 7, your parts (generators)"); the recorder writes none. */
+  title?: string;
   seed: number;
   /** The root URL crawled. */
   root: string;

@@ -30,6 +30,7 @@ import { exerciseNumbered, exercises, partsOfStage, type Exercise } from "./exer
 import { fileOfFailure, suspectsIn } from "./blame.js";
 import { findBodies, learnerFile } from "./learner-files.js";
 import type { Failure, Report } from "./report.js";
+import type { Recording } from "../../stepper/recording.js";
 
 const REPO = fileURLToPath(new URL("../..", import.meta.url));
 const LEARNER_DIR = resolve(REPO, process.env["LEARN_DIR"] ?? "learn");
@@ -67,19 +68,22 @@ const ownChecks = new Map<number, Promise<Verdict>>();
 async function main(args: string[]): Promise<void> {
   const flags = args.filter((arg) => arg.startsWith("--"));
   const numbers = args.filter((arg) => !arg.startsWith("--"));
-  const unknown = flags.filter((flag) => !["--hint", "--solution", "--reset", "--watch", "--step"].includes(flag));
-  if (unknown.length > 0 || numbers.length > 1 || flags.length > 1 || (flags.length > 0 && numbers.length === 0)) return usage(`cannot read ${args.join(" ")}`);
+  const noOpen = flags.includes("--no-open");
+  if (noOpen && !flags.includes("--step")) return usage("--no-open goes with --step only");
+  const modes = flags.filter((flag) => flag !== "--no-open");
+  const unknown = modes.filter((flag) => !["--hint", "--solution", "--reset", "--watch", "--step"].includes(flag));
+  if (unknown.length > 0 || numbers.length > 1 || modes.length > 1 || (modes.length > 0 && numbers.length === 0)) return usage(`cannot read ${args.join(" ")}`);
   mkdirSync(LEARNER_DIR, { recursive: true });
   moveFormerFiles();
   const written = writeMissingFiles();
   if (numbers.length === 0) return listAll(written);
   const exercise = exerciseNumbered(Number(numbers[0]));
   if (exercise === undefined) return usage(`there is no exercise ${numbers[0]}: they are numbered 1 to ${exercises.length}`);
-  if (flags[0] === "--hint") return giveHint(exercise);
-  if (flags[0] === "--solution") return showSolution(exercise);
-  if (flags[0] === "--reset") return reset(exercise);
-  if (flags[0] === "--watch") return watchOne(exercise);
-  if (flags[0] === "--step") return stepOne(exercise);
+  if (modes[0] === "--hint") return giveHint(exercise);
+  if (modes[0] === "--solution") return showSolution(exercise);
+  if (modes[0] === "--reset") return reset(exercise);
+  if (modes[0] === "--watch") return watchOne(exercise);
+  if (modes[0] === "--step") return stepOne(exercise, !noOpen);
   await checkOne(exercise);
 }
 
@@ -91,7 +95,8 @@ Usage: npm run learn                 check every exercise and list them
        npm run learn -- N --solution the library's own code for exercise N
        npm run learn -- N --reset    exercise N's file afresh (yours is kept as .bak)
        npm run learn -- N --watch    check exercise N again each time its file is saved (Ctrl-C ends)
-       npm run learn -- N --step     record a crawl by your parts up to exercise N, for the stepper page`);
+       npm run learn -- N --step     record a crawl by your parts up to exercise N and open it in the stepper page
+                                     (add --no-open to only write the page and print its path)`);
   process.exitCode = 2;
 }
 
@@ -360,9 +365,13 @@ const TSX = resolve(REPO, "node_modules/tsx/dist/cli.mjs");
  * phase swaps them) for the stepper page: stepper/record-cli.ts, in a
  * process group of its own (a learner's spinning loop is killed whole after
  * the contract's limit), writes `.step/NN-stage.json` in the learner's
- * folder; then says how to open it.
+ * folder; then writes `.step/index.html`, the stepper page with that
+ * recording first (and the library's three after it, read from
+ * dist/stepper/index.html when `npm run build` has written it: a page opened
+ * from file:// cannot fetch a file), prints its path and opens it, unless
+ * `open` is false (`--no-open`) or there is no display.
  */
-async function stepOne(exercise: Exercise): Promise<void> {
+async function stepOne(exercise: Exercise, open: boolean): Promise<void> {
   const stage = exercise.stage;
   if (stage === null) return usage(`exercise ${exercise.number} builds no crawler to step through: --step takes ${exercises.filter((each) => each.stage !== null).map((each) => each.number).join(", ")}`);
   const out = resolve(LEARNER_DIR, ".step", `${String(exercise.number).padStart(2, "0")}-${stage}.json`);
@@ -390,8 +399,19 @@ async function stepOne(exercise: Exercise): Promise<void> {
     process.exitCode = 1;
     return;
   }
-  const page = relative(process.cwd(), resolve(REPO, "dist/stepper/index.html"));
-  console.log(`Open the stepper page, ${page} (\`npm run build\` writes it, \`npm run stepper\` opens it), and load ${relative(process.cwd(), out)} in it (drop the file on the page).`);
+  // Imported here, not at the top: the page's writer brings esbuild and the recorder, which no other command needs.
+  const { STEPPER_PAGE, recordingsInPage, writeStepperPage } = await import("../../stepper/build.js");
+  const { openPage } = await import("../../stepper/open.js");
+  const mine = JSON.parse(readFileSync(out, "utf8")) as Recording;
+  mine.title = `exercise ${exercise.number}, your parts (${stage})`;
+  const library = existsSync(STEPPER_PAGE) ? recordingsInPage(STEPPER_PAGE) : [];
+  const page = resolve(LEARNER_DIR, ".step", "index.html");
+  await writeStepperPage(page, [mine, ...library]);
+  console.log(`Your recording: ${relative(process.cwd(), out)} (${mine.steps.length} steps${mine.truncated ? ", cut at maxSteps: the loop may spin" : ""}).`);
+  console.log(
+    `The stepper page with it: ${relative(process.cwd(), page)}${library.length > 0 ? ", the library's three recordings after it to compare" : " (the library's recordings join it once `npm run build` has written dist/stepper/index.html)"}.`,
+  );
+  if (open) openPage(page);
 }
 
 /** The process groups of the vitest runs under way: each run's main process and its workers. */

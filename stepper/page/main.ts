@@ -12,7 +12,7 @@
  */
 import type { Recording } from "../recording.js";
 import { type RunTo, RecordingFormatError, fetchedUrls, formatHash, parseHash, readRecordings, runTo } from "./model.js";
-import { VIEW_NAMES, VIEW_TITLES, type ViewName, escapeHtml, renderViews, stepHeading } from "./views.js";
+import { VIEW_NAMES, VIEW_TITLES, type ViewName, escapeHtml, recordingNotice, renderViews, stepHeading } from "./views.js";
 
 /** The page's state: the recordings it can show, the one shown, and its step. */
 class Stepper {
@@ -25,7 +25,7 @@ class Stepper {
 
   /** Lays out the views and wires the controls; shows the step the hash names, or the first. */
   start(embedded: Recording[]): void {
-    for (const recording of embedded) this.recordings.push({ recording, name: recording.stage });
+    for (const recording of embedded) this.recordings.push({ recording, name: recording.title ?? recording.stage });
     const views = this.element("views");
     for (const view of VIEW_NAMES) {
       const section = this.root.createElement("section");
@@ -85,6 +85,10 @@ class Stepper {
     this.element<HTMLButtonElement>("step").disabled = this.index === recording.steps.length - 1;
     this.element<HTMLSelectElement>("stage").value = String(this.current);
     if (recordingChanged || this.element<HTMLSelectElement>("url").options.length === 0) this.fillUrls();
+    const notice = recordingNotice(recording);
+    const noticeElement = this.element("notice");
+    noticeElement.innerHTML = notice;
+    noticeElement.hidden = notice === "";
     const hash = formatHash(recording.stage, this.index);
     if (window.location.hash !== hash) history.replaceState(null, "", hash);
   }
@@ -181,7 +185,7 @@ class Stepper {
     try {
       const added = readRecordings(JSON.parse(text));
       const first = this.recordings.length;
-      for (const recording of added) this.recordings.push({ recording, name: `${recording.stage} (${fileName})` });
+      for (const recording of added) this.recordings.push({ recording, name: `${recording.title ?? recording.stage} (${fileName})` });
       this.fillStages();
       this.status(`loaded ${added.length} recording${added.length === 1 ? "" : "s"} from ${fileName}`);
       this.show(first, 0);

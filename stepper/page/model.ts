@@ -160,7 +160,9 @@ export class RecordingFormatError extends Error {
 /**
  * Checks that parsed JSON has a recording's shape (or is a list of them) and
  * returns the recordings. Only what the page reads to start is checked: the
- * stage, the sources, and steps that each have an index, a core and events.
+ * stage, the sources, `truncated`, steps that each have a core, events and a
+ * stack (and, with timers, a list of planned wake-ups), the last of kind
+ * "end".
  *
  * @throws {@link RecordingFormatError} naming the first field that is wrong.
  */
@@ -178,7 +180,14 @@ export function readRecordings(json: unknown): Recording[] {
       if (!isObject(step) || !isObject(step["core"]) || !isObject(step["events"]) || !Array.isArray(step["stack"])) {
         throw new RecordingFormatError(`${where}\`steps[${index}]\` lacks core, events or stack`);
       }
+      const timers = step["timers"];
+      if (timers !== undefined && (!isObject(timers) || !Array.isArray(timers["planned"]))) {
+        throw new RecordingFormatError(`${where}\`steps[${index}].timers.planned\` is not a list of wake-ups`);
+      }
     });
+    if (typeof candidate["truncated"] !== "boolean") throw new RecordingFormatError(`${where}\`truncated\` is not true or false (a recording from an older recorder?)`);
+    const last: unknown = steps[steps.length - 1];
+    if (!isObject(last) || last["kind"] !== "end") throw new RecordingFormatError(`${where}the last step is not of kind "end": the recording is not whole`);
     // Checked above for what the page reads first; the rest is drawn as found.
     return candidate as unknown as Recording;
   });

@@ -13,7 +13,7 @@
  *
  * @module
  */
-import type { Recording, SelectorKey, Snapshot, SourceLine, TimerEntry } from "../recording.js";
+import type { PlannedWakeup, Recording, SelectorKey, Snapshot, SourceLine, TimerEntry } from "../recording.js";
 import { type Change, type HeapNode, type Row, changedValue, diffRows, heapTree, sortedTimers, sourceExcerpt } from "./model.js";
 
 /** The views, in the order the page shows them. */
@@ -180,6 +180,26 @@ function heapNode(node: HeapNode, changes: Map<number, Change>): string {
   return `<li>${label}${children.length === 0 ? "" : `<ul>${children.map(function child(next) { return heapNode(next, changes); }).join("")}</ul>`}</li>`;
 }
 
+/** One wake-up planned in Node, as text: `setTimeout(48 ms) — sleep 48 ms until timer 7 (timeIsUp)`. */
+function wakeupText(wakeup: PlannedWakeup): string {
+  return `${wakeup.kind}(${wakeup.kind === "setTimeout" ? `${wakeup.ms} ms` : ""}) — ${wakeup.why}`;
+}
+
+/**
+ * The wake-ups the loop has planned in Node: none, one on its line, or a
+ * list headed "N wake-ups planned" (a learner's loop that leaves a stray
+ * timer plans two; the library's plans one at most).
+ */
+function plannedPart(stage: string, planned: readonly PlannedWakeup[], mark: string): string {
+  const label = `<span class="label">planned in Node</span>`;
+  const none = stage === "asyncawait" ? "nothing of ours: stage 3 has no loop of its own, Node's loop runs these timers" : "nothing planned: the loop is running, or stopped";
+  if (planned.length === 0) return `<p${mark}>${label} ${escapeHtml(none)}</p>`;
+  const [only] = planned;
+  if (planned.length === 1 && only !== undefined) return `<p${mark}>${label} ${escapeHtml(wakeupText(only))}</p>`;
+  const items = planned.map(function wakeupItem(wakeup) { return `<li>${escapeHtml(wakeupText(wakeup))}</li>`; }).join("");
+  return `<div${mark}>${label} <b class="many">${planned.length} wake-ups planned</b><ol class="wakeups">${items}</ol></div>`;
+}
+
 /** View 3: the timer heap as a tree and as a sorted list, and the wake-up planned in Node. */
 export function timersView(stage: string, step: Snapshot, previous: Snapshot | undefined): string {
   const timers = step.timers;
@@ -193,11 +213,10 @@ export function timersView(stage: string, step: Snapshot, previous: Snapshot | u
   });
   const gone = rows.filter(function removed(row) { return row.change === "removed"; });
   const planned = timers.planned;
-  const plannedBefore = previous?.timers?.planned ?? null;
+  const plannedBefore = previous?.timers?.planned ?? [];
   const plannedMark = changedValue(plannedBefore, planned, previous === undefined) ? ' class="planned changed"' : ' class="planned"';
-  const plannedText = planned === null ? "nothing planned: the loop is running, or stopped" : `${planned.kind}(${planned.kind === "setTimeout" ? `${planned.ms} ms` : ""}) — ${planned.why}`;
   return [
-    `<p${plannedMark}><span class="label">planned in Node</span> ${escapeHtml(plannedText)}</p>`,
+    plannedPart(stage, planned, plannedMark),
     `<div class="timer-columns"><div><h3>Heap as a tree</h3>`,
     tree === null ? `<p class="empty">heap empty</p>` : `<ul class="tree">${heapNode(tree, changes)}</ul>`,
     `</div><div><h3>Sorted by due time</h3>`,
@@ -295,9 +314,12 @@ export function stackView(recording: Recording, step: Snapshot, previous: Snapsh
           queueList(previous?.microtasks, step.microtasks ?? [], "empty", "ran since the previous step"),
           `</div></div>`,
         ].join("");
+  const ended = step.kind === "end";
+  const emptyStack = ended ? "empty: the crawl is over" : "empty: the loop waits in Node";
   return [
-    `<h3>Call stack</h3>`,
-    stackRows.length === 0 ? `<p class="empty">empty: the loop waits in Node</p>` : `<ol class="stack">${stackRows.join("")}</ol>`,
+    ended ? `<p class="${stackRows.length === 0 ? "ended" : "ended failed"}">${escapeHtml(step.label)}</p>` : "",
+    `<h3>${ended && stackRows.length > 0 ? "Stack of the failure" : "Call stack"}</h3>`,
+    stackRows.length === 0 ? `<p class="empty">${emptyStack}</p>` : `<ol class="stack">${stackRows.join("")}</ol>`,
     `<h3>Runs next</h3>`,
     source,
     queues,
@@ -325,4 +347,14 @@ export function stepHeading(recording: Recording, index: number): string {
   const step = recording.steps[index];
   if (step === undefined) return "";
   return `<span class="kind">${escapeHtml(step.kind)}</span> ${escapeHtml(step.label)} <span class="when">t = ${step.now} ms · iteration ${step.iterations}</span>`;
+}
+
+/**
+ * The notice above the views about the recording as a whole, or "" when
+ * there is none: a recording cut at its step limit (`truncated`) never
+ * reached its end, which is what a loop that spins looks like.
+ */
+export function recordingNotice(recording: Recording): string {
+  if (recording.truncated !== true) return "";
+  return `<b>recording cut at maxSteps: the loop may spin</b> — ${recording.steps.length} steps recorded, the crawl did not end.`;
 }

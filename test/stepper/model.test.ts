@@ -160,4 +160,17 @@ describe("readRecordings", () => {
     expect(function badStep() { return readRecordings({ stage: "x", sources: {}, steps: [{ index: 0 }] }); }).toThrow(/`steps\[0\]`/);
     expect(function emptyList() { return readRecordings([]); }).toThrow(/empty list/);
   });
+
+  it("rejects a recording of the first format: no `truncated`, a single planned wake-up, no last step of kind end", () => {
+    const [first] = fixtureRecordings();
+    if (first === undefined) throw new Error("no fixture");
+    const { truncated: _dropped, ...untruncated } = first;
+    expect(function noTruncated() { return readRecordings(untruncated); }).toThrow(/`truncated`/);
+    const single = structuredClone(first);
+    const step = single.steps[1];
+    if (step?.timers === undefined) throw new Error("the fixture's step 1 has no timers");
+    (step.timers as unknown as { planned: unknown }).planned = { kind: "setImmediate", ms: 0, why: "" };
+    expect(function onePlanned() { return readRecordings(single); }).toThrow(/`steps\[1\]\.timers\.planned`/);
+    expect(function noEnd() { return readRecordings({ ...first, steps: first.steps.slice(0, -1) }); }).toThrow(/kind "end"/);
+  });
 });

@@ -7,7 +7,7 @@
  * Each stage's crawl of the demo site in the bottle, seed 1.
  */
 import { execFile } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -228,12 +228,13 @@ describe("record-cli", () => {
 describe("npm run learn -- N --step", () => {
   it("records the crawl by the learner's parts, up to the throw of a body not written yet, and says where the recording and the page are", async () => {
     const learner = join(dir, "learn-step");
-    const { stdout } = await run(process.execPath, [TSX, "learn/workshop/run.ts", "3", "--step"], { cwd: REPO, env: { ...process.env, LEARN_DIR: learner } });
+    const { stdout } = await run(process.execPath, [TSX, "learn/workshop/run.ts", "3", "--step", "--no-open"], { cwd: REPO, env: { ...process.env, LEARN_DIR: learner } });
     const recording = JSON.parse(readFileSync(join(learner, ".step", "03-callbacks.json"), "utf8")) as Recording;
     expect(recording.steps.at(-1)?.label).toContain("Fetcher.fetch is not written yet");
     expect(recording.steps.at(-1)?.stack[0]?.file).toMatch(/03-fetcher\.ts$/);
-    expect(stdout).toContain("dist/stepper/index.html");
+    expect(stdout).toContain(join(".step", "index.html"));
     expect(stdout).toContain("03-callbacks.json");
+    expect(existsSync(join(learner, ".step", "index.html"))).toBe(true);
   }, 60_000);
 
   it("exits 2 for an exercise no crawler is built from", async () => {

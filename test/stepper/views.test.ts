@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { fixtureRecordings } from "../../stepper/fixture-recording.js";
-import { VIEW_NAMES, absentReason, escapeHtml, readyView, renderViews, selectorView, timersView } from "../../stepper/page/views.js";
+import { VIEW_NAMES, absentReason, escapeHtml, readyView, recordingNotice, renderViews, selectorView, stackView, timersView } from "../../stepper/page/views.js";
 import type { Recording, Snapshot } from "../../stepper/recording.js";
 
 /** The fixture recording of `stage`. */
@@ -87,6 +87,41 @@ describe("timersView", () => {
     expect(html).toContain("setImmediate() — runOnce: a socket is still ready");
     const sleeping = timersView("callbacks", recording.steps[2] as Snapshot, recording.steps[1]);
     expect(sleeping).toContain("setTimeout(4996 ms) — sleep 4996 ms until timer 1");
+  });
+});
+
+describe("planned wake-ups", () => {
+  it("draws every wake-up a loop planned and counts them when there are two", () => {
+    const stray: Snapshot = {
+      ...bare(1),
+      timers: { heap: [], planned: [{ kind: "setTimeout", ms: 48, why: "sleep 48 ms until timer 7 (timeIsUp)" }, { kind: "setImmediate", ms: 0, why: "sockets were ready" }] },
+    };
+    const html = timersView("generators", stray, bare(0));
+    expect(html).toContain("2 wake-ups planned");
+    expect(html.match(/<li>/g)?.length).toBe(2);
+    const one: Snapshot = { ...bare(1), timers: { heap: [], planned: [{ kind: "setImmediate", ms: 0, why: "sockets were ready" }] } };
+    expect(timersView("generators", one, bare(0))).not.toContain("wake-ups planned");
+  });
+});
+
+describe("the end step and a cut recording", () => {
+  it("shows how the crawl ended, and the stack of a failure", () => {
+    const failed: Snapshot = { ...bare(2), kind: "end", label: "The crawl failed: TypeError: boom", stack: [{ file: "learn/07-event-loop.ts", line: 12, fn: "turn" }] };
+    const recording: Recording = { stage: "generators", seed: 1, root: "http://demo.test/", sources: {}, steps: [bare(0), bare(1), failed], truncated: false };
+    const html = stackView(recording, failed, bare(1));
+    expect(html).toContain('class="ended failed"');
+    expect(html).toContain("The crawl failed: TypeError: boom");
+    expect(html).toContain("Stack of the failure");
+    expect(html).toContain("learn/07-event-loop.ts:12");
+    const ends = recordingOf("callbacks");
+    const last = ends.steps.length - 1;
+    expect(renderViews(ends, last).stack).toContain('<p class="ended">The crawl ends');
+  });
+
+  it("gives a notice for a recording cut at maxSteps, and none for a whole one", () => {
+    const recording = recordingOf("generators");
+    expect(recordingNotice(recording)).toBe("");
+    expect(recordingNotice({ ...recording, truncated: true })).toContain("recording cut at maxSteps: the loop may spin");
   });
 });
 
