@@ -149,6 +149,11 @@ function openOutputs(commandLine: CommandLine): OpenedOutputs {
   return opened;
 }
 
+/** Writes a record's `--jsonl` line and CSV row, whichever are asked for; false when one could not be written (which stops the crawl). */
+function writeRecordLines(outputs: OpenedOutputs, record: FetchStatistic): boolean {
+  return (outputs.recordLines?.write(record) ?? true) && (outputs.csvLines?.write(record) ?? true);
+}
+
 /** {@link RecordLines.open}, its error a usage error that names the flag. */
 function openLines(flag: string, file: string, format: "jsonl" | "csv"): RecordLines {
   try {
@@ -185,7 +190,9 @@ async function runCommand(commandLine: CommandLine): Promise<number> {
     }
     const { FrontierError, RedisFrontier } = await import("../distributed/redis-frontier.js");
     try {
-      const frontier = await RedisFrontier.open(flags);
+      // This process's --jsonl and CSV lines are written before Redis marks each record's URL (the frontier's journal): a kill -9 loses none.
+      const journaled = outputs.recordLines !== null || outputs.csvLines !== null;
+      const frontier = await RedisFrontier.open(journaled ? { ...flags, journal: function writeLines(record) { return writeRecordLines(outputs, record); } } : flags);
       try {
         return commandLine.status ? await printStatus(flags, frontier) : await crawlCommand(commandLine, outputs, frontier);
       } finally {
@@ -326,8 +333,7 @@ async function runStage(
 
   function onRecord(record: FetchStatistic): void {
     counters.onRecord(record);
-    recordLines?.write(record);
-    csvLines?.write(record);
+    if (frontier?.journaled !== true) writeRecordLines(watchers, record); // With a frontier, written already, before Redis marked it (its journal).
     follow?.record(record);
     if (verbosity >= 2) printer.print(`${prefix}${urlLine(record, { referrer: true })}\n`);
     progress.update();

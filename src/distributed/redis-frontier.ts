@@ -30,7 +30,7 @@ import type { FetchStatistic } from "../crawl/records.js";
 import { storedRobotsRules, type RobotsRules, type RobotsVerdict } from "../crawl/robots.js";
 import type { CrawlStore, StoreSummary } from "../crawl/store.js";
 import type { QueueItem, Visit } from "../crawl/visit.js";
-import { ADD, BEGIN, DONE, FINISH, HOLD, RELEASE, RENEW, ROBOTS, STATUS, TAKE } from "./scripts.js";
+import { ADD, BEGIN, DONE, FINISH, HOLD, PREPARE, RELEASE, RENEW, ROBOTS, STATUS, TAKE } from "./scripts.js";
 import { TakePump } from "./take-pump.js";
 
 /** The frontier's Redis stopped answering, or could not be reached: the crawl stops; what was written stays. */
@@ -71,6 +71,22 @@ export interface RedisFrontierOptions {
    * {@link OVERRIDABLE}.
    */
   overridePoliteness?: boolean;
+  /**
+   * This process's own output of its records (the CLI's `--jsonl` and CSV
+   * lines), written before Redis marks a URL recorded (default none): called
+   * with each record as it will be stored, once this process still holds the
+   * URL's lease and no process has recorded it, it must have written the
+   * record where a `kill -9` cannot take it back (a `write(2)` done, as
+   * `writeSync` does: the kernel has it; no `fsync`, so not against a power
+   * cut) before it returns true. False: the line could not be written; the
+   * URL is not marked, and goes back to the queue. So an output holds every
+   * record its process made; a process killed between the line and the mark
+   * leaves its line, and the URL is fetched and recorded again by another
+   * (at least once in the outputs, once in Redis). Without it, `finish`'s
+   * callback (the crawl's `onRecord`) comes after the mark, and a process
+   * killed in between loses that record from its output.
+   */
+  journal?: ((record: FetchStatistic) => boolean) | null;
 }
 
 /**
@@ -260,7 +276,7 @@ export class RedisFrontier implements CrawlStore {
     try {
       await client.connect();
       await subscriber.connect();
-      for (const [name, script] of Object.entries({ ADD, BEGIN, DONE, TAKE, FINISH, HOLD, RELEASE, RENEW, ROBOTS, STATUS })) {
+      for (const [name, script] of Object.entries({ ADD, BEGIN, DONE, TAKE, FINISH, HOLD, PREPARE, RELEASE, RENEW, ROBOTS, STATUS })) {
         frontier.sha.set(name, String(await client.sendCommand(["SCRIPT", "LOAD", script])));
       }
       await subscriber.subscribe(frontier.keys.channel, (message) => frontier.heard(message));
@@ -398,8 +414,22 @@ export class RedisFrontier implements CrawlStore {
       for (let start = 0; start < last; start += FINISH_CHUNK) {
         earlier += Number(await this.run("ADD", triples(visit.next.slice(start, Math.min(start + FINISH_CHUNK, last)))));
       }
-      const record = this.options.records ? JSON.stringify(visit.record) : "";
-      reply = await this.run("FINISH", [this.owner, item.url, record, String(earlier), ...triples(visit.next.slice(last))]);
+      let { record } = visit;
+      let links = triples(visit.next.slice(last));
+      const journal = this.options.journal;
+      if (journal !== null) {
+        // This process's output first: its links queued and its lease checked (PREPARE), its line written, then the mark (FINISH).
+        const [added, holds] = (await this.run("PREPARE", [this.owner, item.url, ...links])) as [number, number];
+        earlier += Number(added);
+        links = [];
+        if (record.nextUrl === null) record = { ...record, numNewUrls: earlier }; // As FINISH will store it.
+        if (Number(holds) === 0) return null; // Its lease expired, or another process recorded it: not this process's record.
+        if (!journal(record)) {
+          this.handBack([this.held.get(item.url) ?? item]); // Not written: not marked either; it goes back to the queue.
+          return null;
+        }
+      }
+      reply = await this.run("FINISH", [this.owner, item.url, this.options.records ? JSON.stringify(record) : "", String(earlier), ...links]);
     } catch {
       return null; // Not stored: the lease expires, and the URL is fetched again by whoever resumes.
     } finally {
@@ -493,6 +523,11 @@ export class RedisFrontier implements CrawlStore {
     return this.joined.promise;
   }
 
+
+  /** Whether a `journal` writes each record before Redis marks it (then `finish`'s callback comes after both). */
+  get journaled(): boolean {
+    return this.options.journal !== null;
+  }
 
   /** Whether Redis keeps each record (the option `records`): only then can {@link RedisFrontier.recordChunks} read them back. */
   get keepsRecords(): boolean {
@@ -913,7 +948,7 @@ function shownRecords(records: unknown): string {
  * one with a brace, a space or a control character, or one over 200 characters, a lease or timeout that is not a positive number of ms.
  */
 export function resolveFrontierOptions(options: RedisFrontierOptions): Required<RedisFrontierOptions> {
-  const { url, name, leaseMs = 30_000, connectTimeoutMs = 5_000, tls = {}, records = true, overridePoliteness = false } = options;
+  const { url, name, leaseMs = 30_000, connectTimeoutMs = 5_000, tls = {}, records = true, overridePoliteness = false, journal = null } = options;
   let parsed: URL;
   try {
     parsed = new URL(url);
@@ -935,7 +970,8 @@ export function resolveFrontierOptions(options: RedisFrontierOptions): Required<
   if ((tls.certFile === undefined) !== (tls.keyFile === undefined)) throw new TypeError("tls: a client certificate and its key come together: give both certFile and keyFile, or neither");
   if (typeof records !== "boolean") throw new TypeError(`records: ${String(records)} must be true or false`);
   if (typeof overridePoliteness !== "boolean") throw new TypeError(`overridePoliteness: ${String(overridePoliteness)} must be true or false`);
-  return { url, name, leaseMs, connectTimeoutMs, tls, records, overridePoliteness };
+  if (journal !== null && typeof journal !== "function") throw new TypeError(`journal: ${String(journal)} must be a function that writes a record, or null`);
+  return { url, name, leaseMs, connectTimeoutMs, tls, records, overridePoliteness, journal };
 }
 
 /** Whether Redis keeps its data on disk: an append-only file, or snapshots (`save`); null when CONFIG is refused (an ACL, a managed Redis). */

@@ -135,6 +135,43 @@ describeWithRedis("RedisFrontier", () => {
     expect((await frontier.status()).records).toBe(1);
   });
 
+  it("writes a record to its journal before Redis marks the URL, with the links really new counted, and marks nothing the journal could not write", async () => {
+    const name = `journal-${++names}`;
+    const client = createClient({ url: redis.url });
+    await client.connect();
+    const marked: Array<[string, boolean]> = [];
+    let writes = true;
+    const frontier = await RedisFrontier.open({
+      url: redis.url, name, leaseMs: 60_000,
+      journal(record) {
+        // Synchronous, as a write(2) is. Whether the URL is marked hangs on what it returns: so the mark comes after it.
+        marked.push([record.url, writes]);
+        return writes;
+      },
+    });
+    open.push(frontier);
+    try {
+      await frontier.add([{ url: "http://a.test/", maxRedirect: 10 }, { url: "http://a.test/b", maxRedirect: 10 }]);
+      await frontier.add([{ url: "http://a.test/seen", maxRedirect: 10 }]);
+      const first = await within(5_000, taken(frontier), "the first URL");
+      const next = [{ url: "http://a.test/seen", maxRedirect: 10 }, { url: "http://a.test/new", maxRedirect: 10 }];
+      const stored = await frontier.finish(first, { record: { ...errorRecord(first.url, "NetworkError"), numNewUrls: 2 }, next });
+      expect(marked).toEqual([[first.url, true]]);
+      expect(stored?.numNewUrls).toBe(1);
+      expect(await client.hExists(`coroutine-crawler:{${name}}:records`, first.url)).toBe(1);
+      // A line that cannot be written: the URL is not marked, and goes back to the queue.
+      writes = false;
+      const second = await within(5_000, taken(frontier), "the second URL");
+      expect(await frontier.finish(second, { record: errorRecord(second.url, "NetworkError"), next: [] })).toBeNull();
+      expect(marked.at(-1)).toEqual([second.url, false]);
+      expect(await client.hExists(`coroutine-crawler:{${name}}:records`, second.url)).toBe(0);
+      await within(5_000, (async () => { while ((await frontier.status()).leased > 0) await new Promise((resolve) => setTimeout(resolve, 5)); })(), "the URL handed back");
+      expect(await client.lRange(`coroutine-crawler:{${name}}:q:http://a.test`, 0, -1)).toContain(JSON.stringify(second));
+    } finally {
+      await client.close();
+    }
+  });
+
   it("queues a page's 5,000 links in steps of 250, none holding Redis 50 ms, and counts the links really new over all of them", async () => {
     const own = await startRedis();
     const client = createClient({ url: own.url });
