@@ -12,7 +12,7 @@ import { appendRecord, errorRecord, isFetchedPage, type CrawlResult, type FetchS
 import { RobotsReading } from "./robots.js";
 import { CrawlRun } from "./run.js";
 import { SITEMAP_MAX_FILES, sitemapSeeds, visitSitemap, type SitemapContext } from "./sitemaps.js";
-import type { CrawlStore, StoreSummary } from "./store.js";
+import { STORE_IDLE_MS, type CrawlStore, type StoreSummary } from "./store.js";
 import { UrlPolicy } from "./urls.js";
 import { visit, type QueueItem, type Visit } from "./visit.js";
 import type { RandomSource } from "./random.js";
@@ -51,7 +51,11 @@ export interface CrawlLoop {
 
 const DONE: Step = { kind: "done" };
 
-/** How long a wait lasts when only a shared store may bring more URLs (another process's, a write in flight): short, since its answers come in a millisecond or so, and a wait costs nothing but a timer. */
+/**
+ * How long a wait lasts when only a shared store may bring more URLs (another
+ * process's, a write in flight) and the store does not say when it has news
+ * (no `onChange`): short, since its answers come in a millisecond or so.
+ */
 const STORE_POLL_MS = 5;
 
 /** A wake-up the host lines asked for, due at `at` (the stage's clock, ms) unless called off. */
@@ -138,6 +142,8 @@ export class CrawlCore implements SitemapContext {
   /** The stage's clock, in ms: given to `begin()`; waits, host delays and holds are measured on it. */
   private clock: () => number = notBegun;
   private readonly wallClock: () => number;
+  /** Aborted when the store has news (`onChange`): ends the store waits out; made by the first such wait after the last news. */
+  private storeNews: AbortController | null = null;
 
   /**
    * @param stage - The stage that crawls, for the trace: any name (a fourth stage names itself).
@@ -158,6 +164,7 @@ export class CrawlCore implements SitemapContext {
     const core = this;
     this.store.open?.(this.options, function stopCrawl() { core.stop(); }, this.policy.roots);
     this.fetched = this.store.resumed ?? 0; // A resumed crawl's maxPages counts the pages its earlier runs fetched.
+    this.store.onChange?.(function changed() { core.storeChanged(); });
     this.hosts = new HostLines(
       this.options,
       {
@@ -517,10 +524,21 @@ export class CrawlCore implements SitemapContext {
   private waitJob(hosts: boolean): Job | null {
     let at = Infinity;
     if (hosts) for (const w of this.wakeups) if (!w.cancelled && w.at < at) at = w.at;
-    if (at === Infinity && (this.recording > 0 || this.store.pending())) at = this.clock() + STORE_POLL_MS;
+    const listens = this.store.onChange !== undefined;
+    const forStore = at === Infinity && (this.recording > 0 || this.store.pending());
+    if (forStore) at = this.clock() + (listens ? STORE_IDLE_MS : STORE_POLL_MS);
     if (at === Infinity || this.waitsUntil.some((until) => until <= at)) return null;
     this.waitsUntil.push(at);
-    return this.handOut(new Job("wait", "", at, null, null, this.clock));
+    const job = new Job("wait", "", at, null, null, this.clock);
+    if (forStore && listens) job.woken = (this.storeNews ??= new AbortController()).signal; // Ended by the store's news.
+    return this.handOut(job);
+  }
+
+  /** The store has news (`onChange`), or a record was stored: the waits for it end. */
+  private storeChanged(): void {
+    const news = this.storeNews;
+    this.storeNews = null;
+    news?.abort();
   }
 
   /** The origins of the roots, whose sitemaps option `sitemaps` reads. */
@@ -556,6 +574,7 @@ export class CrawlCore implements SitemapContext {
     this.store.finish(item, v, function stored(record) {
       core.recording -= 1;
       if (page) core.fetching -= 1;
+      core.storeChanged(); // A wait for this record ends.
       if (record === null) return;
       core.recorded += 1;
       if (page) core.fetched += 1;

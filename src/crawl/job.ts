@@ -40,6 +40,13 @@ export class Job {
   state: JobState = "handed";
   /** Attempts started at `url` (a `robots.txt` redirect starts the count again). */
   attempt: number;
+  /**
+   * For a wait on a store that says when it has news (`CrawlStore.onChange`):
+   * aborted when it does, so a stage that gives it to its sleep ends the wait
+   * then, and asks `next()` again; null for every other job. A stage that
+   * ignores it waits `delayMs`, as for any wait.
+   */
+  woken: AbortSignal | null = null;
 
   constructor(
     readonly kind: "page" | "robots" | "sitemap" | "wait",

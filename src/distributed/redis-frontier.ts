@@ -229,6 +229,8 @@ export class RedisFrontier implements CrawlStore {
   private summed: StoreSummary | null = null;
   /** Stops the crawl, as its signal would: what this frontier does when Redis fails. */
   private stopCrawl: () => void = () => {};
+  /** The core's `onChange` callback: URLs arrived here, or the crawl ended. */
+  private changed: () => void = () => {};
   private timers: NodeJS.Timeout[] = [];
   /** The pump's wake-up when the next host's start comes (TAKE says when), and when it is due. */
   private due: { timer: NodeJS.Timeout; at: number } | null = null;
@@ -253,6 +255,7 @@ export class RedisFrontier implements CrawlStore {
       wanted() { return (frontier.crawl?.maxTasks ?? 1) - frontier.handedOut; },
       lease(count) { return frontier.lease(count); },
       unwanted(items) { frontier.letGo(items); },
+      arrived() { frontier.changed(); },
       failed(error) { frontier.fail(error); },
     });
   }
@@ -331,6 +334,11 @@ export class RedisFrontier implements CrawlStore {
         }
       },
     ).catch((error: unknown) => this.fail(error));
+  }
+
+  /** The core waits for this instead of looking every few ms: called when leased URLs are ready here, and when the crawl is over. */
+  onChange(changed: () => void): void {
+    this.changed = changed;
   }
 
   robotsRules(origin: string): RobotsRules | null {
@@ -464,6 +472,7 @@ export class RedisFrontier implements CrawlStore {
     this.done = this.join().then(
       function over() {
         frontier.over = true;
+        frontier.changed(); // pending() turned false.
         frontier.stop();
         return frontier.read(frontier.crawl?.keepRecords ?? true);
       },

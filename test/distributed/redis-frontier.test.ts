@@ -9,7 +9,7 @@ import { crawl } from "../../src/asyncawait/index.js";
 import type { FetchStatistic } from "../../src/crawl/records.js";
 import { errorRecord } from "../../src/crawl/records.js";
 import { ACL_COMMANDS, aclRule, FrontierError, RedisFrontier } from "../../src/distributed/index.js";
-import { startDemoSite, type SyntheticSite } from "../../src/site/index.js";
+import { startDemoSite, SyntheticSite } from "../../src/site/index.js";
 import { describeWithRedis, startRedis, type RedisServer } from "../helpers/redis-server.js";
 import { ending, taken } from "../helpers/store-steps.js";
 import { within } from "../helpers/within.js";
@@ -169,6 +169,38 @@ describeWithRedis("RedisFrontier", () => {
       expect(await client.lRange(`coroutine-crawler:{${name}}:q:http://a.test`, 0, -1)).toContain(JSON.stringify(second));
     } finally {
       await client.close();
+    }
+  });
+
+  it("waits for its frontier's news instead of looking every few ms: two processes on one polite host ask take() a few times per page", async () => {
+    // Two processes' crawls in this test process, each with a frontier of its own on one crawl: one host, one
+    // request at a time, 50 ms apart, so each process has nothing to take most of the time.
+    const site = await SyntheticSite.start({ pages: 20, linksPerPage: 3, seed: 38, redirects: 0, notFound: 0 });
+    try {
+      const name = `idle-${++names}`;
+      const counted = async (): Promise<{ frontier: RedisFrontier; takes: () => number }> => {
+        const frontier = await RedisFrontier.open({ url: redis.url, name });
+        open.push(frontier);
+        let takes = 0;
+        const take = frontier.take.bind(frontier);
+        // Counts the crawl core's calls on the real frontier: each is one look of a waiting process.
+        frontier.take = function countedTake() {
+          takes += 1;
+          return take();
+        };
+        return { frontier, takes: () => takes };
+      };
+      const [a, b] = [await counted(), await counted()];
+      const options = { maxTasks: 4, maxPerHost: 1, delayMs: 50, robots: false, keepRecords: false };
+      const [first, second] = await within(30_000, Promise.all([crawl(site.url, options, a.frontier), crawl(site.url, options, b.frontier)]), "two processes");
+      expect(first.recorded).toBe(site.expected.records.length);
+      expect(second.recorded).toBe(site.expected.records.length);
+      const takes = a.takes() + b.takes();
+      // Looking every 5 ms (no onChange), the two made 686-741 looks; waiting for the news, 129-137. (A page
+      // taken and put back in the core's own host line costs looks too: a few per page.)
+      expect(takes).toBeLessThanOrEqual(10 * site.expected.records.length);
+    } finally {
+      await site.close();
     }
   });
 
