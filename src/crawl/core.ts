@@ -530,7 +530,10 @@ export class CrawlCore implements SitemapContext {
     if (at === Infinity || this.waitsUntil.some((until) => until <= at)) return null;
     this.waitsUntil.push(at);
     const job = new Job("wait", "", at, null, null, this.clock);
-    if (forStore && listens) job.woken = (this.storeNews ??= new AbortController()).signal; // Ended by the store's news.
+    if (forStore && listens) {
+      this.storeNews ??= new AbortController();
+      job.woken = this.storeNews.signal; // Ended by the store's news.
+    }
     return this.handOut(job);
   }
 
