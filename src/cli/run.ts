@@ -255,7 +255,7 @@ async function crawlCommand(commandLine: CommandLine, outputs: OpenedOutputs, fr
       if (interrupt.interrupted && runs.length > 0) break;
       // The server's own count of requests in flight, per stage.
       demo?.site.resetCounters();
-      const run = await runStage(stage, roots, commandLine, printer, interrupt.signal, watchers, frontier);
+      const run = await runStage(stage, roots, commandLine, printer, interrupt, watchers, frontier);
       runs.push({ ...run, serverPeak: demo === null ? null : demo.site.peakRequestsInFlight });
     }
     let status = await finish(commandLine, roots, runs, printer, interrupt.received, watchers, frontier);
@@ -316,10 +316,11 @@ async function runStage(
   roots: string[],
   commandLine: CommandLine,
   printer: Printer,
-  signal: AbortSignal,
+  interrupt: Interrupt,
   watchers: Watchers,
   frontier: RedisFrontier | null,
 ): Promise<Omit<StageRun, "serverPeak">> {
+  const signal = interrupt.signal;
   const counters = new CrawlCounters(Date.now());
   const progress = new ProgressLine(process.stderr, counters, stage);
   printer.progress = progress;
@@ -356,7 +357,8 @@ async function runStage(
   // A --jsonl or CSV file that can no longer be written stops the crawl: its records would go nowhere.
   const failures = [recordLines?.failed, csvLines?.failed].filter((failed) => failed !== undefined);
   const stop = failures.length === 0 ? signal : AbortSignal.any([signal, ...failures]);
-  const options: CrawlOptions = { ...commandLine.crawlOptions, onRecord, signal: stop };
+  // SIGTERM: the fetches in flight finish first, for a few seconds (src/cli/interrupt.ts).
+  const options: CrawlOptions = { ...commandLine.crawlOptions, onRecord, signal: stop, finishSignal: interrupt.finishing };
   // The records stay in Redis, to be streamed to --json at the end: none is kept in memory.
   if (streamsJson(commandLine, frontier)) options.keepRecords = false;
   // Tracing costs a little, so it is asked for only when something shows it.

@@ -142,6 +142,10 @@ export class CrawlCore implements SitemapContext {
   /** The stage's clock, in ms: given to `begin()`; waits, host delays and holds are measured on it. */
   private clock: () => number = notBegun;
   private readonly wallClock: () => number;
+  /** Set by the `finishSignal` option: no job is handed out, the jobs out finish and make their records. */
+  private finishing = false;
+  /** Listens to the `finishSignal` option from `begin()` to `end()`. */
+  private readonly onFinishSignal = (): void => this.finishInFlight();
   /** Aborted when the store has news (`onChange`): ends the store waits out; made by the first such wait after the last news. */
   private storeNews: AbortController | null = null;
 
@@ -218,6 +222,8 @@ export class CrawlCore implements SitemapContext {
     this.run = new CrawlRun(this.stage, this.options.trace, loop?.id ?? null, function counters() { return core.counters(); });
     this.startedAt = this.wallClock();
     this.store.add(this.policy.roots.map((url) => ({ url, maxRedirect: this.options.maxRedirect })));
+    if (this.options.finishSignal?.aborted === true) this.finishInFlight();
+    else this.options.finishSignal?.addEventListener("abort", this.onFinishSignal, { once: true });
     if (this.options.sitemaps) for (const origin of this.rootOrigins()) this.queueSitemaps(sitemapSeeds(["/sitemap.xml"], origin, null, this));
   }
 
@@ -369,6 +375,21 @@ export class CrawlCore implements SitemapContext {
   }
 
   /**
+   * Stops the crawl gently (the `finishSignal` option): no job is handed out
+   * from now on, and the URLs waiting for their hosts stay to do, as with
+   * `stop()`; but the jobs out go on, and their outcomes make records as
+   * usual (a retry one needs is left to do). The crawl is over once they are
+   * finished. `stop()` after it still cuts them short.
+   */
+  finishInFlight(): void {
+    if (this.crawlState !== "running" || this.finishing) return;
+    this.finishing = true;
+    this.store.stop();
+    for (const item of this.hosts.close()) this.store.release(item);
+    this.storeChanged(); // A wait for the store's URLs ends: none will come.
+  }
+
+  /**
    * Ends the crawl and returns its result: calls off every wake-up and ends
    * the trace.
    *
@@ -382,6 +403,7 @@ export class CrawlCore implements SitemapContext {
     if (this.crawlState !== "running" && this.crawlState !== "stopping") throw this.crawlMisuse("end()");
     if (this.jobs > 0) throw new InvalidStateError(`end() of a crawl with ${this.jobs} job${this.jobs === 1 ? "" : "s"} out: finish() each first`);
     this.crawlState = "ended";
+    this.options.finishSignal?.removeEventListener("abort", this.onFinishSignal);
     this.hosts.close();
     this.run?.end();
     return this.result(this.store.summary(this.recorded));
@@ -448,6 +470,10 @@ export class CrawlCore implements SitemapContext {
       if (!this.options.retryHttpCodes.includes(outcome.status)) return null;
       hold = this.hosts.retryAfter(outcome, backoff);
       if (hold === "too-long") return null;
+    }
+    if (this.finishing) {
+      this.store.release(item); // Finishing what is in flight: a retry is left to do.
+      return DONE;
     }
     const again = { ...item, tries: job.attempt }; // The attempts go on from here when it is handed out again.
     if (hold === null) {

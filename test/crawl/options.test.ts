@@ -44,6 +44,7 @@ describe("resolveOptions", () => {
       onRecord: null,
       keepRecords: true,
       signal: null,
+      finishSignal: null,
       trace: null,
       state: null,
       seed: expect.any(Number),
