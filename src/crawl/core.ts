@@ -142,10 +142,8 @@ export class CrawlCore implements SitemapContext {
   /** The stage's clock, in ms: given to `begin()`; waits, host delays and holds are measured on it. */
   private clock: () => number = notBegun;
   private readonly wallClock: () => number;
-  /** Set by the `finishSignal` option: no job is handed out, the jobs out finish and make their records. */
+  /** Set by `finishInFlight()` (the `finishSignal` option): no job is handed out, the jobs out finish and make their records. */
   private finishing = false;
-  /** Listens to the `finishSignal` option from `begin()` to `end()`. */
-  private readonly onFinishSignal = (): void => this.finishInFlight();
   /** Aborted when the store has news (`onChange`): ends the store waits out; made by the first such wait after the last news. */
   private storeNews: AbortController | null = null;
 
@@ -222,8 +220,6 @@ export class CrawlCore implements SitemapContext {
     this.run = new CrawlRun(this.stage, this.options.trace, loop?.id ?? null, function counters() { return core.counters(); });
     this.startedAt = this.wallClock();
     this.store.add(this.policy.roots.map((url) => ({ url, maxRedirect: this.options.maxRedirect })));
-    if (this.options.finishSignal?.aborted === true) this.finishInFlight();
-    else this.options.finishSignal?.addEventListener("abort", this.onFinishSignal, { once: true });
     if (this.options.sitemaps) for (const origin of this.rootOrigins()) this.queueSitemaps(sitemapSeeds(["/sitemap.xml"], origin, null, this));
   }
 
@@ -379,7 +375,8 @@ export class CrawlCore implements SitemapContext {
    * from now on, and the URLs waiting for their hosts stay to do, as with
    * `stop()`; but the jobs out go on, and their outcomes make records as
    * usual (a retry one needs is left to do). The crawl is over once they are
-   * finished. `stop()` after it still cuts them short.
+   * finished. `stop()` after it still cuts them short. Called on the
+   * `finishSignal` option's abort by `listenForAbort` (src/crawl/world.ts).
    */
   finishInFlight(): void {
     if (this.crawlState !== "running" || this.finishing) return;
@@ -403,7 +400,6 @@ export class CrawlCore implements SitemapContext {
     if (this.crawlState !== "running" && this.crawlState !== "stopping") throw this.crawlMisuse("end()");
     if (this.jobs > 0) throw new InvalidStateError(`end() of a crawl with ${this.jobs} job${this.jobs === 1 ? "" : "s"} out: finish() each first`);
     this.crawlState = "ended";
-    this.options.finishSignal?.removeEventListener("abort", this.onFinishSignal);
     this.hosts.close();
     this.run?.end();
     return this.result(this.store.summary(this.recorded));
