@@ -208,6 +208,14 @@ export class RedisFrontier implements CrawlStore {
   private readonly sha = new Map<string, string>();
   /** URLs this process holds leased (ready here or handed out), and the item to hand back for each. */
   private readonly held = new Map<string, QueueItem>();
+  /**
+   * The fencing check's deadlines: for each URL held, when its lease may
+   * have run out (`performance.now()`, ms), as far as this process knows:
+   * the time it sent the TAKE or the last RENEW Redis answered, plus the lease.
+   */
+  private readonly deadlines = new Map<string, number>();
+  /** URLs `take()` did not hand out since their leases may have run out (the fencing check). */
+  fenced = 0;
   /** Leases URLs for `take()`, and holds those ready here; shut down with this frontier. */
   private readonly pump: TakePump;
   /** Script calls in flight that `close()` waits for (lease hand-backs). */
@@ -365,7 +373,13 @@ export class RedisFrontier implements CrawlStore {
   take(): QueueItem | undefined {
     this.whenDone(); // After the roots were added: from now on, nothing queued or leased anywhere means the end.
     if (this.stopped) return undefined;
-    const item = this.pump.take();
+    let item = this.pump.take();
+    // The fencing check: a URL whose lease may have run out (Redis has not answered a RENEW since) may be another process's now.
+    while (item !== undefined && (this.deadlines.get(item.url) ?? Infinity) <= performance.now()) {
+      this.fenced += 1;
+      this.forget(item.url); // Its lease runs out in Redis, and the URL is queued again there, for any process.
+      item = this.pump.take();
+    }
     if (item !== undefined) this.handedOut += 1;
     this.pump.fill(); // After counting it: the pump asks for the places free now.
     return item;
@@ -410,7 +424,7 @@ export class RedisFrontier implements CrawlStore {
   /** Stores the record and queues the new URLs (see `finish`); resolves with the record as stored, or null. */
   private async store(item: QueueItem, visit: Visit): Promise<FetchStatistic | null> {
     if (this.failure !== null) {
-      this.held.delete(item.url);
+      this.forget(item.url);
       return null;
     }
     let reply: unknown;
@@ -441,7 +455,7 @@ export class RedisFrontier implements CrawlStore {
     } catch {
       return null; // Not stored: the lease expires, and the URL is fetched again by whoever resumes.
     } finally {
-      this.held.delete(item.url);
+      this.forget(item.url);
       this.settled();
     }
     const [stored, added] = reply as [number, number];
@@ -510,7 +524,7 @@ export class RedisFrontier implements CrawlStore {
   /** A URL held here, as held (a Retry-After's item carries its attempts), handed back to the queue. */
   private handBackHeld(item: QueueItem): void {
     const held = this.held.get(item.url) ?? item;
-    this.held.delete(item.url);
+    this.forget(item.url);
     this.handBack([held]);
     this.settled();
   }
@@ -674,6 +688,7 @@ export class RedisFrontier implements CrawlStore {
   private async lease(count: number): Promise<QueueItem[]> {
     await this.begun;
     const jitter = this.crawl === null ? 0 : this.crawl.delayJitter * Math.random();
+    const sent = performance.now();
     const reply = (await this.run("TAKE", [this.owner, String(this.leaseMs), String(count), String(jitter)])) as Array<number | string>;
     const taken: QueueItem[] = [];
     const unknown = new Set<string>();
@@ -682,6 +697,7 @@ export class RedisFrontier implements CrawlStore {
       const origin = String(reply[i + 1]);
       taken.push(next);
       this.held.set(next.url, next);
+      this.deadlines.set(next.url, sent + this.leaseMs);
       // Not the reader: another process read its robots.txt, whose rules this process must know before the core asks.
       if (this.crawl?.robots === true && reply[i + 2] === 0 && !this.rules.has(origin)) unknown.add(origin);
     }
@@ -756,6 +772,12 @@ export class RedisFrontier implements CrawlStore {
     }
   }
 
+  /** A URL is no longer held here: finished, handed back, or fenced off. */
+  private forget(url: string): void {
+    this.held.delete(url);
+    this.deadlines.delete(url);
+  }
+
   /** A URL held here was finished or released: after a stop, the last one ends `join()`. */
   private settled(): void {
     if (this.stopped) void this.checkDone();
@@ -763,7 +785,7 @@ export class RedisFrontier implements CrawlStore {
 
   /** URLs held here that this process will not fetch: no longer held, and handed back. */
   private letGo(items: readonly QueueItem[]): void {
-    for (const item of items) this.held.delete(item.url);
+    for (const item of items) this.forget(item.url);
     this.handBack(items);
   }
 
@@ -793,8 +815,11 @@ export class RedisFrontier implements CrawlStore {
   /** Moves on the deadline of every lease this process holds. */
   private async renew(): Promise<void> {
     if (this.failure !== null || this.held.size === 0) return;
+    const sent = performance.now();
+    const urls = [...this.held.keys()];
     try {
-      await this.run("RENEW", [this.owner, String(this.leaseMs), ...this.held.keys()]);
+      await this.run("RENEW", [this.owner, String(this.leaseMs), ...urls]);
+      for (const url of urls) if (this.deadlines.has(url)) this.deadlines.set(url, sent + this.leaseMs);
     } catch (error) {
       this.fail(error);
     }

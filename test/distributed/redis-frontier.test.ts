@@ -204,6 +204,34 @@ describeWithRedis("RedisFrontier", () => {
     }
   });
 
+  it("hands out no URL whose lease may have run out while Redis did not answer (SIGSTOP), and hands URLs out again once it answers", async () => {
+    const own = await startRedis();
+    const frontier = await RedisFrontier.open({ url: own.url, name: `fenced-${++names}`, leaseMs: 300 });
+    open.push(frontier);
+    try {
+      const roots = ["http://a.test/1", "http://a.test/2", "http://a.test/3"];
+      frontier.open(resolveOptions({ maxTasks: 3, robots: false }), () => {}, []);
+      await frontier.add(roots.map((url) => ({ url, maxRedirect: 10 })));
+      const first = await within(5_000, taken(frontier), "the first URL");
+      while (frontier.size < 2) await new Promise((resolve) => setTimeout(resolve, 5)); // The other two leased, ready here.
+      process.kill(own.pid ?? 0, "SIGSTOP");
+      try {
+        // Past the lease (300 ms) with no RENEW answered: the two ready here may be another process's by now.
+        await new Promise((resolve) => setTimeout(resolve, 600));
+        expect(frontier.take()).toBeUndefined();
+        expect(frontier.fenced).toBe(2);
+      } finally {
+        process.kill(own.pid ?? 0, "SIGCONT");
+      }
+      // Redis answers again: the leases that ran out are queued again there, and leased here anew.
+      const again = await within(5_000, taken(frontier), "a URL once Redis answers");
+      expect(roots.filter((url) => url !== first.url)).toContain(again.url);
+    } finally {
+      await frontier.close();
+      await own.remove();
+    }
+  });
+
   it("queues a page's 5,000 links in steps of 250, none holding Redis 50 ms, and counts the links really new over all of them", async () => {
     const own = await startRedis();
     const client = createClient({ url: own.url });
