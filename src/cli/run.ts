@@ -192,7 +192,9 @@ async function runCommand(commandLine: CommandLine): Promise<number> {
     try {
       // This process's --jsonl and CSV lines are written before Redis marks each record's URL (the frontier's journal): a kill -9 loses none.
       const journaled = outputs.recordLines !== null || outputs.csvLines !== null;
-      const frontier = await RedisFrontier.open(journaled ? { ...flags, journal: function writeLines(record) { return writeRecordLines(outputs, record); } } : flags);
+      const journal = journaled ? function writeLines(record: FetchStatistic): boolean { return writeRecordLines(outputs, record); } : null;
+      // A Redis silent for 5 s is said on stderr (and again at 10, 20, … s), as is its answering again.
+      const frontier = await RedisFrontier.open({ ...flags, journal, onWarning: function warnOfRedis(message) { process.stderr.write(`crawl: ${message}\n`); } });
       try {
         return commandLine.status ? await printStatus(flags, frontier) : await crawlCommand(commandLine, outputs, frontier);
       } finally {

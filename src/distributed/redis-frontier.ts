@@ -87,6 +87,16 @@ export interface RedisFrontierOptions {
    * killed in between loses that record from its output.
    */
   journal?: ((record: FetchStatistic) => boolean) | null;
+  /**
+   * Called with a line of warning when Redis has not answered a command for
+   * `warnAfterMs` (then again at each doubling: 2×, 4×, …), and when it
+   * answers again after one (default none). The commands are not abandoned:
+   * they wait for Redis, the fencing check keeps this process from fetching
+   * on leases that may have run out, and the crawl goes on when it answers.
+   */
+  onWarning?: ((message: string) => void) | null;
+  /** How long a command may go unanswered before `onWarning` is called, in ms. Default 5,000. */
+  warnAfterMs?: number;
 }
 
 /**
@@ -216,6 +226,10 @@ export class RedisFrontier implements CrawlStore {
   private readonly deadlines = new Map<string, number>();
   /** URLs `take()` did not hand out since their leases may have run out (the fencing check). */
   fenced = 0;
+  /** When each script call in flight was sent (`performance.now()`): the oldest says how long Redis has been silent. */
+  private readonly unanswered = new Set<{ at: number }>();
+  /** The silence already warned of, in ms (0: none); the next warning comes at twice it. */
+  private warnedAt = 0;
   /** Leases URLs for `take()`, and holds those ready here; shut down with this frontier. */
   private readonly pump: TakePump;
   /** Script calls in flight that `close()` waits for (lease hand-backs). */
@@ -803,6 +817,9 @@ export class RedisFrontier implements CrawlStore {
   private startTimers(): void {
     if (this.timers.length > 0) return;
     const renew = setInterval(() => void this.renew(), Math.max(50, Math.floor(this.leaseMs / 3)));
+    const watch = setInterval(() => this.watchSilence(), Math.max(50, Math.floor(this.options.warnAfterMs / 4)));
+    watch.unref();
+    this.timers.push(watch);
     const look = setInterval(() => {
       this.pump.wake();
       void this.checkDone();
@@ -833,10 +850,39 @@ export class RedisFrontier implements CrawlStore {
   private run(name: string, args: readonly string[]): Promise<unknown> {
     if (this.failure !== null) return Promise.reject(this.failure);
     const { fixed, queuePrefix, channel } = this.keys;
-    return this.client.sendCommand(["EVALSHA", this.sha.get(name) ?? "", String(fixed.length), ...fixed, queuePrefix, channel, ...args]).catch((error: unknown) => {
-      this.fail(error);
-      throw this.failure ?? error;
-    });
+    const call = { at: performance.now() };
+    this.unanswered.add(call);
+    return this.client.sendCommand(["EVALSHA", this.sha.get(name) ?? "", String(fixed.length), ...fixed, queuePrefix, channel, ...args]).then(
+      (reply: unknown) => {
+        this.answered(call);
+        return reply;
+      },
+      (error: unknown) => {
+        this.answered(call);
+        this.fail(error);
+        throw this.failure ?? error;
+      },
+    );
+  }
+
+  /** A script call was answered: after a warning of silence, says Redis answers again. */
+  private answered(call: { at: number }): void {
+    this.unanswered.delete(call);
+    if (this.warnedAt === 0 || this.failure !== null) return;
+    this.warnedAt = 0;
+    this.options.onWarning?.(`Redis at ${redact(this.options.url)} answers again`);
+  }
+
+  /** Warns when the oldest script call in flight has waited `warnAfterMs`, then at each doubling of that. */
+  private watchSilence(): void {
+    if (this.failure !== null || this.closing) return;
+    let oldest = Infinity;
+    for (const call of this.unanswered) oldest = Math.min(oldest, call.at);
+    const silentMs = performance.now() - oldest;
+    const due = this.warnedAt === 0 ? this.options.warnAfterMs : this.warnedAt * 2;
+    if (!(silentMs >= due)) return;
+    this.warnedAt = due;
+    this.options.onWarning?.(`Redis at ${redact(this.options.url)} has not answered for ${due % 1000 === 0 ? due / 1000 : (due / 1000).toFixed(1)} s; waiting for it (this process starts no fetch on a lease that may have run out, and goes on when it answers)`);
   }
 
   /**
@@ -982,7 +1028,7 @@ function shownRecords(records: unknown): string {
  * one with a brace, a space or a control character, or one over 200 characters, a lease or timeout that is not a positive number of ms.
  */
 export function resolveFrontierOptions(options: RedisFrontierOptions): Required<RedisFrontierOptions> {
-  const { url, name, leaseMs = 30_000, connectTimeoutMs = 5_000, tls = {}, records = true, overridePoliteness = false, journal = null } = options;
+  const { url, name, leaseMs = 30_000, connectTimeoutMs = 5_000, tls = {}, records = true, overridePoliteness = false, journal = null, onWarning = null, warnAfterMs = 5_000 } = options;
   let parsed: URL;
   try {
     parsed = new URL(url);
@@ -1005,7 +1051,9 @@ export function resolveFrontierOptions(options: RedisFrontierOptions): Required<
   if (typeof records !== "boolean") throw new TypeError(`records: ${String(records)} must be true or false`);
   if (typeof overridePoliteness !== "boolean") throw new TypeError(`overridePoliteness: ${String(overridePoliteness)} must be true or false`);
   if (journal !== null && typeof journal !== "function") throw new TypeError(`journal: ${String(journal)} must be a function that writes a record, or null`);
-  return { url, name, leaseMs, connectTimeoutMs, tls, records, overridePoliteness, journal };
+  if (onWarning !== null && typeof onWarning !== "function") throw new TypeError(`onWarning: ${String(onWarning)} must be a function that takes a line, or null`);
+  if (typeof warnAfterMs !== "number" || !Number.isFinite(warnAfterMs) || warnAfterMs < 100 || warnAfterMs > MAX_TIMER_MS) throw new TypeError(`warnAfterMs: ${String(warnAfterMs)} must be a number of milliseconds from 100 to ${MAX_TIMER_MS}`);
+  return { url, name, leaseMs, connectTimeoutMs, tls, records, overridePoliteness, journal, onWarning, warnAfterMs };
 }
 
 /** Whether Redis keeps its data on disk: an append-only file, or snapshots (`save`); null when CONFIG is refused (an ACL, a managed Redis). */

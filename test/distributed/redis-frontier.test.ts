@@ -204,9 +204,10 @@ describeWithRedis("RedisFrontier", () => {
     }
   });
 
-  it("hands out no URL whose lease may have run out while Redis did not answer (SIGSTOP), and hands URLs out again once it answers", async () => {
+  it("hands out no URL whose lease may have run out while Redis did not answer (SIGSTOP), warns of the silence, and hands URLs out again once it answers", async () => {
     const own = await startRedis();
-    const frontier = await RedisFrontier.open({ url: own.url, name: `fenced-${++names}`, leaseMs: 300 });
+    const warnings: string[] = [];
+    const frontier = await RedisFrontier.open({ url: own.url, name: `fenced-${++names}`, leaseMs: 300, warnAfterMs: 400, onWarning: (message) => warnings.push(message) });
     open.push(frontier);
     try {
       const roots = ["http://a.test/1", "http://a.test/2", "http://a.test/3"];
@@ -223,9 +224,11 @@ describeWithRedis("RedisFrontier", () => {
       } finally {
         process.kill(own.pid ?? 0, "SIGCONT");
       }
+      expect(warnings[0]).toMatch(/^Redis at redis:\/\/127\.0\.0\.1:\d+\/0 has not answered for 0\.4 s; waiting for it \(/);
       // Redis answers again: the leases that ran out are queued again there, and leased here anew.
       const again = await within(5_000, taken(frontier), "a URL once Redis answers");
       expect(roots.filter((url) => url !== first.url)).toContain(again.url);
+      expect(warnings.at(-1)).toMatch(/^Redis at redis:\/\/127\.0\.0\.1:\d+\/0 answers again$/);
     } finally {
       await frontier.close();
       await own.remove();
