@@ -95,7 +95,7 @@ export class Crawler {
       for (;;) {
         const job = await this.q.get(); // An idle worker waits here.
         try {
-          if (job.kind === "wait") await this.client.pause(job.delayMs); // Only a host's delay stands in the way.
+          if (job.kind === "wait") await this.client.pause(job.delayMs, null, 0, job.woken); // A host's delay, or the store's news, stands in the way.
           else await this.fetch(job);
         } catch {
           // A bug, or the signal ended a pause: finish() records the URL or leaves it to do, and the worker goes on.

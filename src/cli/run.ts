@@ -164,6 +164,11 @@ function openOutputs(commandLine: CommandLine): OpenedOutputs {
   return opened;
 }
 
+/** Writes a record's `--jsonl` line and CSV row, whichever are asked for; false when one could not be written (which stops the crawl). */
+function writeRecordLines(outputs: OpenedOutputs, record: FetchStatistic): boolean {
+  return (outputs.recordLines?.write(record) ?? true) && (outputs.csvLines?.write(record) ?? true);
+}
+
 /** {@link RecordLines.open}, its error a usage error that names the flag. */
 function openLines(flag: string, file: string, format: "jsonl" | "csv"): RecordLines {
   try {
@@ -200,7 +205,11 @@ async function runCommand(commandLine: CommandLine): Promise<number> {
     }
     const { FrontierError, RedisFrontier } = await import("../distributed/redis-frontier.js");
     try {
-      const frontier = await RedisFrontier.open(flags);
+      // This process's --jsonl and CSV lines are written before Redis marks each record's URL (the frontier's journal): a kill -9 loses none.
+      const journaled = outputs.recordLines !== null || outputs.csvLines !== null;
+      const journal = journaled ? function writeLines(record: FetchStatistic): boolean { return writeRecordLines(outputs, record); } : null;
+      // A Redis silent for 5 s is said on stderr (and again at 10, 20, … s), as is its answering again.
+      const frontier = await RedisFrontier.open({ ...flags, journal, onWarning: function warnOfRedis(message) { process.stderr.write(`crawl: ${message}\n`); } });
       try {
         return commandLine.status ? await printStatus(flags, frontier) : await crawlCommand(commandLine, outputs, frontier);
       } finally {
@@ -267,7 +276,7 @@ async function crawlCommand(commandLine: CommandLine, outputs: OpenedOutputs, fr
       if (interrupt.interrupted && runs.length > 0) break;
       // The server's own count of requests in flight, per stage.
       demo?.site.resetCounters();
-      const run = await runStage(stage, roots, commandLine, printer, interrupt.signal, watchers, frontier);
+      const run = await runStage(stage, roots, commandLine, printer, interrupt, watchers, frontier);
       runs.push({ ...run, serverPeak: demo === null ? null : demo.site.peakRequestsInFlight });
     }
     let status = await finish(commandLine, roots, runs, printer, interrupt.received, watchers, frontier);
@@ -328,10 +337,11 @@ async function runStage(
   roots: string[],
   commandLine: CommandLine,
   printer: Printer,
-  signal: AbortSignal,
+  interrupt: Interrupt,
   watchers: Watchers,
   frontier: RedisFrontier | null,
 ): Promise<Omit<StageRun, "serverPeak">> {
+  const signal = interrupt.signal;
   const counters = new CrawlCounters(Date.now());
   const progress = new ProgressLine(process.stderr, counters, stage);
   printer.progress = progress;
@@ -349,8 +359,7 @@ async function runStage(
 
   function onRecord(record: FetchStatistic): void {
     counters.onRecord(record);
-    recordLines?.write(record);
-    csvLines?.write(record);
+    if (frontier?.journaled !== true) writeRecordLines(watchers, record); // With a frontier, written already, before Redis marked it (its journal).
     follow?.record(record);
     if (verbosity >= 2) printer.print(`${prefix}${urlLine(record, { referrer: true })}\n`);
     progress.update();
@@ -390,7 +399,8 @@ async function runStage(
   // A --jsonl or CSV file that can no longer be written stops the crawl: its records would go nowhere.
   const failures = [recordLines?.failed, csvLines?.failed, itemLines?.failed].filter((failed) => failed !== undefined);
   const stop = failures.length === 0 ? signal : AbortSignal.any([signal, ...failures]);
-  const options: CrawlOptions = { ...commandLine.crawlOptions, onRecord, signal: stop };
+  // SIGTERM: the fetches in flight finish first, for a few seconds (src/cli/interrupt.ts).
+  const options: CrawlOptions = { ...commandLine.crawlOptions, onRecord, signal: stop, finishSignal: interrupt.finishing };
   // The items come to the outputs as they are made, whatever the result keeps.
   if (commandLine.crawlOptions.onPage !== undefined) options.onItem = onItem;
   // The records stay in Redis, to be streamed to --json at the end: none is kept in memory.

@@ -13,7 +13,7 @@ import { appendRecord, errorRecord, isFetchedPage, type CrawlResult, type FetchS
 import { RobotsReading } from "./robots.js";
 import { CrawlRun } from "./run.js";
 import { SITEMAP_MAX_FILES, sitemapSeeds, visitSitemap, type SitemapContext } from "./sitemaps.js";
-import type { CrawlStore, StoreSummary } from "./store.js";
+import { STORE_IDLE_MS, type CrawlStore, type StoreSummary } from "./store.js";
 import { UrlPolicy } from "./urls.js";
 import { visit, visitHooked, type PendingVisit, type QueueItem, type Visit } from "./visit.js";
 import type { HookSettled } from "./page-context.js";
@@ -63,7 +63,11 @@ export interface CoreView {
 
 const DONE: Step = { kind: "done" };
 
-/** How long a wait lasts when only a shared store may bring more URLs (another process's, a write in flight): short, since its answers come in a millisecond or so, and a wait costs nothing but a timer. */
+/**
+ * How long a wait lasts when only a shared store may bring more URLs (another
+ * process's, a write in flight) and the store does not say when it has news
+ * (no `onChange`): short, since its answers come in a millisecond or so.
+ */
 const STORE_POLL_MS = 5;
 
 /** A wake-up the host lines asked for, due at `at` (the stage's clock, ms) unless called off. */
@@ -152,6 +156,10 @@ export class CrawlCore implements SitemapContext {
   /** The stage's clock, in ms: given to `begin()`; waits, host delays and holds are measured on it. */
   private clock: () => number = notBegun;
   private readonly wallClock: () => number;
+  /** Set by `finishInFlight()` (the `finishSignal` option): no job is handed out, the jobs out finish and make their records. */
+  private finishing = false;
+  /** Aborted when the store has news (`onChange`): ends the store waits out; made by the first such wait after the last news. */
+  private storeNews: AbortController | null = null;
 
   /**
    * @param stage - The stage that crawls, for the trace: any name (a fourth stage names itself).
@@ -172,6 +180,7 @@ export class CrawlCore implements SitemapContext {
     const core = this;
     this.store.open?.(this.options, function stopCrawl() { core.stop(); }, this.policy.roots);
     this.fetched = this.store.resumed ?? 0; // A resumed crawl's maxPages counts the pages its earlier runs fetched.
+    this.store.onChange?.(function changed() { core.storeChanged(); });
     this.hosts = new HostLines(
       this.options,
       {
@@ -411,6 +420,22 @@ export class CrawlCore implements SitemapContext {
   }
 
   /**
+   * Stops the crawl gently (the `finishSignal` option): no job is handed out
+   * from now on, and the URLs waiting for their hosts stay to do, as with
+   * `stop()`; but the jobs out go on, and their outcomes make records as
+   * usual (a retry one needs is left to do). The crawl is over once they are
+   * finished. `stop()` after it still cuts them short. Called on the
+   * `finishSignal` option's abort by `listenForAbort` (src/crawl/world.ts).
+   */
+  finishInFlight(): void {
+    if (this.crawlState !== "running" || this.finishing) return;
+    this.finishing = true;
+    this.store.stop();
+    for (const item of this.hosts.close()) this.store.release(item);
+    this.storeChanged(); // A wait for the store's URLs ends: none will come.
+  }
+
+  /**
    * Ends the crawl and returns its result: calls off every wake-up and ends
    * the trace.
    *
@@ -498,6 +523,10 @@ export class CrawlCore implements SitemapContext {
       hold = this.hosts.retryAfter(outcome, backoff);
       if (hold === "too-long") return null;
     }
+    if (this.finishing) {
+      this.store.release(item); // Finishing what is in flight: a retry is left to do.
+      return DONE;
+    }
     const again = { ...item, tries: job.attempt }; // The attempts go on from here when it is handed out again.
     if (hold === null) {
       this.hosts.rest(again, backoff);
@@ -573,10 +602,24 @@ export class CrawlCore implements SitemapContext {
   private waitJob(hosts: boolean): Job | null {
     let at = Infinity;
     if (hosts) for (const w of this.wakeups) if (!w.cancelled && w.at < at) at = w.at;
-    if (at === Infinity && (this.recording > 0 || this.store.pending())) at = this.clock() + STORE_POLL_MS;
+    const listens = this.store.onChange !== undefined;
+    const forStore = at === Infinity && (this.recording > 0 || this.store.pending());
+    if (forStore) at = this.clock() + (listens ? STORE_IDLE_MS : STORE_POLL_MS);
     if (at === Infinity || this.waitsUntil.some((until) => until <= at)) return null;
     this.waitsUntil.push(at);
-    return this.handOut(new Job("wait", "", at, null, null, this.clock));
+    const job = new Job("wait", "", at, null, null, this.clock);
+    if (forStore && listens) {
+      this.storeNews ??= new AbortController();
+      job.woken = this.storeNews.signal; // Ended by the store's news.
+    }
+    return this.handOut(job);
+  }
+
+  /** The store has news (`onChange`), or a record was stored: the waits for it end. */
+  private storeChanged(): void {
+    const news = this.storeNews;
+    this.storeNews = null;
+    news?.abort();
   }
 
   /** The origins of the roots, whose sitemaps option `sitemaps` reads. */
@@ -612,6 +655,7 @@ export class CrawlCore implements SitemapContext {
     this.store.finish(item, v, function stored(record) {
       core.recording -= 1;
       if (page) core.fetching -= 1;
+      core.storeChanged(); // A wait for this record ends.
       if (record === null) return;
       core.recorded += 1;
       if (page) core.fetched += 1;

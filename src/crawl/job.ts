@@ -45,6 +45,13 @@ export class Job {
   attempt: number;
   /** While `hooking`: the page's visit, waiting for its hook's promise. */
   pending: PendingVisit | null = null;
+  /**
+   * For a wait on a store that says when it has news (`CrawlStore.onChange`):
+   * aborted when it does, so a stage that gives it to its sleep ends the wait
+   * then, and asks `next()` again; null for every other job. A stage that
+   * ignores it waits `delayMs`, as for any wait.
+   */
+  woken: AbortSignal | null = null;
 
   constructor(
     readonly kind: "page" | "robots" | "sitemap" | "wait",

@@ -205,6 +205,13 @@ export interface CrawlOptions {
   /** Aborting it stops the crawl: no new URLs, fetches in flight cancelled, partial result. */
   signal?: AbortSignal;
   /**
+   * Aborting it stops the crawl gently: no new URLs, but the fetches in
+   * flight go on and make their records (a retry they need is left to do);
+   * the crawl then ends with a partial result, as with `signal`, which may
+   * still cut them short (the CLI's SIGTERM: `signal` follows a few seconds later).
+   */
+  finishSignal?: AbortSignal;
+  /**
    * A directory that keeps the crawl's queue, seen set and records in a
    * crash-safe log (src/crawl/state.ts), so the same crawl run again with it
    * resumes; the CLI's `--state DIR`. Absent: in memory.
@@ -320,6 +327,8 @@ export interface ResolvedCrawlOptions {
   keepRecords: boolean;
   /** Aborting it stops the crawl early; null: the crawl runs to its end. */
   signal: AbortSignal | null;
+  /** Aborting it stops the crawl once the fetches in flight are done; null: none. */
+  finishSignal: AbortSignal | null;
   /** The state directory that keeps the crawl (a `StateStore`); null: in memory. */
   state: string | null;
   /** Called with each trace event; null: no tracing. */
@@ -381,6 +390,7 @@ export const DEFAULT_OPTIONS: Readonly<Omit<ResolvedCrawlOptions, "seed"> & { se
   onItem: null,
   keepRecords: true,
   signal: null,
+  finishSignal: null,
   trace: null,
   state: null,
   seed: null,
@@ -442,6 +452,7 @@ export function resolveOptions(options: CrawlOptions = {}): ResolvedCrawlOptions
     keepRecords: boolean("keepRecords", options.keepRecords, DEFAULT_OPTIONS.keepRecords),
     trace: callback("trace", options.trace),
     signal: abortSignal(options.signal),
+    finishSignal: abortSignal(options.finishSignal, "finishSignal"),
     state: stateDirectory(options.state),
     seed: seed(options.seed),
     network: network(options.network),
@@ -680,8 +691,8 @@ function callback<F>(name: string, value: F | undefined): F | null {
   return value;
 }
 
-function abortSignal(value: unknown): AbortSignal | null {
+function abortSignal(value: unknown, name = "signal"): AbortSignal | null {
   if (value === undefined) return null;
-  if (!(value instanceof AbortSignal)) throw new TypeError(`Expected \`signal\` to be an AbortSignal, got ${show(value)}`);
+  if (!(value instanceof AbortSignal)) throw new TypeError(`Expected \`${name}\` to be an AbortSignal, got ${show(value)}`);
   return value;
 }

@@ -79,6 +79,15 @@ export interface CrawlStore {
   /** Whether URLs may still come that `take()` cannot give now: another process's work, a write in flight. Never, in memory. */
   pending(): boolean;
   /**
+   * For a store that is `pending()` (optional): the store calls `changed`
+   * whenever `take()` may have something new, or `pending()` may have turned
+   * false (URLs arrived, the crawl ended). The core then waits for it instead
+   * of looking every few ms: its wait jobs for the store last up to
+   * {@link STORE_IDLE_MS}, and end early through the job's `woken` signal.
+   * Called once, by the core, after `open`.
+   */
+  onChange?(changed: () => void): void;
+  /**
    * For a store that writes in the background (optional: a store whose
    * calls are done when they return has none, and `summary()` answers at
    * once): a promise that resolves once the store has written what it holds
@@ -97,6 +106,12 @@ export interface CrawlStore {
    */
   summary(recorded: number): StoreSummary;
 }
+
+/**
+ * The longest a wait for a store that calls `onChange` lasts: a safety net,
+ * as its news ends the wait sooner (in a stage that listens to `Job.woken`).
+ */
+export const STORE_IDLE_MS = 1_000;
 
 /** What a store reports at the end of a crawl. */
 export interface StoreSummary {

@@ -44,15 +44,26 @@ export function worldFor(options: ResolvedCrawlOptions, store?: CrawlStore): Cor
  * Listens to the crawl's `signal` for the stage: `aborted`, the stage's own
  * abort handling, runs when it aborts (it calls `core.stop()`, then ends what
  * is in flight in the stage's style); a signal aborted already stops the core
- * at once, before anything is in flight. Returns the function that stops
+ * at once, before anything is in flight. And to its `finishSignal` (the
+ * core's options), whose abort calls `core.finishInFlight()`: nothing the
+ * stage must do, as the jobs out go on. Returns the function that stops
  * listening, for the crawl's end. The core itself listens to nothing
  * (docs/crawl-core.md, "No callbacks out").
  */
-export function listenForAbort(core: { stop(): void }, signal: AbortSignal | null | undefined, aborted: () => void): () => void {
-  if (signal === null || signal === undefined) return noListener;
+export function listenForAbort(core: { stop(): void; finishInFlight?(): void; readonly options?: { readonly finishSignal: AbortSignal | null } }, signal: AbortSignal | null | undefined, aborted: () => void): () => void {
+  const finishing = core.options?.finishSignal ?? null;
+  function finishInFlight(): void {
+    core.finishInFlight?.();
+  }
+  if (finishing?.aborted === true) finishInFlight();
+  else finishing?.addEventListener("abort", finishInFlight, { once: true });
+  if (signal === null || signal === undefined) return finishing === null ? noListener : function stopFinishing() { finishing.removeEventListener("abort", finishInFlight); };
   if (signal.aborted) core.stop(); // Aborted before the crawl began: no job is handed out.
   signal.addEventListener("abort", aborted, { once: true });
-  return function stopListening() { signal.removeEventListener("abort", aborted); };
+  return function stopListening() {
+    signal.removeEventListener("abort", aborted);
+    finishing?.removeEventListener("abort", finishInFlight);
+  };
 }
 
 function noListener(): void {}

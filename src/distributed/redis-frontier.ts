@@ -30,7 +30,7 @@ import type { FetchStatistic } from "../crawl/records.js";
 import { storedRobotsRules, type RobotsRules, type RobotsVerdict } from "../crawl/robots.js";
 import type { CrawlStore, StoreSummary } from "../crawl/store.js";
 import type { QueueItem, Visit } from "../crawl/visit.js";
-import { ADD, BEGIN, DONE, FINISH, HOLD, RELEASE, RENEW, ROBOTS, STATUS, TAKE } from "./scripts.js";
+import { ADD, BEGIN, DONE, FINISH, HOLD, PREPARE, RELEASE, RENEW, ROBOTS, STATUS, TAKE } from "./scripts.js";
 import { TakePump } from "./take-pump.js";
 
 /** The frontier's Redis stopped answering, or could not be reached: the crawl stops; what was written stays. */
@@ -71,6 +71,32 @@ export interface RedisFrontierOptions {
    * {@link OVERRIDABLE}.
    */
   overridePoliteness?: boolean;
+  /**
+   * This process's own output of its records (the CLI's `--jsonl` and CSV
+   * lines), written before Redis marks a URL recorded (default none): called
+   * with each record as it will be stored, once this process still holds the
+   * URL's lease and no process has recorded it, it must have written the
+   * record where a `kill -9` cannot take it back (a `write(2)` done, as
+   * `writeSync` does: the kernel has it; no `fsync`, so not against a power
+   * cut) before it returns true. False: the line could not be written; the
+   * URL is not marked, and goes back to the queue. So an output holds every
+   * record its process made; a process killed between the line and the mark
+   * leaves its line, and the URL is fetched and recorded again by another
+   * (at least once in the outputs, once in Redis). Without it, `finish`'s
+   * callback (the crawl's `onRecord`) comes after the mark, and a process
+   * killed in between loses that record from its output.
+   */
+  journal?: ((record: FetchStatistic) => boolean) | null;
+  /**
+   * Called with a line of warning when Redis has not answered a command for
+   * `warnAfterMs` (then again at each doubling: 2×, 4×, …), and when it
+   * answers again after one (default none). The commands are not abandoned:
+   * they wait for Redis, the fencing check keeps this process from fetching
+   * on leases that may have run out, and the crawl goes on when it answers.
+   */
+  onWarning?: ((message: string) => void) | null;
+  /** How long a command may go unanswered before `onWarning` is called, in ms. Default 5,000. */
+  warnAfterMs?: number;
 }
 
 /**
@@ -192,6 +218,18 @@ export class RedisFrontier implements CrawlStore {
   private readonly sha = new Map<string, string>();
   /** URLs this process holds leased (ready here or handed out), and the item to hand back for each. */
   private readonly held = new Map<string, QueueItem>();
+  /**
+   * The fencing check's deadlines: for each URL held, when its lease may
+   * have run out (`performance.now()`, ms), as far as this process knows:
+   * the time it sent the TAKE or the last RENEW Redis answered, plus the lease.
+   */
+  private readonly deadlines = new Map<string, number>();
+  /** URLs `take()` did not hand out since their leases may have run out (the fencing check). */
+  fenced = 0;
+  /** When each script call in flight was sent (`performance.now()`): the oldest says how long Redis has been silent. */
+  private readonly unanswered = new Set<{ at: number }>();
+  /** The silence already warned of, in ms (0: none); the next warning comes at twice it. */
+  private warnedAt = 0;
   /** Leases URLs for `take()`, and holds those ready here; shut down with this frontier. */
   private readonly pump: TakePump;
   /** Script calls in flight that `close()` waits for (lease hand-backs). */
@@ -213,6 +251,8 @@ export class RedisFrontier implements CrawlStore {
   private summed: StoreSummary | null = null;
   /** Stops the crawl, as its signal would: what this frontier does when Redis fails. */
   private stopCrawl: () => void = () => {};
+  /** The core's `onChange` callback: URLs arrived here, or the crawl ended. */
+  private changed: () => void = () => {};
   private timers: NodeJS.Timeout[] = [];
   /** The pump's wake-up when the next host's start comes (TAKE says when), and when it is due. */
   private due: { timer: NodeJS.Timeout; at: number } | null = null;
@@ -237,6 +277,7 @@ export class RedisFrontier implements CrawlStore {
       wanted() { return (frontier.crawl?.maxTasks ?? 1) - frontier.handedOut; },
       lease(count) { return frontier.lease(count); },
       unwanted(items) { frontier.letGo(items); },
+      arrived() { frontier.changed(); },
       failed(error) { frontier.fail(error); },
     });
   }
@@ -260,7 +301,7 @@ export class RedisFrontier implements CrawlStore {
     try {
       await client.connect();
       await subscriber.connect();
-      for (const [name, script] of Object.entries({ ADD, BEGIN, DONE, TAKE, FINISH, HOLD, RELEASE, RENEW, ROBOTS, STATUS })) {
+      for (const [name, script] of Object.entries({ ADD, BEGIN, DONE, TAKE, FINISH, HOLD, PREPARE, RELEASE, RENEW, ROBOTS, STATUS })) {
         frontier.sha.set(name, String(await client.sendCommand(["SCRIPT", "LOAD", script])));
       }
       await subscriber.subscribe(frontier.keys.channel, (message) => frontier.heard(message));
@@ -317,6 +358,11 @@ export class RedisFrontier implements CrawlStore {
     ).catch((error: unknown) => this.fail(error));
   }
 
+  /** The core waits for this instead of looking every few ms: called when leased URLs are ready here, and when the crawl is over. */
+  onChange(changed: () => void): void {
+    this.changed = changed;
+  }
+
   robotsRules(origin: string): RobotsRules | null {
     return this.rules.get(origin) ?? null;
   }
@@ -341,7 +387,13 @@ export class RedisFrontier implements CrawlStore {
   take(): QueueItem | undefined {
     this.whenDone(); // After the roots were added: from now on, nothing queued or leased anywhere means the end.
     if (this.stopped) return undefined;
-    const item = this.pump.take();
+    let item = this.pump.take();
+    // The fencing check: a URL whose lease may have run out (Redis has not answered a RENEW since) may be another process's now.
+    while (item !== undefined && (this.deadlines.get(item.url) ?? Infinity) <= performance.now()) {
+      this.fenced += 1;
+      this.forget(item.url); // Its lease runs out in Redis, and the URL is queued again there, for any process.
+      item = this.pump.take();
+    }
     if (item !== undefined) this.handedOut += 1;
     this.pump.fill(); // After counting it: the pump asks for the places free now.
     return item;
@@ -386,7 +438,7 @@ export class RedisFrontier implements CrawlStore {
   /** Stores the record and queues the new URLs (see `finish`); resolves with the record as stored, or null. */
   private async store(item: QueueItem, visit: Visit): Promise<FetchStatistic | null> {
     if (this.failure !== null) {
-      this.held.delete(item.url);
+      this.forget(item.url);
       return null;
     }
     let reply: unknown;
@@ -398,12 +450,26 @@ export class RedisFrontier implements CrawlStore {
       for (let start = 0; start < last; start += FINISH_CHUNK) {
         earlier += Number(await this.run("ADD", triples(visit.next.slice(start, Math.min(start + FINISH_CHUNK, last)))));
       }
-      const record = this.options.records ? JSON.stringify(visit.record) : "";
-      reply = await this.run("FINISH", [this.owner, item.url, record, String(earlier), ...triples(visit.next.slice(last))]);
+      let { record } = visit;
+      let links = triples(visit.next.slice(last));
+      const journal = this.options.journal;
+      if (journal !== null) {
+        // This process's output first: its links queued and its lease checked (PREPARE), its line written, then the mark (FINISH).
+        const [added, holds] = (await this.run("PREPARE", [this.owner, item.url, ...links])) as [number, number];
+        earlier += Number(added);
+        links = [];
+        if (record.nextUrl === null) record = { ...record, numNewUrls: earlier }; // As FINISH will store it.
+        if (Number(holds) === 0) return null; // Its lease expired, or another process recorded it: not this process's record.
+        if (!journal(record)) {
+          this.handBack([this.held.get(item.url) ?? item]); // Not written: not marked either; it goes back to the queue.
+          return null;
+        }
+      }
+      reply = await this.run("FINISH", [this.owner, item.url, this.options.records ? JSON.stringify(record) : "", String(earlier), ...links]);
     } catch {
       return null; // Not stored: the lease expires, and the URL is fetched again by whoever resumes.
     } finally {
-      this.held.delete(item.url);
+      this.forget(item.url);
       this.settled();
     }
     const [stored, added] = reply as [number, number];
@@ -434,6 +500,7 @@ export class RedisFrontier implements CrawlStore {
     this.done = this.join().then(
       function over() {
         frontier.over = true;
+        frontier.changed(); // pending() turned false.
         frontier.stop();
         return frontier.read(frontier.crawl?.keepRecords ?? true);
       },
@@ -471,7 +538,7 @@ export class RedisFrontier implements CrawlStore {
   /** A URL held here, as held (a Retry-After's item carries its attempts), handed back to the queue. */
   private handBackHeld(item: QueueItem): void {
     const held = this.held.get(item.url) ?? item;
-    this.held.delete(item.url);
+    this.forget(item.url);
     this.handBack([held]);
     this.settled();
   }
@@ -493,6 +560,11 @@ export class RedisFrontier implements CrawlStore {
     return this.joined.promise;
   }
 
+
+  /** Whether a `journal` writes each record before Redis marks it (then `finish`'s callback comes after both). */
+  get journaled(): boolean {
+    return this.options.journal !== null;
+  }
 
   /** Whether Redis keeps each record (the option `records`): only then can {@link RedisFrontier.recordChunks} read them back. */
   get keepsRecords(): boolean {
@@ -630,6 +702,7 @@ export class RedisFrontier implements CrawlStore {
   private async lease(count: number): Promise<QueueItem[]> {
     await this.begun;
     const jitter = this.crawl === null ? 0 : this.crawl.delayJitter * Math.random();
+    const sent = performance.now();
     const reply = (await this.run("TAKE", [this.owner, String(this.leaseMs), String(count), String(jitter)])) as Array<number | string>;
     const taken: QueueItem[] = [];
     const unknown = new Set<string>();
@@ -638,6 +711,7 @@ export class RedisFrontier implements CrawlStore {
       const origin = String(reply[i + 1]);
       taken.push(next);
       this.held.set(next.url, next);
+      this.deadlines.set(next.url, sent + this.leaseMs);
       // Not the reader: another process read its robots.txt, whose rules this process must know before the core asks.
       if (this.crawl?.robots === true && reply[i + 2] === 0 && !this.rules.has(origin)) unknown.add(origin);
     }
@@ -712,6 +786,12 @@ export class RedisFrontier implements CrawlStore {
     }
   }
 
+  /** A URL is no longer held here: finished, handed back, or fenced off. */
+  private forget(url: string): void {
+    this.held.delete(url);
+    this.deadlines.delete(url);
+  }
+
   /** A URL held here was finished or released: after a stop, the last one ends `join()`. */
   private settled(): void {
     if (this.stopped) void this.checkDone();
@@ -719,7 +799,7 @@ export class RedisFrontier implements CrawlStore {
 
   /** URLs held here that this process will not fetch: no longer held, and handed back. */
   private letGo(items: readonly QueueItem[]): void {
-    for (const item of items) this.held.delete(item.url);
+    for (const item of items) this.forget(item.url);
     this.handBack(items);
   }
 
@@ -737,6 +817,9 @@ export class RedisFrontier implements CrawlStore {
   private startTimers(): void {
     if (this.timers.length > 0) return;
     const renew = setInterval(() => void this.renew(), Math.max(50, Math.floor(this.leaseMs / 3)));
+    const watch = setInterval(() => this.watchSilence(), Math.max(50, Math.floor(this.options.warnAfterMs / 4)));
+    watch.unref();
+    this.timers.push(watch);
     const look = setInterval(() => {
       this.pump.wake();
       void this.checkDone();
@@ -749,8 +832,11 @@ export class RedisFrontier implements CrawlStore {
   /** Moves on the deadline of every lease this process holds. */
   private async renew(): Promise<void> {
     if (this.failure !== null || this.held.size === 0) return;
+    const sent = performance.now();
+    const urls = [...this.held.keys()];
     try {
-      await this.run("RENEW", [this.owner, String(this.leaseMs), ...this.held.keys()]);
+      await this.run("RENEW", [this.owner, String(this.leaseMs), ...urls]);
+      for (const url of urls) if (this.deadlines.has(url)) this.deadlines.set(url, sent + this.leaseMs);
     } catch (error) {
       this.fail(error);
     }
@@ -764,10 +850,39 @@ export class RedisFrontier implements CrawlStore {
   private run(name: string, args: readonly string[]): Promise<unknown> {
     if (this.failure !== null) return Promise.reject(this.failure);
     const { fixed, queuePrefix, channel } = this.keys;
-    return this.client.sendCommand(["EVALSHA", this.sha.get(name) ?? "", String(fixed.length), ...fixed, queuePrefix, channel, ...args]).catch((error: unknown) => {
-      this.fail(error);
-      throw this.failure ?? error;
-    });
+    const call = { at: performance.now() };
+    this.unanswered.add(call);
+    return this.client.sendCommand(["EVALSHA", this.sha.get(name) ?? "", String(fixed.length), ...fixed, queuePrefix, channel, ...args]).then(
+      (reply: unknown) => {
+        this.answered(call);
+        return reply;
+      },
+      (error: unknown) => {
+        this.answered(call);
+        this.fail(error);
+        throw this.failure ?? error;
+      },
+    );
+  }
+
+  /** A script call was answered: after a warning of silence, says Redis answers again. */
+  private answered(call: { at: number }): void {
+    this.unanswered.delete(call);
+    if (this.warnedAt === 0 || this.failure !== null) return;
+    this.warnedAt = 0;
+    this.options.onWarning?.(`Redis at ${redact(this.options.url)} answers again`);
+  }
+
+  /** Warns when the oldest script call in flight has waited `warnAfterMs`, then at each doubling of that. */
+  private watchSilence(): void {
+    if (this.failure !== null || this.closing) return;
+    let oldest = Infinity;
+    for (const call of this.unanswered) oldest = Math.min(oldest, call.at);
+    const silentMs = performance.now() - oldest;
+    const due = this.warnedAt === 0 ? this.options.warnAfterMs : this.warnedAt * 2;
+    if (!(silentMs >= due)) return;
+    this.warnedAt = due;
+    this.options.onWarning?.(`Redis at ${redact(this.options.url)} has not answered for ${due % 1000 === 0 ? due / 1000 : (due / 1000).toFixed(1)} s; waiting for it (this process starts no fetch on a lease that may have run out, and goes on when it answers)`);
   }
 
   /**
@@ -915,7 +1030,7 @@ function shownRecords(records: unknown): string {
  * one with a brace, a space or a control character, or one over 200 characters, a lease or timeout that is not a positive number of ms.
  */
 export function resolveFrontierOptions(options: RedisFrontierOptions): Required<RedisFrontierOptions> {
-  const { url, name, leaseMs = 30_000, connectTimeoutMs = 5_000, tls = {}, records = true, overridePoliteness = false } = options;
+  const { url, name, leaseMs = 30_000, connectTimeoutMs = 5_000, tls = {}, records = true, overridePoliteness = false, journal = null, onWarning = null, warnAfterMs = 5_000 } = options;
   let parsed: URL;
   try {
     parsed = new URL(url);
@@ -937,7 +1052,10 @@ export function resolveFrontierOptions(options: RedisFrontierOptions): Required<
   if ((tls.certFile === undefined) !== (tls.keyFile === undefined)) throw new TypeError("tls: a client certificate and its key come together: give both certFile and keyFile, or neither");
   if (typeof records !== "boolean") throw new TypeError(`records: ${String(records)} must be true or false`);
   if (typeof overridePoliteness !== "boolean") throw new TypeError(`overridePoliteness: ${String(overridePoliteness)} must be true or false`);
-  return { url, name, leaseMs, connectTimeoutMs, tls, records, overridePoliteness };
+  if (journal !== null && typeof journal !== "function") throw new TypeError(`journal: ${String(journal)} must be a function that writes a record, or null`);
+  if (onWarning !== null && typeof onWarning !== "function") throw new TypeError(`onWarning: ${String(onWarning)} must be a function that takes a line, or null`);
+  if (typeof warnAfterMs !== "number" || !Number.isFinite(warnAfterMs) || warnAfterMs < 100 || warnAfterMs > MAX_TIMER_MS) throw new TypeError(`warnAfterMs: ${String(warnAfterMs)} must be a number of milliseconds from 100 to ${MAX_TIMER_MS}`);
+  return { url, name, leaseMs, connectTimeoutMs, tls, records, overridePoliteness, journal, onWarning, warnAfterMs };
 }
 
 /** Whether Redis keeps its data on disk: an append-only file, or snapshots (`save`); null when CONFIG is refused (an ACL, a managed Redis). */

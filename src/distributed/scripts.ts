@@ -241,6 +241,29 @@ return {stored, added + tonumber(ARGV[6])}
 `;
 
 /**
+ * PREPARE: ARGV prefix, channel, owner, url, then (url, origin, item) triples of
+ * the URLs its visit found.
+ * The first of a record's two steps when the process writes the record's line
+ * to its own output first (the frontier's `journal`): queues each found URL not
+ * seen, as ADD does, and says whether the record may still be stored here:
+ * `owner` holds the URL's lease, and the URL has no record. FINISH, with no
+ * URLs and this count as the URLs queued already, comes once the line is written.
+ * Returns the number queued, and 1 or 0.
+ */
+export const PREPARE = `${COMMON}
+local added = 0
+for i = 5, #ARGV, 3 do
+  if redis.call('SADD', SEEN, ARGV[i]) == 1 then
+    enqueue(ARGV[i + 1], ARGV[i + 2], false)
+    added = added + 1
+  end
+end
+if added > 0 then redis.call('PUBLISH', CHANNEL, 'queued') end
+local holds = redis.call('HGET', OWNERS, ARGV[4]) == ARGV[3] and redis.call('HEXISTS', RECORDS, ARGV[4]) == 0
+return {added, holds and 1 or 0}
+`;
+
+/**
  * RELEASE: ARGV prefix, channel, owner, then items as JSON.
  * Each item whose URL `owner` still holds goes back to the front of its origin's
  * queue, its lease dropped and its slot freed, for another process or a later

@@ -20,6 +20,8 @@ export interface TakeSource {
    * which then holds them; resolves with those it got: none when none is queued.
    */
   lease(count: number): Promise<QueueItem[]>;
+  /** URLs leased are ready here: `take()` finds them now (the frontier tells the crawl core, which may be waiting). */
+  arrived(): void;
   /** URLs leased after the pump was shut down: not ours to fetch. */
   unwanted(items: readonly QueueItem[]): void;
   /** A lease failed: Redis stopped answering. The frontier stops the crawl, and shuts the pump down. */
@@ -124,7 +126,10 @@ export class TakePump {
         const wakes = this.wakes;
         const taken = await this.source.lease(count);
         if (this.closed) this.source.unwanted(taken); // Shut down meanwhile: not ours to fetch.
-        else for (const next of taken) this.ready.push(next);
+        else if (taken.length > 0) {
+          for (const next of taken) this.ready.push(next);
+          this.source.arrived();
+        }
         if (taken.length === 0 && wakes === this.wakes) await new Promise<void>((resolve) => (this.wakeUp = resolve));
       }
     } catch (error) {

@@ -74,12 +74,25 @@ export class CrawlClient {
 
   /**
    * Waits `delayMs`: a pause before a URL's next attempt (published for
-   * `url`), or a wait job's. Rejects with an `AbortError` once {@link abort}ed.
+   * `url`), or a wait job's, which ends early when its `woken` signal
+   * aborts (the store has news: `Job.woken`). Rejects with an `AbortError`
+   * once {@link abort}ed.
    */
-  async pause(delayMs: number, url: string | null = null, crawl = 0): Promise<void> {
+  async pause(delayMs: number, url: string | null = null, crawl = 0, woken: AbortSignal | null = null): Promise<void> {
     if (url !== null && crawlChannel.hasSubscribers) crawlChannel.publish({ type: "await", crawl, url, what: "sleep" });
+    if (woken !== null) return this.pauseUntilWoken(delayMs, woken);
     await sleep(delayMs, undefined, { signal: this.stopping.signal });
     if (url !== null && crawlChannel.hasSubscribers) crawlChannel.publish({ type: "resume", crawl, url });
+  }
+
+  /** A wait job's pause, ended early by `woken` (resolves) or by {@link abort} (rejects). */
+  private async pauseUntilWoken(delayMs: number, woken: AbortSignal): Promise<void> {
+    if (woken.aborted) return;
+    try {
+      await sleep(delayMs, undefined, { signal: AbortSignal.any([this.stopping.signal, woken]) });
+    } catch (error) {
+      if (this.stopping.signal.aborted || !woken.aborted) throw error;
+    }
   }
 
   /** Ends every request in flight and every pause: the crawl was stopped. */

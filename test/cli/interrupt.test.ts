@@ -47,8 +47,10 @@ describe("Interrupt", () => {
     interrupt = new Interrupt(onFirst, onSecond);
     interrupt.listen();
     process.emit("SIGTERM", "SIGTERM");
-    expect(interrupt.signal.aborted).toBe(true);
-    expect((interrupt.signal.reason as Error).message).toBe("interrupted by SIGTERM");
+    // SIGTERM lets the fetches in flight finish first: only `finishing` is aborted until FINISH_IN_FLIGHT_MS have passed.
+    expect(interrupt.finishing.aborted).toBe(true);
+    expect(interrupt.signal.aborted).toBe(false);
+    expect((interrupt.finishing.reason as Error).message).toBe("interrupted by SIGTERM");
     expect(interrupt.received).toBe("SIGTERM");
     process.emit("SIGHUP", "SIGHUP");
     expect(onFirst.mock.calls).toEqual([["SIGTERM"]]);

@@ -74,6 +74,52 @@ describe.each(STAGES)("crawl --stage %s stopped by a signal", (stage) => {
   });
 });
 
+describe.each(STAGES)("crawl --stage %s at SIGTERM, with a fetch in flight", (stage) => {
+  it("lets the fetch in flight finish and records it, takes no new URL, and ends at once at a second SIGTERM", async () => {
+    const slow = await FixtureSite.start();
+    try {
+      // "/" links to "/held", whose response waits for the test, and "/later", which nothing may fetch after SIGTERM.
+      slow.addPage("/", ["/held", "/later"]);
+      slow.addPage("/later", []);
+      let answer: (() => void) | null = null;
+      slow.addHandler("/held", function heldUntilReleased(_request, response) {
+        answer = () => response.writeHead(200, { "Content-Type": "text/html" }).end("<p>at last</p>");
+      });
+      const jsonl = join(directory, `${stage}-finish.jsonl`);
+      const crawl = new CliProcess(["--jsonl", jsonl, "--ignore-robots", "--max-tasks", "1", "--stage", stage, `${slow.url}/`]);
+      while (answer === null) {
+        expect(crawl.exited).toBe(false);
+        await sleep(10);
+      }
+      crawl.kill("SIGTERM");
+      while (!crawl.stderr.includes("Interrupted by SIGTERM")) await sleep(10); // The signal was handled: the fetch is still in flight.
+      (answer as () => void)();
+      const { code, stdout } = await crawl.outcome();
+      expect(code).toBe(143);
+      const urls = (await readFile(jsonl, "utf8")).split("\n").filter((line) => line !== "").map((line) => (JSON.parse(line) as { url: string }).url);
+      expect(urls).toEqual([`${slow.url}/`, `${slow.url}/held`]);
+      expect(slow.requestsFor("/later")).toBe(0);
+      expect(stdout).toContain("Todo: 1\nDone: 2\n");
+
+      // A second SIGTERM does not wait for the fetch in flight.
+      answer = null;
+      const again = new CliProcess(["--ignore-robots", "--max-tasks", "1", "--stage", stage, `${slow.url}/`]);
+      while (answer === null) {
+        expect(again.exited).toBe(false);
+        await sleep(10);
+      }
+      again.kill("SIGTERM");
+      while (!again.stderr.includes("Interrupted by SIGTERM")) await sleep(10);
+      again.kill("SIGTERM");
+      expect((await again.outcome()).code).toBe(143);
+      expect(slow.requestsFor("/held")).toBe(2); // Never answered the second time: the process ended without it.
+      while (slow.openConnections > 0) await sleep(10); // Nothing left open: the process's sockets closed with it.
+    } finally {
+      await slow.close();
+    }
+  });
+});
+
 describe("crawl with stderr that is no terminal", () => {
   it("prints a plain progress line there every --stats-interval seconds, and none on stdout", async () => {
     site.resetCounters();
@@ -86,9 +132,11 @@ describe("crawl with stderr that is no terminal", () => {
     crawl.kill("SIGTERM");
     const { code, stdout, stderr } = await crawl.outcome();
     expect(code).toBe(143);
+    // SIGTERM lets the fetches in flight finish for a few seconds, and the progress lines go on meanwhile.
     const lines = stderr.split("\n");
-    expect(lines.slice(-2)).toEqual(["Interrupted by SIGTERM", ""]);
-    const stats = lines.slice(0, -2);
+    expect(lines.filter((line) => line === "Interrupted by SIGTERM")).toHaveLength(1);
+    expect(lines.at(-1)).toBe("");
+    const stats = lines.filter((line) => line !== "Interrupted by SIGTERM" && line !== "");
     expect(stats.length).toBeGreaterThanOrEqual(2);
     for (const line of stats) expect(line).toMatch(/^crawl: [01] pages?, 0 errors, (-|\d+) queued, \d+\.\d pages\/s, \d+:\d\d elapsed$/);
     // No cursor movement: no carriage return, no escape sequence.

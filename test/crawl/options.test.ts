@@ -50,6 +50,7 @@ describe("resolveOptions", () => {
       onItem: null,
       keepRecords: true,
       signal: null,
+      finishSignal: null,
       trace: null,
       state: null,
       seed: expect.any(Number),

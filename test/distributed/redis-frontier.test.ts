@@ -9,7 +9,7 @@ import { crawl } from "../../src/asyncawait/index.js";
 import type { FetchStatistic } from "../../src/crawl/records.js";
 import { errorRecord } from "../../src/crawl/records.js";
 import { ACL_COMMANDS, aclRule, FrontierError, RedisFrontier } from "../../src/distributed/index.js";
-import { startDemoSite, type SyntheticSite } from "../../src/site/index.js";
+import { startDemoSite, SyntheticSite } from "../../src/site/index.js";
 import { describeWithRedis, startRedis, type RedisServer } from "../helpers/redis-server.js";
 import { ending, taken } from "../helpers/store-steps.js";
 import { within } from "../helpers/within.js";
@@ -146,6 +146,106 @@ describeWithRedis("RedisFrontier", () => {
     expect(await frontier.status()).toMatchObject({ queued: 2, leased: 0, records: 1, seen: 3 });
     expect(await frontier.finish(item, { record, next: [] })).toBeNull(); // A second record for the URL is not stored.
     expect((await frontier.status()).records).toBe(1);
+  });
+
+  it("writes a record to its journal before Redis marks the URL, with the links really new counted, and marks nothing the journal could not write", async () => {
+    const name = `journal-${++names}`;
+    const client = createClient({ url: redis.url });
+    await client.connect();
+    const marked: Array<[string, boolean]> = [];
+    let writes = true;
+    const frontier = await RedisFrontier.open({
+      url: redis.url, name, leaseMs: 60_000,
+      journal(record) {
+        // Synchronous, as a write(2) is. Whether the URL is marked hangs on what it returns: so the mark comes after it.
+        marked.push([record.url, writes]);
+        return writes;
+      },
+    });
+    open.push(frontier);
+    try {
+      await frontier.add([{ url: "http://a.test/", maxRedirect: 10 }, { url: "http://a.test/b", maxRedirect: 10 }]);
+      await frontier.add([{ url: "http://a.test/seen", maxRedirect: 10 }]);
+      const first = await within(5_000, taken(frontier), "the first URL");
+      const next = [{ url: "http://a.test/seen", maxRedirect: 10 }, { url: "http://a.test/new", maxRedirect: 10 }];
+      const stored = await frontier.finish(first, { record: { ...errorRecord(first.url, "NetworkError"), numNewUrls: 2 }, next });
+      expect(marked).toEqual([[first.url, true]]);
+      expect(stored?.numNewUrls).toBe(1);
+      expect(await client.hExists(`coroutine-crawler:{${name}}:records`, first.url)).toBe(1);
+      // A line that cannot be written: the URL is not marked, and goes back to the queue.
+      writes = false;
+      const second = await within(5_000, taken(frontier), "the second URL");
+      expect(await frontier.finish(second, { record: errorRecord(second.url, "NetworkError"), next: [] })).toBeNull();
+      expect(marked.at(-1)).toEqual([second.url, false]);
+      expect(await client.hExists(`coroutine-crawler:{${name}}:records`, second.url)).toBe(0);
+      await within(5_000, (async () => { while ((await frontier.status()).leased > 0) await new Promise((resolve) => setTimeout(resolve, 5)); })(), "the URL handed back");
+      expect(await client.lRange(`coroutine-crawler:{${name}}:q:http://a.test`, 0, -1)).toContain(JSON.stringify(second));
+    } finally {
+      await client.close();
+    }
+  });
+
+  it("waits for its frontier's news instead of looking every few ms: two processes on one polite host ask take() a few times per page", async () => {
+    // Two processes' crawls in this test process, each with a frontier of its own on one crawl: one host, one
+    // request at a time, 50 ms apart, so each process has nothing to take most of the time.
+    const site = await SyntheticSite.start({ pages: 20, linksPerPage: 3, seed: 38, redirects: 0, notFound: 0 });
+    try {
+      const name = `idle-${++names}`;
+      const counted = async (): Promise<{ frontier: RedisFrontier; takes: () => number }> => {
+        const frontier = await RedisFrontier.open({ url: redis.url, name });
+        open.push(frontier);
+        let takes = 0;
+        const take = frontier.take.bind(frontier);
+        // Counts the crawl core's calls on the real frontier: each is one look of a waiting process.
+        frontier.take = function countedTake() {
+          takes += 1;
+          return take();
+        };
+        return { frontier, takes: () => takes };
+      };
+      const [a, b] = [await counted(), await counted()];
+      const options = { maxTasks: 4, maxPerHost: 1, delayMs: 50, robots: false, keepRecords: false };
+      const [first, second] = await within(30_000, Promise.all([crawl(site.url, options, a.frontier), crawl(site.url, options, b.frontier)]), "two processes");
+      expect(first.recorded).toBe(site.expected.records.length);
+      expect(second.recorded).toBe(site.expected.records.length);
+      const takes = a.takes() + b.takes();
+      // Looking every 5 ms (no onChange), the two made 686-741 looks; waiting for the news, 129-137. (A page
+      // taken and put back in the core's own host line costs looks too: a few per page.)
+      expect(takes).toBeLessThanOrEqual(10 * site.expected.records.length);
+    } finally {
+      await site.close();
+    }
+  });
+
+  it("hands out no URL whose lease may have run out while Redis did not answer (SIGSTOP), warns of the silence, and hands URLs out again once it answers", async () => {
+    const own = await startRedis();
+    const warnings: string[] = [];
+    const frontier = await RedisFrontier.open({ url: own.url, name: `fenced-${++names}`, leaseMs: 300, warnAfterMs: 400, onWarning: (message) => warnings.push(message) });
+    open.push(frontier);
+    try {
+      const roots = ["http://a.test/1", "http://a.test/2", "http://a.test/3"];
+      frontier.open(resolveOptions({ maxTasks: 3, robots: false }), () => {}, []);
+      await frontier.add(roots.map((url) => ({ url, maxRedirect: 10 })));
+      const first = await within(5_000, taken(frontier), "the first URL");
+      while (frontier.size < 2) await new Promise((resolve) => setTimeout(resolve, 5)); // The other two leased, ready here.
+      process.kill(own.pid ?? 0, "SIGSTOP");
+      try {
+        // Past the lease (300 ms) with no RENEW answered: the two ready here may be another process's by now.
+        await new Promise((resolve) => setTimeout(resolve, 600));
+        expect(frontier.take()).toBeUndefined();
+        expect(frontier.fenced).toBe(2);
+      } finally {
+        process.kill(own.pid ?? 0, "SIGCONT");
+      }
+      expect(warnings[0]).toMatch(/^Redis at redis:\/\/127\.0\.0\.1:\d+\/0 has not answered for 0\.4 s; waiting for it \(/);
+      // Redis answers again: the leases that ran out are queued again there, and leased here anew.
+      const again = await within(5_000, taken(frontier), "a URL once Redis answers");
+      expect(roots.filter((url) => url !== first.url)).toContain(again.url);
+      expect(warnings.at(-1)).toMatch(/^Redis at redis:\/\/127\.0\.0\.1:\d+\/0 answers again$/);
+    } finally {
+      await frontier.close();
+      await own.remove();
+    }
   });
 
   it("queues a page's 5,000 links in steps of 250, none holding Redis 50 ms, and counts the links really new over all of them", async () => {
