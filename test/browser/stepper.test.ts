@@ -9,6 +9,7 @@
  * and that nothing is logged as an error and nothing is fetched. The first
  * paint, one step's render time and the file's size are printed, not asserted.
  */
+import { mulberry32 } from "../../src/crawl/random.js";
 import { existsSync, statSync } from "node:fs";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -45,17 +46,6 @@ interface PageState {
   views: string[];
 }
 
-/** A small seeded random source (mulberry32), so the random walk is the same in every run. */
-function seeded(seed: number): () => number {
-  let state = seed >>> 0;
-  return function next(): number {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 describe.skipIf(!chromiumHere)("stepper page in Chromium", () => {
   let directory: string;
@@ -149,7 +139,7 @@ describe.skipIf(!chromiumHere)("stepper page in Chromium", () => {
   });
 
   it("shows after 100 random Step and Back moves, in every stage, the same page as a fresh jump to that step", async () => {
-    const random = seeded(36);
+    const random = mulberry32(36);
     for (const recording of recordings) {
       const page = await open(`#stage=${recording.stage}&step=0`);
       let index = 0;
@@ -250,7 +240,7 @@ describe.skipIf(!chromiumHere)("stepper page in Chromium", () => {
       walked.push(`${shown.stage}: ${steps + 1} steps, ${(ms / steps).toFixed(2)} ms a step`);
     }
     // Back stays exact on the real recordings: 100 seeded random Step/Back moves in each stage end on the page a fresh jump draws.
-    const random = seeded(3600);
+    const random = mulberry32(3600);
     for (let stage = 0; stage < stages; stage++) {
       await page.selectOption("#stage", String(stage));
       const name = (await page.locator("#stage option:checked").textContent()) ?? "";
