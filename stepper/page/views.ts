@@ -7,9 +7,10 @@
  * Marks: a row that is new has class `added`, one whose content differs
  * `changed`, one that is gone is drawn struck through with `removed`; a
  * number that moved has `changed`. A socket in the last select's ready list
- * is `ready`; one that was ready at the previous select too is also
- * `still-ready` (level-triggering: the selector reports it again until it is
- * read or unregistered).
+ * is `ready`; one that was ready for the same event at the previous select
+ * too (the last step of an earlier iteration: the steps of one iteration
+ * share its select) is also `still-ready` (level-triggering: the selector
+ * reports it again until it is read or unregistered).
  *
  * @module
  */
@@ -118,17 +119,52 @@ function absent(view: ViewName, stage: string): string {
   return `<p class="absent"><b>not in this stage</b>: ${escapeHtml(absentReason(view, stage))}</p>`;
 }
 
-/** View 1: the selector's keys, the candidates, the last select's ready list. */
-export function selectorView(stage: string, step: Snapshot, previous: Snapshot | undefined): string {
+/** Each socket of a ready list with the events it was ready for. */
+function readyEvents(ready: { socket: string; events: ("read" | "write")[] }[] | null | undefined): Map<string, Set<string>> {
+  const bySocket = new Map<string, Set<string>>();
+  for (const entry of ready ?? []) bySocket.set(entry.socket, new Set(entry.events));
+  return bySocket;
+}
+
+/** Whether `socket` was ready for one of `events` in `before`. */
+function readyAgain(before: Map<string, Set<string>>, socket: string, events: readonly string[]): boolean {
+  const was = before.get(socket);
+  return was !== undefined && events.some(function sameEvent(event) { return was.has(event); });
+}
+
+/**
+ * The step that holds the select before `index`'s: the last step of an
+ * earlier iteration, since every step of one iteration shows that
+ * iteration's select. Null when `index` is in the first iteration.
+ */
+export function previousSelectStep(recording: Recording, index: number): Snapshot | null {
+  const iteration = recording.steps[index]?.iterations;
+  if (iteration === undefined) return null;
+  for (let at = index - 1; at >= 0; at--) {
+    const step = recording.steps[at] as Snapshot;
+    if (step.iterations < iteration) return step;
+  }
+  return null;
+}
+
+/**
+ * View 1: the selector's keys, the candidates, the last select's ready list.
+ * `previousSelect` is the step holding the select before this one (null:
+ * none; by default `previous`, right when a recording has one step per
+ * iteration): a socket ready for the same event there too is marked still
+ * ready.
+ */
+export function selectorView(stage: string, step: Snapshot, previous: Snapshot | undefined, previousSelect: Snapshot | null | undefined = previous): string {
   const selector = step.selector;
   if (selector === undefined) return absent("selector", stage);
   const before = previous?.selector;
-  const readyNow = new Set((selector.lastReady ?? []).map(function socketOf(entry) { return entry.socket; }));
-  const readyBefore = new Set((before?.lastReady ?? []).map(function socketOf(entry) { return entry.socket; }));
+  const readyNow = readyEvents(selector.lastReady);
+  const readyBefore = readyEvents(previousSelect?.selector?.lastReady);
   const keyRows = diffRows<SelectorKey>(before?.keys, selector.keys, function socketKey(key) { return key.socket; }).map(function keyRow(row) {
     const key = row.item;
-    const lit = row.change !== "removed" && readyNow.has(key.socket);
-    const extra = lit ? (readyBefore.has(key.socket) ? ["ready", "still-ready"] : ["ready"]) : [];
+    const now = readyNow.get(key.socket);
+    const lit = row.change !== "removed" && now !== undefined;
+    const extra = lit ? (readyAgain(readyBefore, key.socket, [...now]) ? ["ready", "still-ready"] : ["ready"]) : [];
     const events = key.events.map(function eventName(event) { return event === "read" ? "EVENT_READ" : "EVENT_WRITE"; }).join(" | ");
     return `<tr${rowClass(row.change, extra)}>${cells([escapeHtml(key.socket), escapeHtml(events), `<code>${escapeHtml(key.callback)}</code>`])}</tr>`;
   });
@@ -137,7 +173,7 @@ export function selectorView(stage: string, step: Snapshot, previous: Snapshot |
   });
   const ready = selector.lastReady;
   const readyRows = ready === null ? [] : ready.map(function readyEntry(entry) {
-    const again = readyBefore.has(entry.socket);
+    const again = readyAgain(readyBefore, entry.socket, entry.events);
     return `<li class="ready${again ? " still-ready" : ""}">${escapeHtml(entry.socket)} ${escapeHtml(entry.events.join("+"))}${again ? ' <span class="note">still ready</span>' : ""}</li>`;
   });
   return [
@@ -333,7 +369,7 @@ export function renderViews(recording: Recording, index: number): Record<ViewNam
   const previous = index > 0 ? recording.steps[index - 1] : undefined;
   const stage = recording.stage;
   return {
-    selector: selectorView(stage, step, previous),
+    selector: selectorView(stage, step, previous, previousSelectStep(recording, index)),
     ready: readyView(stage, step, previous),
     timers: timersView(stage, step, previous),
     tasks: tasksView(stage, step, previous),

@@ -61,6 +61,23 @@ describe("selectorView", () => {
     expect(again).toContain("still ready");
   });
 
+  it("compares with the previous iteration's select: not a later step of the same iteration, not another event", () => {
+    /** A step of iteration `iteration` whose select found `ready` ready. */
+    function selected(index: number, iteration: number, ready: { socket: string; events: ("read" | "write")[] }[]): Snapshot {
+      return { ...bare(index), iterations: iteration, selector: { keys: [{ socket: "fd 7", events: ["read"], callback: "readResponse" }], candidates: ["fd 7"], lastReady: ready } };
+    }
+    const steps = [
+      selected(0, 1, [{ socket: "fd 7", events: ["write"] }]), // iteration 1: connected is called
+      selected(1, 1, [{ socket: "fd 7", events: ["write"] }]), // iteration 1 ends: the same select
+      selected(2, 2, [{ socket: "fd 7", events: ["read"] }]), // iteration 2: ready again, for another event
+      selected(3, 3, [{ socket: "fd 7", events: ["read"] }]), // iteration 3: ready to read again
+    ];
+    const recording: Recording = { stage: "callbacks", seed: 1, root: "", sources: {}, steps, truncated: false };
+    expect(renderViews(recording, 1).selector).not.toContain("still-ready");
+    expect(renderViews(recording, 2).selector).not.toContain("still-ready");
+    expect(renderViews(recording, 3).selector).toContain('<li class="ready still-ready">fd 7 read');
+  });
+
   it("marks keys added and removed since the previous step", () => {
     const recording = recordingOf("callbacks");
     const html = selectorView("callbacks", recording.steps[4] as Snapshot, recording.steps[3]);
