@@ -334,7 +334,7 @@ export function stackView(recording: Recording, step: Snapshot, previous: Snapsh
   const excerpt = next === null ? [] : sourceExcerpt(recording.sources, next.file, next.line);
   const source =
     next === null
-      ? `<p class="empty">nothing runs next: the crawl is over</p>`
+      ? `<p class="empty">${step.kind === "end" && recording.truncated === true ? "nothing runs next: the recorder stopped the crawl" : "nothing runs next: the crawl is over"}</p>`
       : excerpt.length === 0
         ? `<p>${place(next)} <span class="empty">(file not in the recording)</span></p>`
         : `<p class="file">${escapeHtml(next.file)} · <code>${escapeHtml(next.fn)}</code></p><pre class="source">${excerpt
@@ -351,9 +351,11 @@ export function stackView(recording: Recording, step: Snapshot, previous: Snapsh
           `</div></div>`,
         ].join("");
   const ended = step.kind === "end";
-  const emptyStack = ended ? "empty: the crawl is over" : "empty: the loop waits in Node";
+  const cut = ended && recording.truncated === true;
+  const emptyStack = cut ? "empty: the recording was cut here" : ended ? "empty: the crawl is over" : "empty: the loop waits in Node";
+  const endClass = cut || stackRows.length > 0 ? "ended failed" : "ended";
   return [
-    ended ? `<p class="${stackRows.length === 0 ? "ended" : "ended failed"}">${escapeHtml(step.label)}</p>` : "",
+    ended ? `<p class="${endClass}">${endLabel(recording, step)}</p>` : "",
     `<h3>${ended && stackRows.length > 0 ? "Stack of the failure" : "Call stack"}</h3>`,
     stackRows.length === 0 ? `<p class="empty">${emptyStack}</p>` : `<ol class="stack">${stackRows.join("")}</ol>`,
     `<h3>Runs next</h3>`,
@@ -378,11 +380,21 @@ export function renderViews(recording: Recording, index: number): Record<ViewNam
   };
 }
 
+/**
+ * The end step's label as HTML. A recording cut at maxSteps ends with the
+ * recorder's abort of the crawl, which the stage reports as an end ("The
+ * crawl ends: 0 records…"): the page says it was cut, the stage's words after.
+ */
+export function endLabel(recording: Recording, step: Snapshot): string {
+  if (step.kind !== "end" || recording.truncated !== true) return escapeHtml(step.label);
+  return `<b>Recording cut at maxSteps</b>: the recorder stopped the crawl here, it did not end (the stage then said: ${escapeHtml(step.label)})`;
+}
+
 /** The step's heading line: its number, kind, label, virtual time and iterations. */
 export function stepHeading(recording: Recording, index: number): string {
   const step = recording.steps[index];
   if (step === undefined) return "";
-  return `<span class="kind">${escapeHtml(step.kind)}</span> ${escapeHtml(step.label)} <span class="when">t = ${step.now} ms · iteration ${step.iterations}</span>`;
+  return `<span class="kind">${escapeHtml(step.kind)}</span> ${endLabel(recording, step)} <span class="when">t = ${step.now} ms · iteration ${step.iterations}</span>`;
 }
 
 /**

@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { fixtureRecordings } from "../../stepper/fixture-recording.js";
-import { VIEW_NAMES, absentReason, escapeHtml, readyView, recordingNotice, renderViews, selectorView, stackView, timersView } from "../../stepper/page/views.js";
+import { VIEW_NAMES, absentReason, escapeHtml, readyView, recordingNotice, renderViews, selectorView, stackView, stepHeading, timersView } from "../../stepper/page/views.js";
 import type { Recording, Snapshot } from "../../stepper/recording.js";
 
 /** The fixture recording of `stage`. */
@@ -139,6 +139,20 @@ describe("the end step and a cut recording", () => {
     const recording = recordingOf("generators");
     expect(recordingNotice(recording)).toBe("");
     expect(recordingNotice({ ...recording, truncated: true })).toContain("recording cut at maxSteps: the loop may spin");
+  });
+
+  it("says the end step of a cut recording is the cut, not the crawl's end", () => {
+    const end: Snapshot = { ...bare(2), kind: "end", label: "The crawl ends: 0 records in 0 virtual ms" };
+    const cut: Recording = { stage: "callbacks", seed: 1, root: "http://demo.test/", sources: {}, steps: [bare(0), bare(1), end], truncated: true };
+    for (const html of [stepHeading(cut, 2), renderViews(cut, 2).stack]) {
+      expect(html).toContain("Recording cut at maxSteps");
+      expect(html).toContain("it did not end");
+    }
+    expect(renderViews(cut, 2).stack).not.toContain("the crawl is over");
+    expect(renderViews(cut, 2).stack).toContain('class="ended failed"');
+    const whole: Recording = { ...cut, truncated: false };
+    expect(stepHeading(whole, 2)).not.toContain("Recording cut");
+    expect(renderViews(whole, 2).stack).toContain("the crawl is over");
   });
 });
 
