@@ -390,10 +390,24 @@ export function endLabel(recording: Recording, step: Snapshot): string {
   return `<b>Recording cut at maxSteps</b>: the recorder stopped the crawl here, it did not end (the stage then said: ${escapeHtml(step.label)})`;
 }
 
-/** The step's heading line: its number, kind, label, virtual time and iterations. */
+/** The longest label the heading shows whole: a longer one is cut, so that the views stay on screen. */
+export const HEADING_LABEL_MAX = 240;
+
+/**
+ * The step's heading line: its number, kind, label, virtual time and
+ * iterations. A label longer than {@link HEADING_LABEL_MAX} (a learner's
+ * `turn` that leaves a `setTimeout` behind at every iteration ends with
+ * "plans setTimeout(turn, …)" hundreds of times) is cut at a clause and says
+ * so; the whole label is its tooltip, and view 3 lists every wake-up.
+ */
 export function stepHeading(recording: Recording, index: number): string {
   const step = recording.steps[index];
   if (step === undefined) return "";
+  if (step.label.length > HEADING_LABEL_MAX && !(step.kind === "end" && recording.truncated === true)) {
+    const clause = step.label.lastIndexOf(" and ", HEADING_LABEL_MAX);
+    const shown = step.label.slice(0, clause > 0 ? clause : HEADING_LABEL_MAX);
+    return `<span class="kind">${escapeHtml(step.kind)}</span> <span title="${escapeHtml(step.label)}">${escapeHtml(shown)} … <span class="note">(label cut: ${step.label.length} characters; the views show it all)</span></span> <span class="when">t = ${step.now} ms · iteration ${step.iterations}</span>`;
+  }
   return `<span class="kind">${escapeHtml(step.kind)}</span> ${endLabel(recording, step)} <span class="when">t = ${step.now} ms · iteration ${step.iterations}</span>`;
 }
 

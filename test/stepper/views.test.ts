@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { fixtureRecordings } from "../../stepper/fixture-recording.js";
-import { VIEW_NAMES, absentReason, escapeHtml, readyView, recordingNotice, renderViews, selectorView, stackView, stepHeading, timersView } from "../../stepper/page/views.js";
+import { HEADING_LABEL_MAX, VIEW_NAMES, absentReason, escapeHtml, readyView, recordingNotice, renderViews, selectorView, stackView, stepHeading, timersView } from "../../stepper/page/views.js";
 import type { Recording, Snapshot } from "../../stepper/recording.js";
 
 /** The fixture recording of `stage`. */
@@ -153,6 +153,20 @@ describe("the end step and a cut recording", () => {
     const whole: Recording = { ...cut, truncated: false };
     expect(stepHeading(whole, 2)).not.toContain("Recording cut");
     expect(renderViews(whole, 2).stack).toContain("the crawl is over");
+  });
+});
+
+describe("stepHeading", () => {
+  it("cuts a label longer than HEADING_LABEL_MAX at a clause and keeps it whole in the tooltip", () => {
+    const label = `Iteration 3 ends: the loop plans setImmediate(turn)${" and plans setTimeout(turn, 119849)".repeat(200)}`;
+    const long: Snapshot = { ...bare(1), label };
+    const recording: Recording = { stage: "generators", seed: 1, root: "", sources: {}, steps: [bare(0), long], truncated: false };
+    const html = stepHeading(recording, 1);
+    expect(html).toContain(`title="${label}"`);
+    expect(html.replace(/title="[^"]*"/, "").length).toBeLessThan(HEADING_LABEL_MAX + 300);
+    expect(html).toContain(`(label cut: ${label.length} characters`);
+    expect(html).not.toMatch(/ and \u2026/);
+    expect(stepHeading({ ...recording, steps: [bare(0), { ...long, label: "Iteration 3 ends: the loop plans setImmediate(turn)" }] }, 1)).not.toContain("label cut");
   });
 });
 
