@@ -186,7 +186,12 @@ export function selectorView(stage: string, step: Snapshot, previous: Snapshot |
   ].join("");
 }
 
-/** View 2: the ready queue, with the line between this iteration and the next. */
+/**
+ * View 2: the ready queue, with the line between this iteration and the
+ * next. At a step of kind `callback` ("The loop runs X") the loop has just
+ * taken X out of the queue to call it: the last entry gone since the
+ * previous step is drawn as running now, the others as run.
+ */
 export function readyView(stage: string, step: Snapshot, previous: Snapshot | undefined): string {
   const ready = step.ready;
   if (ready === undefined) return absent("ready", stage);
@@ -195,14 +200,17 @@ export function readyView(stage: string, step: Snapshot, previous: Snapshot | un
   const now = current.filter(function thisIteration(row) { return row.item.thisIteration; });
   const later = current.filter(function nextIteration(row) { return !row.item.thisIteration; });
   const gone = rows.filter(function removed(row) { return row.change === "removed"; });
+  const running = step.kind === "callback" ? gone.at(-1) : undefined;
+  const ran = running === undefined ? gone : gone.slice(0, -1);
   const item = function readyItem(row: Row<{ name: string }>): string { return `<li${rowClass(row.change)}><code>${escapeHtml(row.item.name)}</code></li>`; };
   return [
+    running === undefined ? "" : `<p class="running">runs now, taken from the queue: <code>${escapeHtml(running.item.name)}</code></p>`,
     `<ol class="queue">${now.map(item).join("")}</ol>`,
-    now.length === 0 ? `<p class="empty">nothing runs in this iteration</p>` : "",
+    now.length === 0 ? `<p class="empty">${running === undefined ? "nothing runs in this iteration" : "nothing else runs in this iteration"}</p>` : "",
     `<p class="divider">runs this iteration ▲ · ▼ waits for the next</p>`,
     `<ol class="queue" start="${now.length + 1}">${later.map(item).join("")}</ol>`,
     later.length === 0 ? `<p class="empty">nothing waits for the next</p>` : "",
-    gone.length === 0 ? "" : `<p class="gone">ran since the previous step: ${gone.map(function goneItem(row) { return `<code class="removed">${escapeHtml(row.item.name)}</code>`; }).join(" ")}</p>`,
+    ran.length === 0 ? "" : `<p class="gone">ran since the previous step: ${ran.map(function goneItem(row) { return `<code class="removed">${escapeHtml(row.item.name)}</code>`; }).join(" ")}</p>`,
   ].join("");
 }
 

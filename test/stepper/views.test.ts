@@ -156,6 +156,21 @@ describe("the end step and a cut recording", () => {
   });
 });
 
+describe("readyView at a callback step", () => {
+  it("draws the entry the loop has just taken as running now, not as run", () => {
+    const before: Snapshot = { ...bare(0), ready: [{ name: "runDoneCallback", thisIteration: true }, { name: "onWritable", thisIteration: true }] };
+    const taking: Snapshot = { ...bare(1), kind: "callback", label: "The loop runs runDoneCallback", ready: [{ name: "onWritable", thisIteration: true }] };
+    const html = readyView("generators", taking, before);
+    expect(html).toContain("runs now, taken from the queue: <code>runDoneCallback</code>");
+    expect(html).not.toContain("ran since the previous step");
+    const ended: Snapshot = { ...bare(2), kind: "iteration", ready: [] };
+    const after = readyView("generators", ended, taking);
+    expect(after).toContain("ran since the previous step");
+    expect(after).not.toContain("runs now");
+    expect(after).toContain("nothing runs in this iteration");
+  });
+});
+
 describe("stepHeading", () => {
   it("cuts a label longer than HEADING_LABEL_MAX at a clause and keeps it whole in the tooltip", () => {
     const label = `Iteration 3 ends: the loop plans setImmediate(turn)${" and plans setTimeout(turn, 119849)".repeat(200)}`;
