@@ -7,9 +7,10 @@
  * Marks: a row that is new has class `added`, one whose content differs
  * `changed`, one that is gone is drawn struck through with `removed`; a
  * number that moved has `changed`. A socket in the last select's ready list
- * is `ready`; one that was ready at the previous select too is also
- * `still-ready` (level-triggering: the selector reports it again until it is
- * read or unregistered).
+ * is `ready`; one that was ready for the same event at the previous select
+ * too (the last step of an earlier iteration: the steps of one iteration
+ * share its select) is also `still-ready` (level-triggering: the selector
+ * reports it again until it is read or unregistered).
  *
  * @module
  */
@@ -118,17 +119,52 @@ function absent(view: ViewName, stage: string): string {
   return `<p class="absent"><b>not in this stage</b>: ${escapeHtml(absentReason(view, stage))}</p>`;
 }
 
-/** View 1: the selector's keys, the candidates, the last select's ready list. */
-export function selectorView(stage: string, step: Snapshot, previous: Snapshot | undefined): string {
+/** Each socket of a ready list with the events it was ready for. */
+function readyEvents(ready: { socket: string; events: ("read" | "write")[] }[] | null | undefined): Map<string, Set<string>> {
+  const bySocket = new Map<string, Set<string>>();
+  for (const entry of ready ?? []) bySocket.set(entry.socket, new Set(entry.events));
+  return bySocket;
+}
+
+/** Whether `socket` was ready for one of `events` in `before`. */
+function readyAgain(before: Map<string, Set<string>>, socket: string, events: readonly string[]): boolean {
+  const was = before.get(socket);
+  return was !== undefined && events.some(function sameEvent(event) { return was.has(event); });
+}
+
+/**
+ * The step that holds the select before `index`'s: the last step of an
+ * earlier iteration, since every step of one iteration shows that
+ * iteration's select. Null when `index` is in the first iteration.
+ */
+export function previousSelectStep(recording: Recording, index: number): Snapshot | null {
+  const iteration = recording.steps[index]?.iterations;
+  if (iteration === undefined) return null;
+  for (let at = index - 1; at >= 0; at--) {
+    const step = recording.steps[at] as Snapshot;
+    if (step.iterations < iteration) return step;
+  }
+  return null;
+}
+
+/**
+ * View 1: the selector's keys, the candidates, the last select's ready list.
+ * `previousSelect` is the step holding the select before this one (null:
+ * none; by default `previous`, right when a recording has one step per
+ * iteration): a socket ready for the same event there too is marked still
+ * ready.
+ */
+export function selectorView(stage: string, step: Snapshot, previous: Snapshot | undefined, previousSelect: Snapshot | null | undefined = previous): string {
   const selector = step.selector;
   if (selector === undefined) return absent("selector", stage);
   const before = previous?.selector;
-  const readyNow = new Set((selector.lastReady ?? []).map(function socketOf(entry) { return entry.socket; }));
-  const readyBefore = new Set((before?.lastReady ?? []).map(function socketOf(entry) { return entry.socket; }));
+  const readyNow = readyEvents(selector.lastReady);
+  const readyBefore = readyEvents(previousSelect?.selector?.lastReady);
   const keyRows = diffRows<SelectorKey>(before?.keys, selector.keys, function socketKey(key) { return key.socket; }).map(function keyRow(row) {
     const key = row.item;
-    const lit = row.change !== "removed" && readyNow.has(key.socket);
-    const extra = lit ? (readyBefore.has(key.socket) ? ["ready", "still-ready"] : ["ready"]) : [];
+    const now = readyNow.get(key.socket);
+    const lit = row.change !== "removed" && now !== undefined;
+    const extra = lit ? (readyAgain(readyBefore, key.socket, [...now]) ? ["ready", "still-ready"] : ["ready"]) : [];
     const events = key.events.map(function eventName(event) { return event === "read" ? "EVENT_READ" : "EVENT_WRITE"; }).join(" | ");
     return `<tr${rowClass(row.change, extra)}>${cells([escapeHtml(key.socket), escapeHtml(events), `<code>${escapeHtml(key.callback)}</code>`])}</tr>`;
   });
@@ -137,7 +173,7 @@ export function selectorView(stage: string, step: Snapshot, previous: Snapshot |
   });
   const ready = selector.lastReady;
   const readyRows = ready === null ? [] : ready.map(function readyEntry(entry) {
-    const again = readyBefore.has(entry.socket);
+    const again = readyAgain(readyBefore, entry.socket, entry.events);
     return `<li class="ready${again ? " still-ready" : ""}">${escapeHtml(entry.socket)} ${escapeHtml(entry.events.join("+"))}${again ? ' <span class="note">still ready</span>' : ""}</li>`;
   });
   return [
@@ -150,7 +186,12 @@ export function selectorView(stage: string, step: Snapshot, previous: Snapshot |
   ].join("");
 }
 
-/** View 2: the ready queue, with the line between this iteration and the next. */
+/**
+ * View 2: the ready queue, with the line between this iteration and the
+ * next. At a step of kind `callback` ("The loop runs X") the loop has just
+ * taken X out of the queue to call it: the last entry gone since the
+ * previous step is drawn as running now, the others as run.
+ */
 export function readyView(stage: string, step: Snapshot, previous: Snapshot | undefined): string {
   const ready = step.ready;
   if (ready === undefined) return absent("ready", stage);
@@ -159,14 +200,17 @@ export function readyView(stage: string, step: Snapshot, previous: Snapshot | un
   const now = current.filter(function thisIteration(row) { return row.item.thisIteration; });
   const later = current.filter(function nextIteration(row) { return !row.item.thisIteration; });
   const gone = rows.filter(function removed(row) { return row.change === "removed"; });
+  const running = step.kind === "callback" ? gone.at(-1) : undefined;
+  const ran = running === undefined ? gone : gone.slice(0, -1);
   const item = function readyItem(row: Row<{ name: string }>): string { return `<li${rowClass(row.change)}><code>${escapeHtml(row.item.name)}</code></li>`; };
   return [
+    running === undefined ? "" : `<p class="running">runs now, taken from the queue: <code>${escapeHtml(running.item.name)}</code></p>`,
     `<ol class="queue">${now.map(item).join("")}</ol>`,
-    now.length === 0 ? `<p class="empty">nothing runs in this iteration</p>` : "",
+    now.length === 0 ? `<p class="empty">${running === undefined ? "nothing runs in this iteration" : "nothing else runs in this iteration"}</p>` : "",
     `<p class="divider">runs this iteration ▲ · ▼ waits for the next</p>`,
     `<ol class="queue" start="${now.length + 1}">${later.map(item).join("")}</ol>`,
     later.length === 0 ? `<p class="empty">nothing waits for the next</p>` : "",
-    gone.length === 0 ? "" : `<p class="gone">ran since the previous step: ${gone.map(function goneItem(row) { return `<code class="removed">${escapeHtml(row.item.name)}</code>`; }).join(" ")}</p>`,
+    ran.length === 0 ? "" : `<p class="gone">ran since the previous step: ${ran.map(function goneItem(row) { return `<code class="removed">${escapeHtml(row.item.name)}</code>`; }).join(" ")}</p>`,
   ].join("");
 }
 
@@ -298,7 +342,7 @@ export function stackView(recording: Recording, step: Snapshot, previous: Snapsh
   const excerpt = next === null ? [] : sourceExcerpt(recording.sources, next.file, next.line);
   const source =
     next === null
-      ? `<p class="empty">nothing runs next: the crawl is over</p>`
+      ? `<p class="empty">${step.kind === "end" && recording.truncated === true ? "nothing runs next: the recorder stopped the crawl" : "nothing runs next: the crawl is over"}</p>`
       : excerpt.length === 0
         ? `<p>${place(next)} <span class="empty">(file not in the recording)</span></p>`
         : `<p class="file">${escapeHtml(next.file)} · <code>${escapeHtml(next.fn)}</code></p><pre class="source">${excerpt
@@ -315,9 +359,11 @@ export function stackView(recording: Recording, step: Snapshot, previous: Snapsh
           `</div></div>`,
         ].join("");
   const ended = step.kind === "end";
-  const emptyStack = ended ? "empty: the crawl is over" : "empty: the loop waits in Node";
+  const cut = ended && recording.truncated === true;
+  const emptyStack = cut ? "empty: the recording was cut here" : ended ? "empty: the crawl is over" : "empty: the loop waits in Node";
+  const endClass = cut || stackRows.length > 0 ? "ended failed" : "ended";
   return [
-    ended ? `<p class="${stackRows.length === 0 ? "ended" : "ended failed"}">${escapeHtml(step.label)}</p>` : "",
+    ended ? `<p class="${endClass}">${endLabel(recording, step)}</p>` : "",
     `<h3>${ended && stackRows.length > 0 ? "Stack of the failure" : "Call stack"}</h3>`,
     stackRows.length === 0 ? `<p class="empty">${emptyStack}</p>` : `<ol class="stack">${stackRows.join("")}</ol>`,
     `<h3>Runs next</h3>`,
@@ -333,7 +379,7 @@ export function renderViews(recording: Recording, index: number): Record<ViewNam
   const previous = index > 0 ? recording.steps[index - 1] : undefined;
   const stage = recording.stage;
   return {
-    selector: selectorView(stage, step, previous),
+    selector: selectorView(stage, step, previous, previousSelectStep(recording, index)),
     ready: readyView(stage, step, previous),
     timers: timersView(stage, step, previous),
     tasks: tasksView(stage, step, previous),
@@ -342,11 +388,35 @@ export function renderViews(recording: Recording, index: number): Record<ViewNam
   };
 }
 
-/** The step's heading line: its number, kind, label, virtual time and iterations. */
+/**
+ * The end step's label as HTML. A recording cut at maxSteps ends with the
+ * recorder's abort of the crawl, which the stage reports as an end ("The
+ * crawl ends: 0 records…"): the page says it was cut, the stage's words after.
+ */
+export function endLabel(recording: Recording, step: Snapshot): string {
+  if (step.kind !== "end" || recording.truncated !== true) return escapeHtml(step.label);
+  return `<b>Recording cut at maxSteps</b>: the recorder stopped the crawl here, it did not end (the stage then said: ${escapeHtml(step.label)})`;
+}
+
+/** The longest label the heading shows whole: a longer one is cut, so that the views stay on screen. */
+export const HEADING_LABEL_MAX = 240;
+
+/**
+ * The step's heading line: its number, kind, label, virtual time and
+ * iterations. A label longer than {@link HEADING_LABEL_MAX} (a learner's
+ * `turn` that leaves a `setTimeout` behind at every iteration ends with
+ * "plans setTimeout(turn, …)" hundreds of times) is cut at a clause and says
+ * so; the whole label is its tooltip, and view 3 lists every wake-up.
+ */
 export function stepHeading(recording: Recording, index: number): string {
   const step = recording.steps[index];
   if (step === undefined) return "";
-  return `<span class="kind">${escapeHtml(step.kind)}</span> ${escapeHtml(step.label)} <span class="when">t = ${step.now} ms · iteration ${step.iterations}</span>`;
+  if (step.label.length > HEADING_LABEL_MAX && !(step.kind === "end" && recording.truncated === true)) {
+    const clause = step.label.lastIndexOf(" and ", HEADING_LABEL_MAX);
+    const shown = step.label.slice(0, clause > 0 ? clause : HEADING_LABEL_MAX);
+    return `<span class="kind">${escapeHtml(step.kind)}</span> <span title="${escapeHtml(step.label)}">${escapeHtml(shown)} … <span class="note">(label cut: ${step.label.length} characters; the views show it all)</span></span> <span class="when">t = ${step.now} ms · iteration ${step.iterations}</span>`;
+  }
+  return `<span class="kind">${escapeHtml(step.kind)}</span> ${endLabel(recording, step)} <span class="when">t = ${step.now} ms · iteration ${step.iterations}</span>`;
 }
 
 /**

@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { fixtureRecordings } from "../../stepper/fixture-recording.js";
-import { VIEW_NAMES, absentReason, escapeHtml, readyView, recordingNotice, renderViews, selectorView, stackView, timersView } from "../../stepper/page/views.js";
+import { HEADING_LABEL_MAX, VIEW_NAMES, absentReason, escapeHtml, readyView, recordingNotice, renderViews, selectorView, stackView, stepHeading, timersView } from "../../stepper/page/views.js";
 import type { Recording, Snapshot } from "../../stepper/recording.js";
 
 /** The fixture recording of `stage`. */
@@ -59,6 +59,23 @@ describe("selectorView", () => {
     const again = selectorView("callbacks", recording.steps[4] as Snapshot, recording.steps[3]);
     expect(again).toContain('<li class="ready still-ready">fd 7 read');
     expect(again).toContain("still ready");
+  });
+
+  it("compares with the previous iteration's select: not a later step of the same iteration, not another event", () => {
+    /** A step of iteration `iteration` whose select found `ready` ready. */
+    function selected(index: number, iteration: number, ready: { socket: string; events: ("read" | "write")[] }[]): Snapshot {
+      return { ...bare(index), iterations: iteration, selector: { keys: [{ socket: "fd 7", events: ["read"], callback: "readResponse" }], candidates: ["fd 7"], lastReady: ready } };
+    }
+    const steps = [
+      selected(0, 1, [{ socket: "fd 7", events: ["write"] }]), // iteration 1: connected is called
+      selected(1, 1, [{ socket: "fd 7", events: ["write"] }]), // iteration 1 ends: the same select
+      selected(2, 2, [{ socket: "fd 7", events: ["read"] }]), // iteration 2: ready again, for another event
+      selected(3, 3, [{ socket: "fd 7", events: ["read"] }]), // iteration 3: ready to read again
+    ];
+    const recording: Recording = { stage: "callbacks", seed: 1, root: "", sources: {}, steps, truncated: false };
+    expect(renderViews(recording, 1).selector).not.toContain("still-ready");
+    expect(renderViews(recording, 2).selector).not.toContain("still-ready");
+    expect(renderViews(recording, 3).selector).toContain('<li class="ready still-ready">fd 7 read');
   });
 
   it("marks keys added and removed since the previous step", () => {
@@ -122,6 +139,49 @@ describe("the end step and a cut recording", () => {
     const recording = recordingOf("generators");
     expect(recordingNotice(recording)).toBe("");
     expect(recordingNotice({ ...recording, truncated: true })).toContain("recording cut at maxSteps: the loop may spin");
+  });
+
+  it("says the end step of a cut recording is the cut, not the crawl's end", () => {
+    const end: Snapshot = { ...bare(2), kind: "end", label: "The crawl ends: 0 records in 0 virtual ms" };
+    const cut: Recording = { stage: "callbacks", seed: 1, root: "http://demo.test/", sources: {}, steps: [bare(0), bare(1), end], truncated: true };
+    for (const html of [stepHeading(cut, 2), renderViews(cut, 2).stack]) {
+      expect(html).toContain("Recording cut at maxSteps");
+      expect(html).toContain("it did not end");
+    }
+    expect(renderViews(cut, 2).stack).not.toContain("the crawl is over");
+    expect(renderViews(cut, 2).stack).toContain('class="ended failed"');
+    const whole: Recording = { ...cut, truncated: false };
+    expect(stepHeading(whole, 2)).not.toContain("Recording cut");
+    expect(renderViews(whole, 2).stack).toContain("the crawl is over");
+  });
+});
+
+describe("readyView at a callback step", () => {
+  it("draws the entry the loop has just taken as running now, not as run", () => {
+    const before: Snapshot = { ...bare(0), ready: [{ name: "runDoneCallback", thisIteration: true }, { name: "onWritable", thisIteration: true }] };
+    const taking: Snapshot = { ...bare(1), kind: "callback", label: "The loop runs runDoneCallback", ready: [{ name: "onWritable", thisIteration: true }] };
+    const html = readyView("generators", taking, before);
+    expect(html).toContain("runs now, taken from the queue: <code>runDoneCallback</code>");
+    expect(html).not.toContain("ran since the previous step");
+    const ended: Snapshot = { ...bare(2), kind: "iteration", ready: [] };
+    const after = readyView("generators", ended, taking);
+    expect(after).toContain("ran since the previous step");
+    expect(after).not.toContain("runs now");
+    expect(after).toContain("nothing runs in this iteration");
+  });
+});
+
+describe("stepHeading", () => {
+  it("cuts a label longer than HEADING_LABEL_MAX at a clause and keeps it whole in the tooltip", () => {
+    const label = `Iteration 3 ends: the loop plans setImmediate(turn)${" and plans setTimeout(turn, 119849)".repeat(200)}`;
+    const long: Snapshot = { ...bare(1), label };
+    const recording: Recording = { stage: "generators", seed: 1, root: "", sources: {}, steps: [bare(0), long], truncated: false };
+    const html = stepHeading(recording, 1);
+    expect(html).toContain(`title="${label}"`);
+    expect(html.replace(/title="[^"]*"/, "").length).toBeLessThan(HEADING_LABEL_MAX + 300);
+    expect(html).toContain(`(label cut: ${label.length} characters`);
+    expect(html).not.toMatch(/ and \u2026/);
+    expect(stepHeading({ ...recording, steps: [bare(0), { ...long, label: "Iteration 3 ends: the loop plans setImmediate(turn)" }] }, 1)).not.toContain("label cut");
   });
 });
 
