@@ -59,7 +59,7 @@ export interface HttpClientOptions {
  * Fetches URLs over a pool of keep-alive connections: what aiohttp's
  * `ClientSession` is to the chapter's crawler.
  *
- * `get(url, signal)` dispatches one `GET` on its {@link ConnectionPools}
+ * `get(url, signal)` dispatches one `GET` on its `ConnectionPools` (src/http/undici.ts)
  * (http/undici.ts), undici `Client`s that keep up to `connections` sockets
  * per host open between requests. A small handler
  * object (`ResponseCollector`, below) collects the response as undici parses

@@ -93,8 +93,8 @@ export interface GetRequestOptions {
  * HTTP/1.1 with `Connection: close` behaves the same but lets servers send
  * chunked bodies, which the parser handles.
  * @see Chapter, "Programming With Callbacks" (`Fetcher.connected`)
- * @param extra - The crawl's `headers` option (see {@link requestHeaders}).
- * @param keepAlive - Ask the server to keep the connection open after its response.
+ * @param url - The URL to request.
+ * @param options - The crawl's request options: `userAgent`, `headers` (see {@link requestHeaders}), `connections` (kept: ask for keep-alive) and `proxy`.
  * @throws TypeError when a header name is not a token, or a value (the
  * `userAgent` too) holds a character HTTP headers cannot carry (as node:http
  * does): nothing can be smuggled into the request.
@@ -105,6 +105,14 @@ export interface GetRequestOptions {
  * ```
  */
 export function formatGetRequest(url: URL, options: GetRequestOptions): Buffer;
+/**
+ * The same request from its parts, without a proxy.
+ *
+ * @param url - The URL to request.
+ * @param userAgent - The `User-Agent` header.
+ * @param extra - The crawl's `headers` option (see {@link requestHeaders}).
+ * @param keepAlive - Ask the server to keep the connection open after its response.
+ */
 export function formatGetRequest(url: URL, userAgent: string, extra?: Readonly<Record<string, string>>, keepAlive?: boolean): Buffer;
 export function formatGetRequest(url: URL, given: string | GetRequestOptions, extra: Readonly<Record<string, string>> = {}, keepAlive = false): Buffer {
   const options: GetRequestOptions = typeof given === "string" ? { userAgent: given, headers: extra, connections: keepAlive ? {} : null } : given;

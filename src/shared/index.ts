@@ -56,4 +56,4 @@ export * from "../crawl/slots.js";
 export * from "../http/request.js";
 export * from "../http/idle-connections.js";
 export * from "../http/proxy.js";
-export { ProxyNetwork } from "../http/proxy-network.js";
+export { ProxyNetwork, type ProxyTlsOptions } from "../http/proxy-network.js";
