@@ -6,7 +6,6 @@
  * @module
  */
 import { readFileSync } from "node:fs";
-import type { CookieJarLike } from "./cookies.js";
 
 /** A cookie file's line that is not a cookie, or a cookie the jar refuses: names the line. */
 export class CookieFileError extends Error {
@@ -99,6 +98,12 @@ export function setCookieOf(cookie: FileCookie): { setCookie: string; url: strin
   return { setCookie, url: `${cookie.secure ? "https" : "http"}://${cookie.domain}${cookie.path}` };
 }
 
+/** What a cookie file is loaded into: the one method of a jar (`CookieJarLike` in cookies.ts) it calls. */
+export interface CookieStoring {
+  /** Stores a `Set-Cookie` value as if received from `url`; with `ignoreError`, one the rules refuse is dropped instead of thrown. */
+  setCookieSync(cookie: string, url: string, options?: { ignoreError?: boolean; now?: Date }): unknown;
+}
+
 /**
  * Puts the cookies of the Netscape cookie file `file` into `jar` (expired
  * ones too, which the jar then never sends).
@@ -107,7 +112,7 @@ export function setCookieOf(cookie: FileCookie): { setCookie: string; url: strin
  * (the errno), when a line is not a cookie, or when the jar refuses one (a
  * public suffix as its domain), naming the line.
  */
-export function loadCookieFile(jar: CookieJarLike, file: string): void {
+export function loadCookieFile(jar: CookieStoring, file: string): void {
   let text: string;
   try {
     text = readFileSync(file, "utf8");
