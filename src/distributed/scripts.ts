@@ -84,6 +84,17 @@ local function freed(o)
   return schedule(o) and before and tonumber(before) >= FULL
 end
 local function queued() return tonumber(redis.call('HGET', META, 'queued')) or 0 end
+-- Queues each URL of the (url, origin, item) triples from ARGV[first] on that is not seen, marking it seen; returns how many.
+local function queueFound(first)
+  local added = 0
+  for i = first, #ARGV, 3 do
+    if redis.call('SADD', SEEN, ARGV[i]) == 1 then
+      enqueue(ARGV[i + 1], ARGV[i + 2], false)
+      added = added + 1
+    end
+  end
+  return added
+end
 `;
 
 /**
@@ -91,13 +102,7 @@ local function queued() return tonumber(redis.call('HGET', META, 'queued')) or 0
  * Queues each URL not seen, marking it seen in the same step. Returns how many were new.
  */
 export const ADD = `${COMMON}
-local added = 0
-for i = 3, #ARGV, 3 do
-  if redis.call('SADD', SEEN, ARGV[i]) == 1 then
-    enqueue(ARGV[i + 1], ARGV[i + 2], false)
-    added = added + 1
-  end
-end
+local added = queueFound(3)
 if added > 0 then redis.call('PUBLISH', CHANNEL, 'queued') end
 return added
 `;
@@ -208,13 +213,7 @@ return reply
  * Returns 1 if the record was stored, else 0, and the number of URLs queued.
  */
 export const FINISH = `${COMMON}
-local added = 0
-for i = 7, #ARGV, 3 do
-  if redis.call('SADD', SEEN, ARGV[i]) == 1 then
-    enqueue(ARGV[i + 1], ARGV[i + 2], false)
-    added = added + 1
-  end
-end
+local added = queueFound(7)
 local url = ARGV[4]
 local stored = 0
 if redis.call('HEXISTS', RECORDS, url) == 0 then
@@ -251,13 +250,7 @@ return {stored, added + tonumber(ARGV[6])}
  * Returns the number queued, and 1 or 0.
  */
 export const PREPARE = `${COMMON}
-local added = 0
-for i = 5, #ARGV, 3 do
-  if redis.call('SADD', SEEN, ARGV[i]) == 1 then
-    enqueue(ARGV[i + 1], ARGV[i + 2], false)
-    added = added + 1
-  end
-end
+local added = queueFound(5)
 if added > 0 then redis.call('PUBLISH', CHANNEL, 'queued') end
 local holds = redis.call('HGET', OWNERS, ARGV[4]) == ARGV[3] and redis.call('HEXISTS', RECORDS, ARGV[4]) == 0
 return {added, holds and 1 or 0}
