@@ -538,6 +538,12 @@ class CallbacksObserver implements StageObserver {
   }
 }
 
+/** A Future's done callback on its way to the loop: what it calls, and the Future that is done. */
+interface DoneCallback {
+  fn: unknown;
+  future: object;
+}
+
 /** Where a generator stood when it yielded a Future: the stack then, innermost first. */
 type YieldStack = SourceLine[];
 
@@ -562,6 +568,10 @@ class GeneratorsObserver implements StageObserver {
   private readonly paused = new WeakMap<object, SourceLine | null>();
   private readonly futureNumbers = new Numbering();
   private unsubscribe: () => void = noop;
+  /** The done callback a Future is handing to `callSoon` right now (its `schedule`), and whose it is. */
+  private scheduling: DoneCallback | null = null;
+  /** Each `runDoneCallback` closure the loop holds, by what it will call: a Task's `wakeUp`, most often. */
+  private readonly doneCallbacks = new WeakMap<object, DoneCallback>();
 
   constructor(private readonly recorder: Recorder) {}
 
@@ -576,6 +586,24 @@ class GeneratorsObserver implements StageObserver {
     patches.wrap(GeneratorsQueue.prototype, "putNowait", function wrapPutNowait(original) {
       return function putNowait(this: GeneratorsQueue<Job>, ...args: never[]) {
         observer.queue ??= this;
+        return original.apply(this, args);
+      };
+    });
+    // A Future hands each done callback to the loop inside a closure of its own
+    // (`runDoneCallback`): remember what each closure calls, to name it by the Task it wakes.
+    if (typeof fieldsOf(Future.prototype)["schedule"] === "function") patches.wrap(Future.prototype, "schedule", function wrapSchedule(original) {
+      return function schedule(this: Future<unknown>, ...args: never[]) {
+        observer.scheduling = { fn: args[0] as unknown, future: this };
+        try {
+          return original.apply(this, args);
+        } finally {
+          observer.scheduling = null;
+        }
+      };
+    });
+    patches.wrap(GeneratorsLoop.prototype, "callSoon", function wrapCallSoon(original) {
+      return function callSoon(this: GeneratorsLoop, ...args: never[]) {
+        if (observer.scheduling !== null && typeof args[0] === "function") observer.doneCallbacks.set(args[0], observer.scheduling);
         return original.apply(this, args);
       };
     });
@@ -687,12 +715,15 @@ class GeneratorsObserver implements StageObserver {
     return this.loop === null ? [] : this.loop.tasks.list();
   }
 
-  /** The Task whose step (or wake-up) this callback is, if any. */
+  /** The Task whose step (or wake-up) this callback is, if any: directly, or through a Future's done-callback closure. */
   private taskStepping(callback: unknown): object | null {
-    return this.tasks().find(function steps(task) { const fields = fieldsOf(task); return fields["step"] === callback || fields["wakeUp"] === callback; }) ?? null;
+    const target = (typeof callback === "function" && this.doneCallbacks.get(callback)?.fn) || callback;
+    return this.tasks().find(function steps(task) { const fields = fieldsOf(task); return fields["step"] === target || fields["wakeUp"] === target; }) ?? null;
   }
 
   private callbackName(callback: (...args: never[]) => unknown): string {
+    const done = this.doneCallbacks.get(callback);
+    if (done !== undefined) return `${this.callbackName(done.fn as (...args: never[]) => unknown)} (${this.futureName(done.future)} is done)`;
     for (const task of this.tasks()) {
       const fields = fieldsOf(task);
       if (fields["step"] === callback) return `${this.futureName(task)}.step`;

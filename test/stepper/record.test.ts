@@ -90,6 +90,16 @@ describe("recordCrawl", () => {
     expect(some(steps, (step) => (step.events.tasksDone?.length ?? 0) > 0)).toBe(true);
   });
 
+  it("names each done callback in stage 2's ready queue by the Task it wakes and the Future that is done", () => {
+    const { steps } = recordingOf("generators");
+    const names = steps.flatMap((step) => (step.ready ?? []).map((entry) => entry.name));
+    expect(names.filter((name) => name === "runDoneCallback")).toEqual([]);
+    expect(names.some((name) => /^Task \S+\.wakeUp \(\S+ is done\)$/.test(name))).toBe(true);
+    const runs = steps.filter((step) => step.kind === "callback" && step.label.includes(".wakeUp ("));
+    expect(runs.length).toBeGreaterThan(10);
+    for (const step of runs) expect(step.next?.file, step.label).toMatch(/^src\/generators\//);
+  });
+
   it("records stage 3's worker events with the workers, the queue, the virtual timers and the promise jobs queued", () => {
     const { steps } = recordingOf("asyncawait");
     expect(steps.filter((step) => step.kind === "await").length).toBeGreaterThan(100);
