@@ -601,6 +601,14 @@ class GeneratorsObserver implements StageObserver {
         }
       };
     });
+    // A step where a Future of the loop's is resolved, once its done callbacks are in the ready queue.
+    if (typeof fieldsOf(Future.prototype)["finish"] === "function") patches.wrap(Future.prototype, "finish", function wrapFinish(original) {
+      return function finish(this: Future<unknown>, ...args: never[]) {
+        const result = original.apply(this, args);
+        if (observer.loop !== null && fieldsOf(this)["loop"] === observer.loop && args[0] === "finished") observer.resolvedStep(this);
+        return result;
+      };
+    });
     patches.wrap(GeneratorsLoop.prototype, "callSoon", function wrapCallSoon(original) {
       return function callSoon(this: GeneratorsLoop, ...args: never[]) {
         if (observer.scheduling !== null && typeof args[0] === "function") observer.doneCallbacks.set(args[0], observer.scheduling);
@@ -702,6 +710,13 @@ class GeneratorsObserver implements StageObserver {
       recorder.step("task-step", `${name} steps: its coroutine yields ${what}${atYield === null ? "" : " (the stack at its yield)"}`, stack, task === null ? null : this.pausedAt(task));
     }
     this.running = null;
+  }
+
+  /** A step where `future` has just been resolved: the code that resolved it is on the stack, its done callbacks in the ready queue. */
+  private resolvedStep(future: object): void {
+    const stack = captureStack();
+    const resolver = stack.find(function outsideFutures(line) { return line.file !== "src/generators/futures.ts"; }) ?? null;
+    this.recorder.step("resolve", `${this.futureName(future)} is resolved: its done callbacks wait in the ready queue`, stack, resolver);
   }
 
   private iterationEnds(): void {

@@ -99,7 +99,7 @@ export interface StepEvents {
 /** The whole state after one step. Views a stage does not have are absent. */
 export interface Snapshot {
   index: number;
-  /** What kind of step: "iteration" (an iteration's end), "callback", "task-step", "await", "worker-event", and "end" (the last: the crawl ended, or failed, its stack in `stack`). */
+  /** What kind of step: "iteration" (an iteration's end), "callback", "task-step", "resolve" (stage 2: a Future has just been resolved), "await", "worker-event", and "end" (the last: the crawl ended, or failed, its stack in `stack`). */
   kind: string;
   /** A one-line description ("Task crawl#2 steps: fetch resumes after connect"). */
   label: string;

@@ -90,6 +90,18 @@ describe("recordCrawl", () => {
     expect(some(steps, (step) => (step.events.tasksDone?.length ?? 0) > 0)).toBe(true);
   });
 
+  it("takes a step where each of stage 2's Futures is resolved, with the code that resolved it on the stack and its done callbacks queued", () => {
+    const { steps } = recordingOf("generators");
+    const resolving = steps.filter((step) => step.kind === "resolve");
+    expect(resolving.length).toBeGreaterThan(50);
+    for (const step of steps) if ((step.events.futuresResolved?.length ?? 0) > 0) expect(step.kind, step.label).toBe("resolve");
+    for (const step of resolving) {
+      expect(step.stack.some((line) => line.file === "src/generators/futures.ts"), step.label).toBe(true);
+      expect(step.next?.file, step.label).not.toBe("src/generators/futures.ts");
+    }
+    expect(some(resolving, (step) => step.ready?.some((entry) => !entry.thisIteration && entry.name.endsWith(" is done)")) === true)).toBe(true);
+  });
+
   it("names each done callback in stage 2's ready queue by the Task it wakes and the Future that is done", () => {
     const { steps } = recordingOf("generators");
     const names = steps.flatMap((step) => (step.ready ?? []).map((entry) => entry.name));
