@@ -214,6 +214,12 @@ class Recorder {
   /** Resolves with null when a crawl past its step limit will not stop: the recording ends without it. */
   readonly givenUp: Promise<null>;
   private giveUp: (value: null) => void = noop;
+  /** The last reading of {@link Recorder.clock}, and the one it keeps from the end step on. */
+  private lastClock: number | null = null;
+  private frozenClock: number | null = null;
+  /** The same for the fake timers' own clock (`setTimeout.clock.now`), which {@link Recorder.clockNow} reads. */
+  private lastTimerClock: number | null = null;
+  private frozenTimerClock: number | null = null;
   private readonly jobs = new Set<Job>();
   private recordsSeen = 0;
   private startedAt = 0;
@@ -275,6 +281,18 @@ class Recorder {
     return this.core === null ? 0 : round(performance.now() - this.startedAt);
   }
 
+  /**
+   * The process's `performance.now()` that due times are read against: the
+   * bottle's virtual clock while the crawl runs, and the last step's reading
+   * at the end step, when the bottle may have handed the real clock back (a
+   * cut recording's timers would read off real time).
+   */
+  clock(): number {
+    if (this.frozenClock !== null) return this.frozenClock;
+    this.lastClock = performance.now();
+    return this.lastClock;
+  }
+
   /** The socket's name in this recording (`socket 2 (demo.test:80)`). */
   socketName(socket: object): string {
     return this.sockets.find(function same(each) { return each.socket === socket; })?.name ?? "a socket";
@@ -290,7 +308,11 @@ class Recorder {
 
   /** Takes a whole snapshot now; past the limit, counts what it does not take, and gives up on a crawl that will not stop. */
   step(kind: string, label: string, stack: SourceLine[], next: SourceLine | null): void {
-    if (kind === "end") this.ended ??= this.steps.at(-1)?.now ?? 0;
+    if (kind === "end") {
+      this.ended ??= this.steps.at(-1)?.now ?? 0;
+      this.frozenClock ??= this.lastClock ?? performance.now();
+      this.frozenTimerClock ??= this.lastTimerClock;
+    }
     if (this.steps.length >= this.maxSteps && kind !== "end") {
       this.afterLimit += 1;
       if (this.afterLimit > 100_000) this.giveUp(null);
@@ -322,7 +344,7 @@ class Recorder {
   private coreView(): CoreView {
     const core = this.core;
     if (core === null) return { jobsOut: [], hosts: [], seen: 0, todo: 0, recorded: 0 };
-    const now = performance.now();
+    const now = this.clock();
     const view = core.view();
     const jobsOut: CoreView["jobsOut"] = [];
     for (const job of this.jobs) {
@@ -343,7 +365,9 @@ class Recorder {
 
   /** The virtual clock's time, in ms. */
   clockNow(): number {
-    return (globalThis.setTimeout as unknown as { clock?: { now: number } }).clock?.now ?? 0;
+    if (this.frozenTimerClock !== null) return this.frozenTimerClock;
+    this.lastTimerClock = (globalThis.setTimeout as unknown as { clock?: { now: number } }).clock?.now ?? this.lastTimerClock ?? 0;
+    return this.lastTimerClock;
   }
 
   /**
@@ -373,7 +397,7 @@ class Recorder {
   heapOf(loop: object): TimerEntry[] {
     const heap = fieldsOf(loop)["timers"] as object | undefined;
     const items = heap === undefined ? [] : ((fieldsOf(heap)["items"] as Array<{ when: number; sequence: number; callback: { name: string }; cancelled(): boolean }> | undefined) ?? []);
-    const now = performance.now();
+    const now = this.clock();
     const numbers = this.timerNumbers;
     return items.map(function timerEntry(timer) {
       return { id: numbers.of(timer), dueInMs: round(timer.when - now), seq: timer.sequence, cancelled: timer.cancelled(), name: timer.callback.name || "anonymous" };

@@ -181,6 +181,20 @@ for (const stage of ["generators", "asyncawait"] as const) {
     expect(cut.steps).toHaveLength(41);
     expect(cut.steps.at(-1)?.kind).toBe("end");
   }, 60_000);
+
+  it("reads the end step's due times off the virtual clock of the step before, in a cut recording too", async () => {
+    // Stage 2's loop drops its heap when it closes: its end step has no timer to compare.
+    for (const stage of ["callbacks"] as const) {
+      const cut = await record(stage, `cut-${stage}`, ["--max-steps", "30"]);
+      const [before, end] = cut.steps.slice(-2);
+      expect(end?.kind).toBe("end");
+      const dueBefore = new Map((before?.timers?.heap ?? []).map((timer) => [timer.id, timer.dueInMs]));
+      const kept = (end?.timers?.heap ?? []).filter((timer) => dueBefore.has(timer.id));
+      expect(kept.length, stage).toBeGreaterThan(0);
+      for (const timer of kept) expect(timer.dueInMs, `${stage} timer ${timer.id}`).toBe(dueBefore.get(timer.id));
+      expect(end?.timers?.planned.every((wakeup) => wakeup.kind !== "setTimeout" || Math.abs(wakeup.ms) < 200_000), stage).toBe(true);
+    }
+  }, 60_000);
 });
 
 /** Writes exercise 7's parts (5, 6, 7) as a learner's files, the library's code with one edit, and returns the --swap flags that load them. */
