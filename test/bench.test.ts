@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { buildChildren } from "../bench/build.js";
 import { checkRecordLines, compareRecords } from "../bench/crawl-process.js";
-import { isSetUp, parsePeerOutput, runPeer } from "../bench/peers.js";
+import { isSetUp, overYardstick, parsePeerOutput, runPeer } from "../bench/peers.js";
 import { describeShape } from "../bench/redis-scenario.js";
 import { redisServerPath } from "../bench/redis-server-process.js";
 import { referenceCrawl } from "../bench/reference-crawler.js";
@@ -246,18 +246,20 @@ describe("npm run bench --stages reference", () => {
     const markdown = readFileSync(join(out, "latest.md"), "utf8");
     expect(markdown).toMatch(/^\| S1 .* \| reference: plain node:http crawler \(the project's, not a stage\) \| \d+ ✓ \|/m);
     expect(markdown).toMatch(/^\| S1 .* \| yardstick: ideal-crawler\.mjs \(issue 39, not a stage\) \| \d+ ✓ \|/m);
-    // The peers' table: the project's two crawlers measured, each peer's row saying how to set it up.
-    expect(results.peers?.own.map((own) => [own.crawler, own.failures, own.cpuMs === null])).toEqual([
-      ["reference", 0, false],
-      ["asyncawait", 0, false],
+    // The peers' table: the yardstick and the project's two crawlers measured, each peer's row saying how to set it up.
+    expect(results.peers?.own.map((own) => [own.crawler, own.failures, own.cpuMs === null, own.cpuOverYardstick === null])).toEqual([
+      ["yardstick", 0, false, true],
+      ["reference", 0, false, false],
+      ["asyncawait", 0, false, false],
     ]);
     expect(results.peers?.peers.map((peer) => [peer.peer, peer.setUp, peer.runs.length])).toEqual([
       ["node-crawler", false, 0],
       ["crawlee", false, 0],
       ["chapter (aiohttp)", false, 0],
+      ["Scrapy", false, 0],
     ]);
     expect(markdown).toContain("## Peers on S1");
-    expect(markdown.match(/^\| .* \| not set up \(run bench\/peers\/setup\.sh\) \|/gm)).toHaveLength(3);
+    expect(markdown.match(/^\| .* \| not set up \(run bench\/peers\/setup\.sh\) \|/gm)).toHaveLength(4);
   }, 180_000);
 });
 
@@ -291,4 +293,30 @@ describe.runIf(isSetUp("chapter (aiohttp)", tmpdir()))("the chapter's aiohttp cr
       await site.stop();
     }
   }, 120_000);
+});
+
+// Scrapy needs Python's scrapy (Debian's python3-scrapy), which `npm ci` cannot
+// install: where it is missing, this test is skipped, as the chapter's is above.
+describe.runIf(isSetUp("Scrapy", tmpdir()))("Scrapy as a peer", () => {
+  it("crawls every page of the quick S1 site and reports its figures through the spider's line", async () => {
+    buildChildren();
+    const scenario = QUICK_SCENARIOS.find((s) => s.id === "S1");
+    if (scenario === undefined) throw new Error("no quick S1");
+    const site = await SiteProcess.start(scenario);
+    try {
+      const run = await runPeer("Scrapy", tmpdir(), site.url, scenario.maxTasks);
+      expect(run.pages).toBe(site.expectedCount);
+      expect(run.cpuMs).toBeGreaterThan(0);
+      expect(run.peakRssBytes).toBeGreaterThan(1_000_000);
+    } finally {
+      await site.stop();
+    }
+  }, 180_000);
+});
+
+describe("overYardstick", () => {
+  it("pairs each peer run with the yardstick's run of its own round, and gives none for a round whose yardstick run failed", () => {
+    // Runs made in rounds 0, 2 and 1; the yardstick's run of round 1 failed.
+    expect(overYardstick([300, 800, 500], [0, 2, 1], [100, null, 200])).toEqual([3, 4]);
+  });
 });
