@@ -7,8 +7,14 @@
  * writes `latest.json` and `latest.md`.
  *
  * `tsx bench/run.ts [--quick] [--runs N] [--stages callbacks,generators,asyncawait[,reference]]
- *  [--scenarios S1,S2,S3,P1,S4,S5,R1] [--units N] [--no-memory] [--trace-overhead]
+ *  [--scenarios S1,S2,S3,P1,S4,S5,Y1,PP1,PP2,R1] [--units N] [--no-memory] [--trace-overhead]
  *  [--heap-snapshot N] [--no-peers] [--out DIR]`
+ *
+ * Issue 39's yardstick (bench/yardstick.ts: bench/yardstick/ideal-crawler.mjs,
+ * run unchanged) crawls S1, S3 and the scenarios on its own site (Y1: S1's
+ * shape; PP1 and PP2: 100,000 and 300,000 pages, CPU per page) in every
+ * round, after the stages and the reference, and the table gives each
+ * crawler's ratio to it round by round ("Against the yardstick").
  *
  * R1 is stage 3's (it runs when `--stages` names asyncawait), needs a
  * redis-server (Debian's; without one it says it is skipped), and runs
@@ -21,8 +27,8 @@
  * and 29), always crawl with it. With S1, `crawl --help` and `node -e 0` are
  * timed too (bench/startup.ts), and the peers set up by
  * `bash bench/peers/setup.sh` (node-crawler, crawlee, the chapter's aiohttp
- * crawler: bench/peers.ts) crawl S1's site in turns with the reference and
- * stage 3; a peer not set up gets a row saying so. `--no-peers` skips them.
+ * crawler, Scrapy: bench/peers.ts) crawl S1's site in turns with the
+ * yardstick, the reference and stage 3; a peer not set up gets a row saying so. `--no-peers` skips them.
  * A scenario that names its stages (S5) is crawled by those of `--stages`
  * only, and skipped when there are none.
  *
@@ -103,11 +109,13 @@ function log(message: string): void {
 function describeRun(run: RunResult): string {
   if (run.failure !== null) return `FAILED (${run.failure})`;
   const ratio = run.boundRatio === null ? "" : `, ${run.boundRatio.toFixed(2)} × bound`;
+  // The yardstick's heap is not sampled (it runs unchanged): 0.
+  const heap = run.peakHeapBytes > 0 ? ` (heap ${(run.peakHeapBytes / 1e6).toFixed(0)} MB)` : "";
   const inFlight =
     run.inFlight === null
       ? ""
       : `, ${run.inFlight.averageInFlight.toFixed(1)} in flight on average (peak ${run.inFlight.peakInFlight}, per host ${Math.max(0, ...run.inFlight.peakPerHost)})`;
-  return `${run.pages} pages in ${run.wallMs.toFixed(0)} ms (CPU ${run.cpuMs.toFixed(0)} ms), ${run.pagesPerSecond.toFixed(0)}/s, ${(run.peakRssBytes / 1e6).toFixed(0)} MB RSS (heap ${(run.peakHeapBytes / 1e6).toFixed(0)} MB)${ratio}${inFlight}`;
+  return `${run.pages} pages in ${run.wallMs.toFixed(0)} ms (CPU ${run.cpuMs.toFixed(0)} ms), ${run.pagesPerSecond.toFixed(0)}/s, ${(run.peakRssBytes / 1e6).toFixed(0)} MB RSS${heap}${ratio}${inFlight}`;
 }
 
 /** A running site of any kind: the project's synthetic site, a group of hosts, or the yardstick's site. */
