@@ -7,7 +7,7 @@ import { defineConfig } from "vitest/config";
 
 export default defineConfig({
   test: {
-    include: ["test/bench.test.ts"],
+    include: ["test/bench.test.ts", "test/bench-yardstick.test.ts"],
     // The quick bench crawls every scenario with every stage in child processes.
     testTimeout: 120_000,
     hookTimeout: 30_000,

@@ -50,7 +50,7 @@ export function buildChildren(): void {
   // The compiled files are ES modules, but node_modules/ hides the project's "type": "module".
   writeFileSync(join(BUILD_DIR, "package.json"), '{ "type": "module" }\n');
   const output = `${result.stdout}${result.stderr}`.trim();
-  for (const name of ["crawl-child", "memory-child", "host-group-child", "redis-crawl-child", "frontier-memory-child"]) {
+  for (const name of ["crawl-child", "memory-child", "host-group-child", "redis-crawl-child", "frontier-memory-child", "usage-probe"]) {
     if (!existsSync(childScript(name))) throw new Error(`tsc did not write ${childScript(name)}:\n${output}`);
   }
   if (result.status !== 0) process.stderr.write(`bench: tsc reported (the build went on):\n${output}\n`);

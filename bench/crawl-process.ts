@@ -22,7 +22,7 @@ export interface CrawlTarget {
   readonly url: string;
   /** How many records a correct crawl makes. */
   readonly expectedCount: number;
-  /** Every record a correct crawl makes; null where the site printed only how many (S5). */
+  /** Every record a correct crawl makes; null where the site printed only how many (S5, the yardstick's site): the crawl is then checked by counts. */
   readonly expectedRecords: readonly FetchStatistic[] | null;
   /** The least wall time of a crawl, in ms (0 when the site has no delay). */
   readonly bound: number;
@@ -53,6 +53,22 @@ export interface RunResult {
   traceEvents: number;
   /** Requests in flight as the servers saw them (P1's host groups); null where the site does not count them. */
   inFlight: InFlightReport | null;
+  /**
+   * Per-page scenarios (issue 39): the whole-process CPU of the same
+   * crawler's crawl of a one-page site in the same round, in ms (its start-up
+   * and a page); absent elsewhere.
+   */
+  onePageProcessCpuMs?: number;
+}
+
+/**
+ * A run's CPU per page with start-up taken out: (whole-process CPU − that of
+ * a one-page crawl in the same round) ÷ (pages − 1), in ms; null without a
+ * one-page crawl, or for a failed run.
+ */
+export function cpuPerPageMs(run: RunResult): number | null {
+  if (run.onePageProcessCpuMs === undefined || run.failure !== null || run.pages < 2) return null;
+  return (run.processCpuMs - run.onePageProcessCpuMs) / (run.pages - 1);
 }
 
 /** How one crawl runs: with a counting `trace` callback, with a heap snapshot (see {@link CrawlRequest}). */
@@ -147,7 +163,13 @@ async function crawlInChild(
   const report = JSON.parse(stdout) as CrawlReport; // the one line crawl-child.ts prints
   const checked =
     jsonl === null
-      ? { pages: report.records.length, failure: compareRecords(report.records, site.expectedRecords ?? [], report.todo) }
+      ? {
+          pages: report.records.length,
+          failure:
+            site.expectedRecords === null
+              ? checkRecordCount(report.records, expectedPages, report.todo)
+              : compareRecords(report.records, site.expectedRecords, report.todo),
+        }
       : await checkRecordLines(jsonl, expectedPages, report.todo);
   const pages = checked.pages;
   return {
@@ -197,6 +219,27 @@ export async function checkRecordLines(
   if (errors > 0) problems.push(`${errors} errors`);
   if (todo !== 0) problems.push(`todo ${todo}`);
   return { pages, failure: problems.length === 0 ? null : problems.join(", ") };
+}
+
+/**
+ * Null when `records` are `expected` records of distinct URLs, none an error,
+ * with nothing left in the queue; else what is wrong. The check of a crawl of
+ * a site that lists only how many URLs a crawl fetches (the yardstick's,
+ * bench/yardstick.ts).
+ */
+export function checkRecordCount(records: readonly FetchStatistic[], expected: number, todo: number): string | null {
+  const urls = new Set<string>();
+  let errors = 0;
+  for (const record of records) {
+    urls.add(record.url);
+    if (record.error !== null) errors += 1;
+  }
+  const problems: string[] = [];
+  if (records.length !== expected) problems.push(`${records.length} records, expected ${expected}`);
+  if (urls.size !== records.length) problems.push(`${records.length - urls.size} repeated URLs`);
+  if (errors > 0) problems.push(`${errors} errors`);
+  if (todo !== 0) problems.push(`todo ${todo}`);
+  return problems.length === 0 ? null : problems.join(", ");
 }
 
 /** Null when `records` are the expected ones in some order; else a short description of the difference. */

@@ -4,20 +4,20 @@
  *
  * @module
  */
-import type { BenchSubject } from "./children/load-stage.js";
 import type { MemoryReport } from "./children/memory-child.js";
-import type { RunResult } from "./crawl-process.js";
+import { cpuPerPageMs, type RunResult } from "./crawl-process.js";
 import type { Machine } from "./machine.js";
 import type { PeersReport } from "./peers.js";
 import type { RedisScenarioResult } from "./redis-scenario.js";
 import type { Scenario } from "./scenarios.js";
 import { spread, type Spread } from "./stats.js";
 import type { StartupResult } from "./startup.js";
+import type { Runner } from "./yardstick.js";
 
 /** One stage on one scenario: each run, and the spread of the runs that count. */
 export interface StageOnScenario {
-  /** A stage, or `reference`: the plain node:http yardstick. */
-  stage: BenchSubject;
+  /** A stage, `reference` (the project's plain node:http crawler), or `yardstick` (issue 39's, bench/yardstick.ts). */
+  stage: Runner;
   /** Whether the crawls had a `trace` callback (the `--trace-overhead` comparison). */
   traced: boolean;
   runs: RunResult[];
@@ -40,6 +40,14 @@ export interface StageOnScenario {
   /** `processCpuMs` over the reference's in the same round; null as for `rssOverReference`. */
   processCpuOverReference: Spread | null;
   boundRatio: Spread | null;
+  /** Whole-process CPU over the yardstick's in the same round (issue 39: S1, Y1); null where the yardstick did not crawl, and for it. */
+  processCpuOverYardstick: Spread | null;
+  /** CPU per page with start-up taken out (see `cpuPerPageMs`), in ms (per-page scenarios only, else null). */
+  cpuPerPageMs: Spread | null;
+  /** `cpuPerPageMs` over the yardstick's in the same round; null as for `processCpuOverYardstick`, or outside per-page scenarios. */
+  cpuPerPageOverYardstick: Spread | null;
+  /** `cpuPerPageMs` over the reference's in the same round; null where the reference did not crawl, and for it. */
+  slopeOverReference: Spread | null;
   /** Time-weighted mean of the requests in flight, as the servers saw them (P1 only, else null). */
   averageInFlight: Spread | null;
   /** The most requests in flight at once on one host, the busiest host of each run (P1 only, else null). */
@@ -79,7 +87,13 @@ export interface BenchResults {
  * not averaged. `referenceRuns` are the reference crawler's runs of the same
  * rounds, in order (null: no reference row, or this is it).
  */
-export function summarise(stage: BenchSubject, traced: boolean, runs: RunResult[], referenceRuns: readonly RunResult[] | null): StageOnScenario {
+export function summarise(
+  stage: Runner,
+  traced: boolean,
+  runs: RunResult[],
+  referenceRuns: readonly RunResult[] | null,
+  yardstickRuns: readonly RunResult[] | null = null,
+): StageOnScenario {
   const good = runs.filter(function counts(run) {
     return run.failure === null;
   });
@@ -97,6 +111,9 @@ export function summarise(stage: BenchSubject, traced: boolean, runs: RunResult[
       processCpuOverReference.push(run.processCpuMs / reference.processCpuMs);
     }
   }
+  const overYardstick = sameRoundRatios(runs, yardstickRuns, processCpuMsOf);
+  const slopeOverYardstick = sameRoundRatios(runs, yardstickRuns, cpuPerPageMs);
+  const slopeOverReference = sameRoundRatios(runs, referenceRuns, cpuPerPageMs);
   for (const run of good) {
     if (run.boundRatio !== null) ratios.push(run.boundRatio);
     if (run.inFlight !== null) {
@@ -118,6 +135,10 @@ export function summarise(stage: BenchSubject, traced: boolean, runs: RunResult[
     processCpuMs: spread(good.map(processCpuMsOf)),
     processCpuOverReference: spread(processCpuOverReference),
     boundRatio: spread(ratios),
+    processCpuOverYardstick: spread(overYardstick),
+    cpuPerPageMs: spread(good.map(cpuPerPageMs).filter(isNumber)),
+    cpuPerPageOverYardstick: spread(slopeOverYardstick),
+    slopeOverReference: spread(slopeOverReference),
     averageInFlight: spread(averages),
     peakPerHost: spread(peaks),
   };
@@ -141,4 +162,31 @@ function pagesPerSecondOf(run: RunResult): number {
 
 function peakRssOf(run: RunResult): number {
   return run.peakRssBytes;
+}
+
+/**
+ * `figure(run) ÷ figure(other)` for each round where both runs count and
+ * both figures exist: `runs[i]` is paired with `others[i]`, the other
+ * crawler's run of the same round (the crawlers take turns within a round),
+ * never with a run of another round. Empty when `others` is null.
+ */
+export function sameRoundRatios(
+  runs: readonly RunResult[],
+  others: readonly RunResult[] | null,
+  figure: (run: RunResult) => number | null,
+): number[] {
+  const ratios: number[] = [];
+  if (others === null) return ratios;
+  for (const [round, run] of runs.entries()) {
+    const other = others[round];
+    if (other === undefined || run.failure !== null || other.failure !== null) continue;
+    const mine = figure(run);
+    const theirs = figure(other);
+    if (mine !== null && theirs !== null && theirs > 0) ratios.push(mine / theirs);
+  }
+  return ratios;
+}
+
+function isNumber(value: number | null): value is number {
+  return value !== null;
 }

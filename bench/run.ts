@@ -7,8 +7,14 @@
  * writes `latest.json` and `latest.md`.
  *
  * `tsx bench/run.ts [--quick] [--runs N] [--stages callbacks,generators,asyncawait[,reference]]
- *  [--scenarios S1,S2,S3,P1,S4,S5,R1] [--units N] [--no-memory] [--trace-overhead]
+ *  [--scenarios S1,S2,S3,P1,S4,S5,Y1,PP1,PP2,R1] [--units N] [--no-memory] [--trace-overhead]
  *  [--heap-snapshot N] [--no-peers] [--out DIR]`
+ *
+ * Issue 39's yardstick (bench/yardstick.ts: bench/yardstick/ideal-crawler.mjs,
+ * run unchanged) crawls S1, S3 and the scenarios on its own site (Y1: S1's
+ * shape; PP1 and PP2: 100,000 and 300,000 pages, CPU per page) in every
+ * round, after the stages and the reference, and the table gives each
+ * crawler's ratio to it round by round ("Against the yardstick").
  *
  * R1 is stage 3's (it runs when `--stages` names asyncawait), needs a
  * redis-server (Debian's; without one it says it is skipped), and runs
@@ -21,8 +27,8 @@
  * and 29), always crawl with it. With S1, `crawl --help` and `node -e 0` are
  * timed too (bench/startup.ts), and the peers set up by
  * `bash bench/peers/setup.sh` (node-crawler, crawlee, the chapter's aiohttp
- * crawler: bench/peers.ts) crawl S1's site in turns with the reference and
- * stage 3; a peer not set up gets a row saying so. `--no-peers` skips them.
+ * crawler, Scrapy: bench/peers.ts) crawl S1's site in turns with the
+ * yardstick, the reference and stage 3; a peer not set up gets a row saying so. `--no-peers` skips them.
  * A scenario that names its stages (S5) is crawled by those of `--stages`
  * only, and skipped when there are none.
  *
@@ -44,7 +50,7 @@ import type { KnownStage as StageName } from "../src/observe/events.js";
 import { buildChildren, PROJECT_ROOT } from "./build.js";
 import { STAGE_NAMES, SUBJECT_NAMES, type BenchSubject } from "./children/load-stage.js";
 import type { MemoryReport } from "./children/memory-child.js";
-import { runCrawl, type RunResult } from "./crawl-process.js";
+import { runCrawl, type CrawlTarget, type RunResult } from "./crawl-process.js";
 import { HostGroupProcess } from "./host-group-process.js";
 import { describeMachine } from "./machine.js";
 import { measureWaitingUnits } from "./memory-process.js";
@@ -55,7 +61,8 @@ import { DEFAULT_SCENARIO_IDS, measuresMemory, QUICK_SCENARIOS, SCENARIOS, type 
 import { SiteProcess } from "./site-process.js";
 import { measureStartup, type StartupResult } from "./startup.js";
 import { markdownReport } from "./table.js";
-import { WITH_REFERENCE } from "./targets.js";
+import { WITH_REFERENCE, WITH_YARDSTICK } from "./targets.js";
+import { runYardstick, YARDSTICK, YardstickSite, type Runner } from "./yardstick.js";
 
 const { values } = parseArgs({
   options: {
@@ -91,8 +98,8 @@ function isSubjectName(name: string): name is BenchSubject {
   return (SUBJECT_NAMES as readonly string[]).includes(name);
 }
 
-function isStageName(name: BenchSubject): name is StageName {
-  return name !== "reference";
+function isStageName(name: Runner): name is StageName {
+  return name !== "reference" && name !== YARDSTICK;
 }
 
 function log(message: string): void {
@@ -102,36 +109,50 @@ function log(message: string): void {
 function describeRun(run: RunResult): string {
   if (run.failure !== null) return `FAILED (${run.failure})`;
   const ratio = run.boundRatio === null ? "" : `, ${run.boundRatio.toFixed(2)} × bound`;
+  // The yardstick's heap is not sampled (it runs unchanged): 0.
+  const heap = run.peakHeapBytes > 0 ? ` (heap ${(run.peakHeapBytes / 1e6).toFixed(0)} MB)` : "";
   const inFlight =
     run.inFlight === null
       ? ""
       : `, ${run.inFlight.averageInFlight.toFixed(1)} in flight on average (peak ${run.inFlight.peakInFlight}, per host ${Math.max(0, ...run.inFlight.peakPerHost)})`;
-  return `${run.pages} pages in ${run.wallMs.toFixed(0)} ms (CPU ${run.cpuMs.toFixed(0)} ms), ${run.pagesPerSecond.toFixed(0)}/s, ${(run.peakRssBytes / 1e6).toFixed(0)} MB RSS (heap ${(run.peakHeapBytes / 1e6).toFixed(0)} MB)${ratio}${inFlight}`;
+  return `${run.pages} pages in ${run.wallMs.toFixed(0)} ms (CPU ${run.cpuMs.toFixed(0)} ms), ${run.pagesPerSecond.toFixed(0)}/s, ${(run.peakRssBytes / 1e6).toFixed(0)} MB RSS${heap}${ratio}${inFlight}`;
 }
 
-/** The site a scenario crawls: one synthetic site, or a group of hosts when it has several. */
-function startSite(scenario: Scenario): Promise<SiteProcess | HostGroupProcess> {
+/** A running site of any kind: the project's synthetic site, a group of hosts, or the yardstick's site. */
+type AnySite = SiteProcess | HostGroupProcess | YardstickSite;
+
+/**
+ * The site a scenario crawls: one synthetic site, a group of hosts when it
+ * has several, or the yardstick's site (`site: "yardstick"`, issue 39).
+ */
+function startSite(scenario: Scenario): Promise<AnySite> {
+  if (scenario.site === "yardstick") return YardstickSite.start(scenario);
   return scenario.hosts > 1 ? HostGroupProcess.start(scenario) : SiteProcess.start(scenario);
+}
+
+/** One crawl by `runner`: the yardstick in its own script, the others through bench/children/crawl-child.ts. */
+function crawlOnce(runner: Runner, scenario: Scenario, site: CrawlTarget, settings: Parameters<typeof runCrawl>[3]): Promise<RunResult> {
+  return runner === YARDSTICK ? runYardstick(scenario, site) : runCrawl(runner, scenario, site, settings);
 }
 
 /** One timed crawl; on a host group, with the requests in flight the servers saw. */
 async function timedCrawl(
-  stage: BenchSubject,
+  stage: Runner,
   scenario: Scenario,
-  site: SiteProcess | HostGroupProcess,
+  site: AnySite,
   trace: boolean,
   round: number,
 ): Promise<RunResult> {
   const heapSnapshot = snapshotAt === null ? null : { atRecord: snapshotAt, path: snapshotPath(scenario, stage, trace, round) };
-  if (site instanceof SiteProcess) return runCrawl(stage, scenario, site, { trace, heapSnapshot });
-  const { result, inFlight } = await site.countInFlight(function crawlOnce() {
-    return runCrawl(stage, scenario, site, { trace, heapSnapshot });
+  if (!(site instanceof HostGroupProcess)) return crawlOnce(stage, scenario, site, { trace, heapSnapshot });
+  const { result, inFlight } = await site.countInFlight(function crawlCounted() {
+    return crawlOnce(stage, scenario, site, { trace, heapSnapshot });
   });
   return { ...result, inFlight };
 }
 
 /** Where `--heap-snapshot` puts one crawl's snapshot: `<out>/heap/S4-asyncawait-1.heapsnapshot`. */
-function snapshotPath(scenario: Scenario, stage: BenchSubject, trace: boolean, round: number): string {
+function snapshotPath(scenario: Scenario, stage: Runner, trace: boolean, round: number): string {
   const folder = join(out, "heap");
   mkdirSync(folder, { recursive: true });
   return join(folder, `${scenario.id}-${stage}${trace ? "-traced" : ""}-${round + 1}.heapsnapshot`);
@@ -139,21 +160,33 @@ function snapshotPath(scenario: Scenario, stage: BenchSubject, trace: boolean, r
 
 /**
  * The crawlers of `scenario`: `--stages`, only those of them the scenario
- * allows (S5: stage 3), and the reference where the target is measured
- * against it (S4).
+ * allows (S5: stage 3), the reference where the target is measured against
+ * it (S4) or the site is the yardstick's (issue 39: today's ratio to the
+ * reference, on the same site), and the yardstick last where a ratio to it
+ * is reported (S1, S3, Y1, PP1, PP2).
  */
-function crawlersOf(scenario: Scenario): BenchSubject[] {
+function crawlersOf(scenario: Scenario, stages: readonly BenchSubject[]): Runner[] {
   const only = scenario.stages;
-  const allowed = only === null ? stages : stages.filter(function allowedHere(stage) {
+  const allowed: Runner[] = only === null ? [...stages] : stages.filter(function allowedHere(stage) {
     return isStageName(stage) && only.includes(stage);
   });
-  const withReference = scenario.againstReference || WITH_REFERENCE.has(scenario.id);
-  return withReference && allowed.length > 0 && !allowed.includes("reference") ? [...allowed, "reference"] : allowed;
+  if (allowed.length === 0) return allowed;
+  const withReference = scenario.againstReference || WITH_REFERENCE.has(scenario.id) || scenario.site === "yardstick";
+  if (withReference && !allowed.includes("reference")) allowed.push("reference");
+  if (WITH_YARDSTICK.has(scenario.id)) allowed.push(YARDSTICK);
+  return allowed;
 }
 
-/** Crawls one scenario's site with every stage, `runs` times, the stages taking turns. */
-async function benchScenario(scenario: Scenario, crawlers: readonly BenchSubject[]): Promise<ScenarioResult> {
+/**
+ * Crawls one scenario's site with every stage, `runs` times, the stages
+ * taking turns. In a per-page scenario (issue 39), each crawl comes right
+ * after the same crawler's crawl of a one-page site of the same kind, whose
+ * whole-process CPU the run keeps (`onePageProcessCpuMs`).
+ */
+async function benchScenario(scenario: Scenario, crawlers: readonly Runner[]): Promise<ScenarioResult> {
   const site = await startSite(scenario);
+  const onePage = scenario.perPage === true ? { ...scenario, pages: 1 } : null;
+  const onePageSite = onePage === null ? null : await startSite(onePage);
   log(`${scenario.id}: ${site.expectedCount} pages, depth ${site.maxDepth}, bound ${site.bound.toFixed(0)} ms`);
   const traceToo = values["trace-overhead"] && scenario.id === "S1";
   const variants = crawlers.flatMap(function withTrace(stage) {
@@ -169,32 +202,46 @@ async function benchScenario(scenario: Scenario, crawlers: readonly BenchSubject
     // one per crawler when crawls are short, one only on S3, where a crawl
     // takes 8 s and is mostly waiting, and none on S4 and S5, whose figure
     // is memory (and whose crawls take a minute or more each).
-    const warmUps = measuresMemory(scenario) ? [] : scenario.delayMs >= 1_000 ? crawlers.slice(0, 1) : crawlers;
+    // Nor on the per-page scenarios (issue 39): 100,000 pages and more make a
+    // cold start a rounding error, and their figure is the crawler's CPU.
+    const warmUps = measuresMemory(scenario) || onePage !== null ? [] : scenario.delayMs >= 1_000 ? crawlers.slice(0, 1) : crawlers;
     for (const stage of warmUps) {
-      const run = await runCrawl(stage, scenario, site, { trace: false, heapSnapshot: null });
+      const run = await crawlOnce(stage, scenario, site, { trace: false, heapSnapshot: null });
       log(`  ${stage} warm-up (not counted): ${describeRun(run)}`);
     }
     for (let round = 0; round < runs; round++) {
       for (const [i, variant] of variants.entries()) {
-        const run = await timedCrawl(variant.stage, scenario, site, variant.trace, round);
+        let base: RunResult | null = null;
+        if (onePage !== null && onePageSite !== null) {
+          base = await crawlOnce(variant.stage, onePage, onePageSite, { trace: false, heapSnapshot: null });
+          log(`  ${variant.stage} one-page crawl #${round + 1}: ${describeRun(base)}`);
+        }
+        const timed = await timedCrawl(variant.stage, scenario, site, variant.trace, round);
+        const run = base === null || base.failure !== null ? timed : { ...timed, onePageProcessCpuMs: base.processCpuMs };
         results[i]?.push(run);
         log(`  ${variant.stage}${variant.trace ? " (traced)" : ""} #${round + 1}: ${describeRun(run)}`);
       }
     }
   } finally {
     await site.stop();
+    await onePageSite?.stop();
   }
   const referenceIndex = variants.findIndex(function isReference(variant) {
     return variant.stage === "reference" && !variant.trace;
   });
   const referenceRuns = referenceIndex === -1 ? null : (results[referenceIndex] ?? null);
+  const yardstickIndex = variants.findIndex(function isYardstick(variant) {
+    return variant.stage === YARDSTICK;
+  });
+  const yardstickRuns = yardstickIndex === -1 ? null : (results[yardstickIndex] ?? null);
   return {
     scenario,
     expectedPages: site.expectedCount,
     maxDepth: site.maxDepth,
     boundMs: site.bound,
     stages: variants.map(function summary(variant, i) {
-      return summarise(variant.stage, variant.trace, results[i] ?? [], variant.stage === "reference" ? null : referenceRuns);
+      const mine = results[i] ?? [];
+      return summarise(variant.stage, variant.trace, mine, variant.stage === "reference" ? null : referenceRuns, variant.stage === YARDSTICK ? null : yardstickRuns);
     }),
   };
 }
@@ -205,7 +252,7 @@ const machine = describeMachine();
 const startedAt = new Date().toISOString();
 const scenarioResults: ScenarioResult[] = [];
 for (const scenario of scenarios) {
-  const crawlers = crawlersOf(scenario);
+  const crawlers = crawlersOf(scenario, stages);
   if (crawlers.length === 0) log(`${scenario.id}: skipped, crawled only by ${scenario.stages?.join(", ") ?? ""}, which --stages leaves out`);
   else scenarioResults.push(await benchScenario(scenario, crawlers));
 }

@@ -52,6 +52,20 @@ export interface Scenario {
    * site expects, which is all the site then prints.
    */
   readonly keepRecords: boolean;
+  /**
+   * The site crawled (issue 39): `project`, the project's synthetic site
+   * (src/site/cli.ts, every record compared), or `yardstick`, the site the
+   * yardstick was measured on (bench/yardstick/site-server.mjs, crawls
+   * checked by counts: bench/yardstick.ts). Absent: `project`.
+   */
+  readonly site?: "project" | "yardstick";
+  /**
+   * True where the figure is CPU per page (issue 39): each round, each
+   * crawler also crawls a one-page site of the same kind, and its CPU per
+   * page is (whole-process CPU of the crawl − that of the one-page crawl) ÷
+   * (pages − 1), start-up taken out. Absent: false.
+   */
+  readonly perPage?: boolean;
 }
 
 /**
@@ -76,6 +90,10 @@ export const SCENARIOS: readonly Scenario[] = [
   { id: "P1", title: "politeness", pages: 4_000, hosts: 20, links: 10, delayMs: 100, maxTasks: 40, maxPerHost: 2, seed: 1, againstReference: false, stages: null, keepRecords: true },
   { id: "S4", title: "memory per page", pages: 300_000, hosts: 1, links: 10, delayMs: 0, maxTasks: 100, maxPerHost: null, seed: 1, againstReference: true, stages: null, keepRecords: true },
   { id: "S5", title: "records not kept", pages: 1_000_000, hosts: 1, links: 10, delayMs: 0, maxTasks: 100, maxPerHost: null, seed: 1, againstReference: false, stages: ["asyncawait"], keepRecords: false },
+  // Issue 39: S1's shape on the yardstick's own site, and CPU per page at 100,000 and 300,000 pages there.
+  { id: "Y1", title: "throughput", pages: 2_000, hosts: 1, links: 10, delayMs: 0, maxTasks: 100, maxPerHost: null, seed: 1, againstReference: false, stages: null, keepRecords: true, site: "yardstick" },
+  { id: "PP1", title: "CPU per page", pages: 100_000, hosts: 1, links: 10, delayMs: 0, maxTasks: 100, maxPerHost: null, seed: 1, againstReference: false, stages: null, keepRecords: true, site: "yardstick", perPage: true },
+  { id: "PP2", title: "CPU per page", pages: 300_000, hosts: 1, links: 10, delayMs: 0, maxTasks: 100, maxPerHost: null, seed: 1, againstReference: false, stages: null, keepRecords: true, site: "yardstick", perPage: true },
 ];
 
 /** The same shapes, small enough for a test to run in seconds (`--quick`). */
@@ -86,6 +104,9 @@ export const QUICK_SCENARIOS: readonly Scenario[] = [
   { id: "P1", title: "politeness", pages: 200, hosts: 5, links: 10, delayMs: 20, maxTasks: 10, maxPerHost: 2, seed: 1, againstReference: false, stages: null, keepRecords: true },
   { id: "S4", title: "memory per page", pages: 300, hosts: 1, links: 10, delayMs: 0, maxTasks: 20, maxPerHost: null, seed: 1, againstReference: true, stages: null, keepRecords: true },
   { id: "S5", title: "records not kept", pages: 300, hosts: 1, links: 10, delayMs: 0, maxTasks: 20, maxPerHost: null, seed: 1, againstReference: false, stages: ["asyncawait"], keepRecords: false },
+  { id: "Y1", title: "throughput", pages: 200, hosts: 1, links: 10, delayMs: 0, maxTasks: 20, maxPerHost: null, seed: 1, againstReference: false, stages: null, keepRecords: true, site: "yardstick" },
+  { id: "PP1", title: "CPU per page", pages: 500, hosts: 1, links: 10, delayMs: 0, maxTasks: 20, maxPerHost: null, seed: 1, againstReference: false, stages: null, keepRecords: true, site: "yardstick", perPage: true },
+  { id: "PP2", title: "CPU per page", pages: 1_000, hosts: 1, links: 10, delayMs: 0, maxTasks: 20, maxPerHost: null, seed: 1, againstReference: false, stages: null, keepRecords: true, site: "yardstick", perPage: true },
 ];
 
 /**

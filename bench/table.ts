@@ -9,13 +9,14 @@
  */
 import type { KnownStage as StageName } from "../src/observe/events.js";
 import type { MemoryReport } from "./children/memory-child.js";
-import type { RunResult } from "./crawl-process.js";
+import { cpuPerPageMs, type RunResult } from "./crawl-process.js";
 import { peersSection } from "./peers.js";
 import { redisSection } from "./redis-table.js";
-import type { BenchResults, ScenarioResult, StageOnScenario } from "./results.js";
+import { sameRoundRatios, type BenchResults, type ScenarioResult, type StageOnScenario } from "./results.js";
 import { idealInFlight, measuresMemory, type Scenario } from "./scenarios.js";
 import { spread, type Spread } from "./stats.js";
-import { AGAINST_REFERENCE, CHAPTER_FIGURES, TARGETS } from "./targets.js";
+import { AGAINST_REFERENCE, AGAINST_YARDSTICK, CHAPTER_FIGURES, TARGETS } from "./targets.js";
+import { YARDSTICK, type Runner } from "./yardstick.js";
 
 const WAITING_UNITS: Readonly<Record<StageName, string>> = {
   callbacks: "a Fetcher with its callback registered",
@@ -61,6 +62,7 @@ export function markdownReport(results: BenchResults): string {
     if (measuresMemory(scenario.scenario)) lines.push(...memoryPerPageSection(scenario, results.quick));
   }
   lines.push(...againstReferenceSection(results));
+  lines.push(...againstYardstickSection(results));
   if (results.peers !== null) lines.push(...peersSection(results.peers));
   if (results.memory.length > 0) lines.push(...memorySection(results));
   if (results.redis !== null) lines.push(...redisSection(results.redis, results.quick));
@@ -82,7 +84,7 @@ function againstReferenceSection(results: BenchResults): string[] {
   const rows: string[] = [];
   const byId = new Map(results.scenarios.map((scenario) => [scenario.scenario.id, scenario]));
   const stagesOf = (id: string): StageOnScenario[] =>
-    (byId.get(id)?.stages ?? []).filter((entry) => !entry.traced && entry.stage !== "reference");
+    (byId.get(id)?.stages ?? []).filter((entry) => !entry.traced && entry.stage !== "reference" && entry.stage !== YARDSTICK);
   const judge = (met: boolean, target: string): string => (results.quick ? `— (quick) ${target}` : verdict(met, target));
   for (const entry of stagesOf("S1")) {
     const ratio = entry.processCpuOverReference;
@@ -124,6 +126,106 @@ function againstReferenceSection(results: BenchResults): string[] {
     "|---|---|---|---|---|",
     ...rows,
   ];
+}
+
+/**
+ * Issue 39's targets against the yardstick (bench/yardstick.ts): each
+ * crawler's ratio to the yardstick's run of the same round on the same site,
+ * beside its ratio to the project's reference in the same rounds, and the
+ * C10K wall time over the bound with the yardstick's own beside it.
+ */
+export function againstYardstickSection(results: BenchResults): string[] {
+  const rows: string[] = [];
+  const judge = (met: boolean, target: string): string => (results.quick ? `— (quick) ${target}` : verdict(met, target));
+  for (const scenario of results.scenarios) {
+    const s = scenario.scenario;
+    const site = s.site === "yardstick" ? "yardstick's site" : "project's site";
+    const crawlers = scenario.stages.filter((entry) => !entry.traced);
+    const yardstick = crawlers.find((entry) => entry.stage === YARDSTICK);
+    if (yardstick === undefined) continue;
+    const name = `${s.id}: ${s.pages.toLocaleString("en-US")} pages, ${site}`;
+    if (s.perPage === true) {
+      const target = AGAINST_YARDSTICK.cpuPerPage;
+      for (const entry of crawlers) {
+        const figure = `${show(scale(entry.cpuPerPageMs, 1000), 1)} µs/page`;
+        if (entry.stage === YARDSTICK) {
+          rows.push(row(`${name}, CPU per page`, runnerName(entry.stage), figure, "1", show(yardstickOverReference(crawlers, "slope"), 2), "— (the yardstick)"));
+          continue;
+        }
+        const ratio = entry.cpuPerPageOverYardstick;
+        const pass = entry.stage === "reference" ? "— (no target)" : ratio === null ? "— (no yardstick run)" : judge(entry.failures === 0 && ratio.median <= target, `≤ ${target}`);
+        rows.push(row(`${name}, CPU per page`, runnerName(entry.stage), figure, show(ratio, 2), entry.stage === "reference" ? "1" : show(entry.slopeOverReference, 2), pass));
+      }
+    } else if (s.delayMs === 0) {
+      // Whole-process CPU: S1 (the project's site, shown) and Y1 (the yardstick's, judged).
+      const target = AGAINST_YARDSTICK.s1ProcessCpu;
+      const judged = s.site === "yardstick";
+      for (const entry of crawlers) {
+        const figure = `${show(entry.processCpuMs, 0)} ms`;
+        if (entry.stage === YARDSTICK) {
+          rows.push(row(`${name}, whole-process CPU`, runnerName(entry.stage), figure, "1", show(yardstickOverReference(crawlers, "process"), 2), "— (the yardstick)"));
+          continue;
+        }
+        const ratio = entry.processCpuOverYardstick;
+        const pass =
+          entry.stage === "reference" || !judged
+            ? `— (${entry.stage === "reference" ? "no target" : "judged on Y1"})`
+            : ratio === null
+              ? "— (no yardstick run)"
+              : judge(entry.failures === 0 && ratio.median <= target, `≤ ${target}`);
+        rows.push(row(`${name}, whole-process CPU`, runnerName(entry.stage), figure, show(ratio, 2), entry.stage === "reference" ? "1" : show(entry.processCpuOverReference, 2), pass));
+      }
+    } else {
+      // C10K: wall over the bound, the yardstick's beside.
+      const target = AGAINST_YARDSTICK.c10kWallOverBound;
+      for (const entry of crawlers) {
+        const figure = `${show(entry.boundRatio, 2)} × bound`;
+        const pass = entry.stage === YARDSTICK || entry.stage === "reference" ? "— (no target)" : judge(entry.failures === 0 && (entry.boundRatio?.median ?? Infinity) <= target, `≤ ${target} × bound`);
+        const overYardstick = entry.stage === YARDSTICK ? "1" : show(sameRoundSpread(entry, yardstick, "bound"), 2);
+        rows.push(row(`${name}, wall ÷ bound`, runnerName(entry.stage), figure, overYardstick, "—", pass));
+      }
+    }
+  }
+  if (rows.length === 0) return [];
+  return [
+    "",
+    "## Against the yardstick (issue 39)",
+    "",
+    "The yardstick is bench/yardstick/ideal-crawler.mjs (the plainest fast crawler: keep-alive `node:http`, a regular " +
+      "expression for links, no records kept), run unchanged, `--client http`. Each ratio is over the yardstick's run of the " +
+      "same round on the same site (the crawlers take turns in each round), median [min–max] of the rounds' ratios; " +
+      "the ÷ reference column is over the project's reference crawler (bench/reference-crawler.ts, which keeps records) in the same " +
+      "rounds. The site is named in each row: S1 and S3 crawl the project's site (src/site/cli.ts, every record compared); " +
+      "Y1, PP1 and PP2 crawl the yardstick's (bench/yardstick/site-server.mjs, where the issue's figures were measured; " +
+      "crawls checked by counts), and the targets on CPU are judged there. Whole-process CPU runs from the process's start " +
+      "to the crawl's end; CPU per page is (whole-process CPU − that of the same crawler's one-page crawl in the same round) " +
+      "÷ (pages − 1).",
+    "",
+    "| target | crawler | figure | ÷ yardstick | ÷ reference | pass |",
+    "|---|---|---|---|---|---|",
+    ...rows,
+  ];
+}
+
+/** The yardstick's figure over the reference's, round by round: "process" (whole-process CPU) or "slope" (CPU per page). */
+function yardstickOverReference(crawlers: readonly StageOnScenario[], figure: "process" | "slope"): Spread | null {
+  const yardstick = crawlers.find((entry) => entry.stage === YARDSTICK);
+  const reference = crawlers.find((entry) => entry.stage === "reference");
+  if (yardstick === undefined || reference === undefined) return null;
+  return sameRoundSpread(yardstick, reference, figure);
+}
+
+/** `entry`'s figure over `other`'s, round by round (see `sameRoundRatios`). */
+function sameRoundSpread(entry: StageOnScenario, other: StageOnScenario, figure: "process" | "slope" | "bound"): Spread | null {
+  const pick = figure === "process" ? (run: RunResult) => run.processCpuMs : figure === "slope" ? cpuPerPageMs : (run: RunResult) => run.boundRatio;
+  return spread(sameRoundRatios(entry.runs, other.runs, pick));
+}
+
+/** How the tables name a crawler. */
+function runnerName(runner: Runner): string {
+  if (runner === YARDSTICK) return "yardstick: ideal-crawler.mjs (issue 39, not a stage)";
+  if (runner === "reference") return "reference: plain node:http crawler (the project's, not a stage)";
+  return runner;
 }
 
 function row(...cells: string[]): string {
@@ -278,7 +380,8 @@ function scenarioLabel(s: Scenario): string {
   const hosts = s.hosts > 1 ? ` on ${s.hosts} hosts` : "";
   const perHost = s.maxPerHost === null ? "" : `, maxPerHost ${s.maxPerHost}`;
   const jsonl = s.keepRecords ? "" : ", records to a JSON Lines file";
-  return `${s.id} ${s.title}: ${s.pages.toLocaleString("en-US")} pages${hosts}, ${s.delayMs} ms, maxTasks ${s.maxTasks.toLocaleString("en-US")}${perHost}${jsonl}`;
+  const site = s.site === "yardstick" ? ", the yardstick's site" : "";
+  return `${s.id} ${s.title}: ${s.pages.toLocaleString("en-US")} pages${hosts}, ${s.delayMs} ms, maxTasks ${s.maxTasks.toLocaleString("en-US")}${perHost}${jsonl}${site}`;
 }
 
 function crawlRow(scenario: ScenarioResult, entry: StageOnScenario, quick: boolean): string {
@@ -287,7 +390,7 @@ function crawlRow(scenario: ScenarioResult, entry: StageOnScenario, quick: boole
   const pages = entry.failures === 0 ? `${scenario.expectedPages} ✓` : `✗ ${entry.failures}/${entry.runs.length} failed: ${firstFailure(entry)}`;
   return [
     label,
-    entry.stage === "reference" ? "reference: plain node:http crawler (yardstick, not a stage)" : entry.stage,
+    runnerName(entry.stage),
     pages,
     show(entry.wallMs, 0),
     show(entry.cpuMs, 0),
@@ -300,7 +403,7 @@ function crawlRow(scenario: ScenarioResult, entry: StageOnScenario, quick: boole
 
 function crawlTarget(scenario: Scenario, entry: StageOnScenario): string {
   if (entry.failures > 0) return "✗ missed pages";
-  if (entry.stage === "reference") return "— (no target)";
+  if (entry.stage === "reference" || entry.stage === YARDSTICK) return "— (no target)";
   const targets = TARGETS[entry.stage];
   switch (scenario.id) {
     case "S1":

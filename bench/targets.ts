@@ -76,3 +76,20 @@ export const AGAINST_REFERENCE = {
 
 /** The scenarios crawled by the reference too, whatever `--stages` says: their targets are ratios to it. */
 export const WITH_REFERENCE: ReadonlySet<string> = new Set(["S1", "S3", "S4"]);
+
+/**
+ * Issue 39's targets, each against the yardstick (bench/yardstick.ts: the
+ * plainest fast crawler, run unchanged) crawling the same site in the same
+ * rounds, or against the scenario's lower bound.
+ */
+export const AGAINST_YARDSTICK = {
+  /** Y1 (S1's shape on the yardstick's site): whole-process CPU over the yardstick's, at most (median of the rounds' ratios). */
+  s1ProcessCpu: 1.0,
+  /** PP1 and PP2 (100,000 and 300,000 pages on the yardstick's site): CPU per page over the yardstick's, at most. */
+  cpuPerPage: 0.95,
+  /** S3 (C10K): wall time over the lower bound, at most (median), for every stage. */
+  c10kWallOverBound: 1.2,
+} as const;
+
+/** The scenarios the yardstick crawls too, in every round (issue 39). */
+export const WITH_YARDSTICK: ReadonlySet<string> = new Set(["S1", "S3", "Y1", "PP1", "PP2"]);

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { buildChildren } from "../bench/build.js";
 import { checkRecordLines, compareRecords } from "../bench/crawl-process.js";
-import { isSetUp, parsePeerOutput, runPeer } from "../bench/peers.js";
+import { isSetUp, overYardstick, parsePeerOutput, runPeer } from "../bench/peers.js";
 import { describeShape } from "../bench/redis-scenario.js";
 import { redisServerPath } from "../bench/redis-server-process.js";
 import { referenceCrawl } from "../bench/reference-crawler.js";
@@ -103,10 +103,20 @@ describe("npm run bench --quick", () => {
     const results = JSON.parse(readFileSync(join(out, "latest.json"), "utf8")) as BenchResults;
     expect(results.quick).toBe(true);
     expect(results.machine.cores).toBeGreaterThan(0);
-    expect(results.scenarios.map((s) => s.scenario.id)).toEqual(["S1", "S2", "S3", "P1", "S4", "S5"]);
+    expect(results.scenarios.map((s) => s.scenario.id)).toEqual(["S1", "S2", "S3", "P1", "S4", "S5", "Y1", "PP1", "PP2"]);
     // S1's, S3's and S4's targets are ratios to the reference crawler's figures, so the reference crawls them too; S5 is stage 3's.
+    // Issue 39: the yardstick crawls S1, S3 and the scenarios on its own site (Y1, PP1, PP2), where the reference crawls too.
     const withReference = ["callbacks", "generators", "asyncawait", "reference"];
-    const crawlersOf: Record<string, string[]> = { S1: withReference, S3: withReference, S4: withReference, S5: ["asyncawait"] };
+    const withYardstick = [...withReference, "yardstick"];
+    const crawlersOf: Record<string, string[]> = {
+      S1: withYardstick,
+      S3: withYardstick,
+      S4: withReference,
+      S5: ["asyncawait"],
+      Y1: withYardstick,
+      PP1: withYardstick,
+      PP2: withYardstick,
+    };
     for (const scenario of results.scenarios) {
       const crawlers = crawlersOf[scenario.scenario.id] ?? ["callbacks", "generators", "asyncawait"];
       expect(scenario.stages.map((s) => s.stage)).toEqual(crawlers);
@@ -122,7 +132,7 @@ describe("npm run bench --quick", () => {
 
     const markdown = readFileSync(join(out, "latest.md"), "utf8");
     expect(stdout).toBe(markdown);
-    expect(markdown.match(/^\| (S[1-5]|P1) /gm)).toHaveLength(19);
+    expect(markdown.match(/^\| (S[1-5]|P1|Y1|PP[12]) /gm)).toHaveLength(36);
     expect(markdown).toContain(`Node ${process.version}`);
     expect(markdown).toContain("## Requests in flight: P1, 5 hosts, maxPerHost 2, maxTasks 10");
     expect(markdown).toContain("## Memory per page: S4, 300 pages, 0 ms, maxTasks 20");
@@ -142,11 +152,27 @@ describe("npm run bench --quick", () => {
     expect(markdown.match(/^\| S4: crawl CPU per page ÷ reference \| /gm)).toHaveLength(3);
     expect(markdown.match(/^\| S3: peak RSS ÷ reference, every page fetched \| /gm)).toHaveLength(3);
     expect(markdown.match(/^\| `crawl --help` CPU ÷ `node -e 0` \| /gm)).toHaveLength(1);
+    // Issue 39: every crawler but the yardstick against the yardstick of the same rounds, on S1, S3, Y1 and PP1/PP2 (per page).
+    expect(markdown).toContain("## Against the yardstick (issue 39)");
+    expect(markdown.match(/^\| S1: 200 pages, project's site, whole-process CPU \| /gm)).toHaveLength(5);
+    expect(markdown.match(/^\| Y1: 200 pages, yardstick's site, whole-process CPU \| /gm)).toHaveLength(5);
+    expect(markdown.match(/^\| S3: 500 pages, project's site, wall ÷ bound \| /gm)).toHaveLength(5);
+    expect(markdown.match(/^\| PP2: 1,000 pages, yardstick's site, CPU per page \| /gm)).toHaveLength(5);
+    for (const id of ["PP1", "PP2"]) {
+      for (const entry of results.scenarios.find((s) => s.scenario.id === id)?.stages ?? []) {
+        for (const run of entry.runs) expect(run.onePageProcessCpuMs).toBeGreaterThan(0);
+        expect(entry.cpuPerPageMs?.median).toBeGreaterThan(0);
+        if (entry.stage === "yardstick") expect(entry.cpuPerPageOverYardstick).toBeNull();
+        else expect(entry.cpuPerPageOverYardstick?.median).toBeGreaterThan(0);
+      }
+    }
     const [s1] = results.scenarios.filter((s) => s.scenario.id === "S1");
     for (const entry of s1?.stages ?? []) {
       expect(entry.runs[0]?.processCpuMs).toBeGreaterThan(entry.runs[0]?.cpuMs ?? Infinity);
       if (entry.stage === "reference") expect(entry.processCpuOverReference).toBeNull();
       else expect(entry.processCpuOverReference?.median).toBeGreaterThan(0);
+      if (entry.stage === "yardstick") expect(entry.processCpuOverYardstick).toBeNull();
+      else expect(entry.processCpuOverYardstick?.median).toBeGreaterThan(0);
     }
     expect(results.startup?.rounds).toBe(3);
     expect(results.startup?.helpCpuMs.median).toBeGreaterThan(0);
@@ -218,19 +244,22 @@ describe("npm run bench --stages reference", () => {
     expect(entry?.runs[0]?.pages).toBe(results.scenarios[0]?.expectedPages);
     expect(results.memory).toEqual([]);
     const markdown = readFileSync(join(out, "latest.md"), "utf8");
-    expect(markdown).toMatch(/^\| S1 .* \| reference: plain node:http crawler \(yardstick, not a stage\) \| \d+ ✓ \|/m);
-    // The peers' table: the project's two crawlers measured, each peer's row saying how to set it up.
-    expect(results.peers?.own.map((own) => [own.crawler, own.failures, own.cpuMs === null])).toEqual([
-      ["reference", 0, false],
-      ["asyncawait", 0, false],
+    expect(markdown).toMatch(/^\| S1 .* \| reference: plain node:http crawler \(the project's, not a stage\) \| \d+ ✓ \|/m);
+    expect(markdown).toMatch(/^\| S1 .* \| yardstick: ideal-crawler\.mjs \(issue 39, not a stage\) \| \d+ ✓ \|/m);
+    // The peers' table: the yardstick and the project's two crawlers measured, each peer's row saying how to set it up.
+    expect(results.peers?.own.map((own) => [own.crawler, own.failures, own.cpuMs === null, own.cpuOverYardstick === null])).toEqual([
+      ["yardstick", 0, false, true],
+      ["reference", 0, false, false],
+      ["asyncawait", 0, false, false],
     ]);
     expect(results.peers?.peers.map((peer) => [peer.peer, peer.setUp, peer.runs.length])).toEqual([
       ["node-crawler", false, 0],
       ["crawlee", false, 0],
       ["chapter (aiohttp)", false, 0],
+      ["Scrapy", false, 0],
     ]);
     expect(markdown).toContain("## Peers on S1");
-    expect(markdown.match(/^\| .* \| not set up \(run bench\/peers\/setup\.sh\) \|/gm)).toHaveLength(3);
+    expect(markdown.match(/^\| .* \| not set up \(run bench\/peers\/setup\.sh\) \|/gm)).toHaveLength(4);
   }, 180_000);
 });
 
@@ -264,4 +293,30 @@ describe.runIf(isSetUp("chapter (aiohttp)", tmpdir()))("the chapter's aiohttp cr
       await site.stop();
     }
   }, 120_000);
+});
+
+// Scrapy needs Python's scrapy (Debian's python3-scrapy), which `npm ci` cannot
+// install: where it is missing, this test is skipped, as the chapter's is above.
+describe.runIf(isSetUp("Scrapy", tmpdir()))("Scrapy as a peer", () => {
+  it("crawls every page of the quick S1 site and reports its figures through the spider's line", async () => {
+    buildChildren();
+    const scenario = QUICK_SCENARIOS.find((s) => s.id === "S1");
+    if (scenario === undefined) throw new Error("no quick S1");
+    const site = await SiteProcess.start(scenario);
+    try {
+      const run = await runPeer("Scrapy", tmpdir(), site.url, scenario.maxTasks);
+      expect(run.pages).toBe(site.expectedCount);
+      expect(run.cpuMs).toBeGreaterThan(0);
+      expect(run.peakRssBytes).toBeGreaterThan(1_000_000);
+    } finally {
+      await site.stop();
+    }
+  }, 180_000);
+});
+
+describe("overYardstick", () => {
+  it("pairs each peer run with the yardstick's run of its own round, and gives none for a round whose yardstick run failed", () => {
+    // Runs made in rounds 0, 2 and 1; the yardstick's run of round 1 failed.
+    expect(overYardstick([300, 800, 500], [0, 2, 1], [100, null, 200])).toEqual([3, 4]);
+  });
 });
