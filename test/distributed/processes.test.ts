@@ -66,7 +66,7 @@ const HELD_BACK = [200, 400, 600, 800, 1_000];
 /** Workers per process. */
 const MAX_TASKS = 10;
 /** How long a whole multi-process crawl may take before it counts as hung: generous, the machines are shared. */
-const CRAWL_LIMIT_MS = 40_000;
+const CRAWL_LIMIT_MS = 60_000;
 /** Records in Redis when the chaos tests that stop Redis stop it: under a third of the chaos site's. */
 const FAULT_AT_RECORDS = 600;
 /**
@@ -361,7 +361,7 @@ describeWithRedis("crawler processes sharing a Redis frontier", () => {
     const expectedLines = processes.map((crawler, i) => [name, String(site.expected.records.length), String(crawler.pid), String(stored[i]?.length)]);
     expect(said).toEqual(expectedLines);
     expect(await client.hLen(keyOf(name, "owners"))).toBe(0);
-  });
+  }, 2 * CRAWL_LIMIT_MS);
 
   it("keeps 4 processes with --max-per-host 2 --delay 0.2 on one host to 2 requests at once, 0.2 s apart, robots.txt read once", async () => {
     const site = await startSite(POLITE_SITE);
@@ -462,7 +462,7 @@ describeWithRedis("crawler processes sharing a Redis frontier", () => {
     const stored = storedBy(labels).flat();
     expect(new Set(stored).size).toBe(records.length);
     expect(repeated(stored).map(pathOf).filter((path) => !twice.includes(path))).toEqual([]);
-  });
+  }, 2 * CRAWL_LIMIT_MS);
 
   /**
    * Chaos, count-based: three processes at a time, each SIGKILLed once its own `--jsonl` holds a number of lines
@@ -505,7 +505,7 @@ describeWithRedis("crawler processes sharing a Redis frontier", () => {
     // down on a loaded machine, was still fetching).
     const figures = await expectNothingLost(client, name, inRedis, labels.map((label) => jsonlRecords(jsonlFile(label))), site.expected, requestCounts(site));
     reportChaos("crawlers SIGKILLed", mode, kills, figures);
-  }, 2 * CRAWL_LIMIT_MS);
+  }, 3 * CRAWL_LIMIT_MS);
 
   it("hands every lease back on Ctrl-C in each process, and a second run resumes without fetching a finished page again", async () => {
     const site = await startSite();
@@ -538,7 +538,7 @@ describeWithRedis("crawler processes sharing a Redis frontier", () => {
     expect(requestedTwice(counts).filter((path) => finished.has(path) || !firstCounts.has(path))).toEqual([]);
     // Each record was stored by one process of one run, and each stopped process wrote all it stored.
     expect(storedBy(["a", "b", "c", "d", "e"]).flat().sort()).toEqual(site.expected.records.map((record) => record.url).sort());
-  });
+  }, 2 * CRAWL_LIMIT_MS);
 
   /**
    * Redis SIGKILLed mid-crawl, with its append-only file synced on every write (`appendfsync always`: a write
@@ -594,7 +594,7 @@ describeWithRedis("crawler processes sharing a Redis frontier", () => {
     const secondCounts = requestCounts(site);
     const fetchedInBoth = [...secondCounts.keys()].filter((path) => firstCounts.has(path));
     expect(fetchedInBoth.filter((path) => recordedAtFailure.has(path))).toEqual([]);
-  }, 2 * CRAWL_LIMIT_MS);
+  }, 3 * CRAWL_LIMIT_MS);
 
   /**
    * Redis paused with SIGSTOP mid-crawl until every process has warned that it has not answered for 5 s, then
@@ -634,5 +634,5 @@ describeWithRedis("crawler processes sharing a Redis frontier", () => {
     reportChaos(`Redis SIGSTOPped for ${pause}`, mode, 1, figures);
     // Less than a lease: no lease ran out, so no page is fetched twice, and no line written twice.
     if (lease.length === 0) expect(requestedTwice(counts)).toEqual([]);
-  }, 2 * CRAWL_LIMIT_MS);
+  }, 3 * CRAWL_LIMIT_MS);
 });
