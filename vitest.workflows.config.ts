@@ -9,8 +9,11 @@
  *   implementation its checks once let through;
  * - test/distributed/processes.test.ts: `crawl --frontier` processes sharing
  *   one crawl through a real redis-server: three at once, one killed, all
- *   stopped and resumed, Redis killed and restarted. They run the built
- *   `crawl` (dist/cli.js), so the script builds first, as `npm test` does.
+ *   stopped and resumed, and the chaos tests in both record modes (processes
+ *   SIGKILLed again and again, Redis SIGKILLed with its append-only file and
+ *   restarted, Redis paused with SIGSTOP for less than a lease and for
+ *   several): a dozen crawls, several minutes on two cores. They run the
+ *   built `crawl` (dist/cli.js), so the script builds first, as `npm test` does.
  */
 import { defineConfig } from "vitest/config";
 

@@ -471,15 +471,21 @@ describeWithRedis("RedisFrontier's errors", () => {
     }
   });
 
-  it("crawls to the end as an ACL user with exactly the keys, channel and commands the message gives, and no other command refused", async () => {
+  it("crawls to the end as an ACL user with exactly the keys, channel and commands the message gives, in every record mode, and no other command refused", async () => {
     const demo = await startDemoSite();
     try {
       await send(redis, ["ACL", "SETUSER", "crawler", "on", ">crawler-pw", ...aclRule("acl-only").split(" ")]);
       await send(redis, ["ACL", "LOG", "RESET"]);
       const url = redis.url.replace("redis://", "redis://crawler:crawler-pw@");
       const expected = await crawl(demo.url, { maxTasks: 4 });
-      // Two processes, so that one reads the robots.txt rules the other stored (HMGET).
-      const frontiers = [await RedisFrontier.open({ url, name: "acl-only" }), await RedisFrontier.open({ url, name: "acl-only" })];
+      // Two processes, so that one reads the robots.txt rules the other stored (HMGET); the second writes its own
+      // lines first, as the CLI's --jsonl does (PREPARE, then FINISH), the first does not (FINISH alone).
+      const lines: string[] = [];
+      const journal = function writeLine(record: FetchStatistic): boolean {
+        lines.push(record.url);
+        return true;
+      };
+      const frontiers = [await RedisFrontier.open({ url, name: "acl-only" }), await RedisFrontier.open({ url, name: "acl-only", journal })];
       try {
         const results = await within(30_000, Promise.all(frontiers.map((frontier) => crawl(demo.url, { maxTasks: 4 }, frontier))), "the crawl of an ACL user");
         for (const result of results) expect(byUrl(result.records).map(withoutTiming)).toEqual(byUrl(expected.records).map(withoutTiming));
@@ -489,8 +495,24 @@ describeWithRedis("RedisFrontier's errors", () => {
         for await (const chunk of first.recordChunks()) streamed += chunk.length;
         for await (const chunk of first.seenChunks()) streamed += chunk.length;
         expect(streamed).toBe(expected.recorded + expected.seen.length);
+        expect(lines.length).toBeGreaterThan(0);
       } finally {
         for (const frontier of frontiers) await frontier.close();
+      }
+      // --no-redis-records with --jsonl: Redis keeps a mark per URL, each process's lines the records; a user of the
+      // same rule for that crawl's name.
+      await send(redis, ["ACL", "SETUSER", "lines", "on", ">lines-pw", ...aclRule("acl-lines").split(" ")]);
+      const ownLines: string[] = [];
+      const marked = await RedisFrontier.open({ url: redis.url.replace("redis://", "redis://lines:lines-pw@"), name: "acl-lines", records: false, journal: function writeOwnLine(record) {
+        ownLines.push(record.url);
+        return true;
+      } });
+      try {
+        const result = await within(10_000, crawl(demo.url, { maxTasks: 4 }, marked), "the crawl with --no-redis-records");
+        expect(result.recorded).toBe(expected.recorded);
+        expect(ownLines.sort()).toEqual(expected.records.map((record) => record.url).sort());
+      } finally {
+        await marked.close();
       }
       const counted = await RedisFrontier.open({ url, name: "acl-only" });
       try {

@@ -4,8 +4,8 @@
  * a fresh temp directory, so no test leans on a system Redis or on another
  * file's data.
  *
- * Lifecycle of a {@link RedisServer}: {@link startRedis} → (`stop()` or
- * `kill()` → `restart()`)* → `remove()`. `stop()` and `kill()` end the process
+ * Lifecycle of a {@link RedisServer}: {@link startRedis} → (`pause()` →
+ * `resume()`)* and (`stop()` or `kill()` → `restart()`)* → `remove()`. `stop()` and `kill()` end the process
  * and keep the directory, so `restart()` reloads the append-only file from it;
  * `remove()` ends the process and deletes the directory. A test file calls
  * `remove()` in its `afterAll`/`afterEach`; a server it forgets is killed when
@@ -99,11 +99,40 @@ export class RedisServer {
     return this.child?.pid;
   }
 
-  /** Ends the process with SIGTERM (Redis flushes its append-only file) and waits for it to exit. Keeps the directory; does nothing if no process runs. */
+  /** Ends the process with SIGTERM (Redis flushes its append-only file) and waits for it to exit. Keeps the directory; does nothing if no process runs. A paused server is resumed to hear it. */
   async stop(): Promise<void> {
     const child = this.child;
-    if (child !== undefined && !child.killed) child.kill("SIGTERM");
+    if (child !== undefined && !child.killed) {
+      child.kill("SIGTERM");
+      this.resume(); // A server paused by `pause()` acts on the SIGTERM only once it runs again.
+    }
     await this.exited;
+  }
+
+  /**
+   * Pauses the process with SIGSTOP: its connections stay open and what
+   * clients send waits in the kernel, unanswered, as with a Redis stuck (a
+   * long fork, a swapped-out host) or a network that drops nothing but
+   * delivers nothing. `resume()` (or `stop()`, `kill()`, `remove()`) ends it.
+   * Does nothing if no process runs.
+   */
+  pause(): void {
+    this.signal("SIGSTOP");
+  }
+
+  /** Resumes a process paused by `pause()` (SIGCONT): it answers what waited, in order. Does nothing if no process runs. */
+  resume(): void {
+    this.signal("SIGCONT");
+  }
+
+  /**
+   * Sends a signal that does not end the process, by its pid: `child.kill()`
+   * would set `child.killed`, and `stop()` would then take the server for
+   * ended and wait for an exit that never comes.
+   */
+  private signal(signal: "SIGSTOP" | "SIGCONT"): void {
+    const pid = this.child?.pid;
+    if (pid !== undefined && this.child?.exitCode === null && this.child.signalCode === null) process.kill(pid, signal);
   }
 
   /** Ends the process with SIGKILL, a crash without a chance to clean up, and waits for it to exit. Keeps the directory for `restart()`; does nothing if no process runs. */
