@@ -179,7 +179,7 @@ export function againstYardstickSection(results: BenchResults): string[] {
       // C10K: wall over the bound, the yardstick's beside.
       const target = AGAINST_YARDSTICK.c10kWallOverBound;
       for (const entry of crawlers) {
-        const figure = `${show(entry.boundRatio, 2)} × bound`;
+        const figure = entry.boundRatio === null ? "—" : `${show(entry.boundRatio, 2)} × bound`;
         const pass = entry.stage === YARDSTICK || entry.stage === "reference" ? "— (no target)" : judge(entry.failures === 0 && (entry.boundRatio?.median ?? Infinity) <= target, `≤ ${target} × bound`);
         const overYardstick = entry.stage === YARDSTICK ? "1" : show(sameRoundSpread(entry, yardstick, "bound"), 2);
         rows.push(row(`${name}, wall ÷ bound`, runnerName(entry.stage), figure, overYardstick, "—", pass));
