@@ -153,7 +153,14 @@ export function againstYardstickSection(results: BenchResults): string[] {
           continue;
         }
         const ratio = entry.cpuPerPageOverYardstick;
-        const pass = entry.stage === "reference" ? "— (no target)" : ratio === null ? "— (no yardstick run)" : judge(entry.failures === 0 && ratio.median <= target, `≤ ${target}`);
+        const pass =
+          entry.stage === "reference"
+            ? "— (no target)"
+            : ratio === null
+              ? entry.failures > 0
+                ? `✗ ${entry.failures}/${entry.runs.length} run(s) failed`
+                : "— (no yardstick run)"
+              : judge(entry.failures === 0 && ratio.median <= target, `≤ ${target}`);
         rows.push(row(`${name}, CPU per page`, runnerName(entry.stage), figure, show(ratio, 2), entry.stage === "reference" ? "1" : show(entry.slopeOverReference, 2), pass));
       }
     } else if (s.delayMs === 0) {
@@ -171,7 +178,9 @@ export function againstYardstickSection(results: BenchResults): string[] {
           entry.stage === "reference" || !judged
             ? `— (${entry.stage === "reference" ? "no target" : "judged on Y1"})`
             : ratio === null
-              ? "— (no yardstick run)"
+              ? entry.failures > 0
+                ? `✗ ${entry.failures}/${entry.runs.length} run(s) failed`
+                : "— (no yardstick run)"
               : judge(entry.failures === 0 && ratio.median <= target, `≤ ${target}`);
         rows.push(row(`${name}, whole-process CPU`, runnerName(entry.stage), figure, show(ratio, 2), entry.stage === "reference" ? "1" : show(entry.processCpuOverReference, 2), pass));
       }
