@@ -153,7 +153,14 @@ export function againstYardstickSection(results: BenchResults): string[] {
           continue;
         }
         const ratio = entry.cpuPerPageOverYardstick;
-        const pass = entry.stage === "reference" ? "— (no target)" : ratio === null ? "— (no yardstick run)" : judge(entry.failures === 0 && ratio.median <= target, `≤ ${target}`);
+        const pass =
+          entry.stage === "reference"
+            ? "— (no target)"
+            : ratio === null
+              ? entry.failures > 0
+                ? `✗ ${entry.failures}/${entry.runs.length} run(s) failed`
+                : "— (no yardstick run)"
+              : judge(entry.failures === 0 && ratio.median <= target, `≤ ${target}`);
         rows.push(row(`${name}, CPU per page`, runnerName(entry.stage), figure, show(ratio, 2), entry.stage === "reference" ? "1" : show(entry.slopeOverReference, 2), pass));
       }
     } else if (s.delayMs === 0) {
@@ -171,7 +178,9 @@ export function againstYardstickSection(results: BenchResults): string[] {
           entry.stage === "reference" || !judged
             ? `— (${entry.stage === "reference" ? "no target" : "judged on Y1"})`
             : ratio === null
-              ? "— (no yardstick run)"
+              ? entry.failures > 0
+                ? `✗ ${entry.failures}/${entry.runs.length} run(s) failed`
+                : "— (no yardstick run)"
               : judge(entry.failures === 0 && ratio.median <= target, `≤ ${target}`);
         rows.push(row(`${name}, whole-process CPU`, runnerName(entry.stage), figure, show(ratio, 2), entry.stage === "reference" ? "1" : show(entry.processCpuOverReference, 2), pass));
       }
@@ -179,7 +188,7 @@ export function againstYardstickSection(results: BenchResults): string[] {
       // C10K: wall over the bound, the yardstick's beside.
       const target = AGAINST_YARDSTICK.c10kWallOverBound;
       for (const entry of crawlers) {
-        const figure = `${show(entry.boundRatio, 2)} × bound`;
+        const figure = entry.boundRatio === null ? "—" : `${show(entry.boundRatio, 2)} × bound`;
         const pass = entry.stage === YARDSTICK || entry.stage === "reference" ? "— (no target)" : judge(entry.failures === 0 && (entry.boundRatio?.median ?? Infinity) <= target, `≤ ${target} × bound`);
         const overYardstick = entry.stage === YARDSTICK ? "1" : show(sameRoundSpread(entry, yardstick, "bound"), 2);
         rows.push(row(`${name}, wall ÷ bound`, runnerName(entry.stage), figure, overYardstick, "—", pass));

@@ -218,6 +218,11 @@ export class YardstickSite implements CrawlTarget {
     const child = spawn(process.execPath, [join(YARDSTICK_DIR, "site-server.mjs"), "--port", "0", ...siteFlags(scenario)], {
       stdio: ["ignore", "pipe", "ignore"],
     });
+    // site-server.mjs runs unchanged and so cannot exit when its stdin closes, as the project's site
+    // does: the bench stops it when the bench's process exits, whatever made it exit.
+    process.once("exit", function stopSite() {
+      child.kill("SIGTERM");
+    });
     const lines = createInterface({ input: child.stdout });
     const first = await new Promise<string>(function firstLine(resolve, reject) {
       lines.once("line", resolve);

@@ -221,7 +221,7 @@ describe("npm run bench --quick", () => {
       expect(report.queued).toBeGreaterThan(0);
     }
     expect(markdown).toMatch(/^\| Redis, 2 × 10 \| 200 ✓ \|/m);
-  }, 300_000);
+  }, 600_000);
 });
 
 describe("npm run bench --stages reference", () => {
