@@ -2,7 +2,8 @@
  * Issue 38's CPU figures of the Redis frontier, alone: S1's site (2,000
  * pages, no delay, 40 workers in all) crawled in memory and through one
  * redis-server by 1, 2 and 4 processes, the four shapes taking turns in
- * each round (`--rounds N`, default 3; `--processes 1,2,4`). Prints, per
+ * each round (`--rounds N`, default 3; `--processes 1,2,4`; `--pages N`, default
+ * 2,000; `--workers N`, default 40). Prints, per
  * shape, the medians of the crawler processes' CPU, Redis's CPU, round trips
  * and EVALSHAs per page, bytes Redis received per page and µs per EVALSHA;
  * then the CPU ÷ in-memory ratios (each round's Redis crawl ÷ the same
@@ -20,7 +21,7 @@ import { RedisServerProcess, redisServerPath } from "./redis-server-process.js";
 import { SCENARIOS } from "./scenarios.js";
 import { SiteProcess } from "./site-process.js";
 
-const { values } = parseArgs({ options: { rounds: { type: "string", default: "3" }, processes: { type: "string", default: "1,2,4" }, workers: { type: "string", default: "40" } } });
+const { values } = parseArgs({ options: { rounds: { type: "string", default: "3" }, processes: { type: "string", default: "1,2,4" }, workers: { type: "string", default: "40" }, pages: { type: "string", default: "2000" } } });
 const rounds = Number(values.rounds);
 const workers = Number(values.workers);
 const counts = values.processes.split(",").map(Number);
@@ -29,7 +30,7 @@ if (path === null) throw new Error("no redis-server");
 buildChildren();
 const base = SCENARIOS.find((scenario) => scenario.id === "S1");
 if (base === undefined) throw new Error("no S1");
-const site = await SiteProcess.start({ ...base, maxTasks: workers });
+const site = await SiteProcess.start({ ...base, maxTasks: workers, pages: Number(values.pages) });
 const server = await RedisServerProcess.start(path);
 const probe = await RedisProbe.connect(server.url);
 
@@ -55,7 +56,7 @@ try {
       if (memory !== null && memoryPages === 0) memoryPages = run.pages;
       runs[i]?.push(run);
       const redis = run.redis === null ? "" : ` redis ${run.redis.cpuMs.toFixed(0)} ms, ${(run.redis.roundTrips / run.pages).toFixed(2)} rt/page`;
-      process.stderr.write(`round ${round + 1} ${shape.frontier} ${shape.processes}x${shape.maxTasksEach}: cpu ${run.cpuMs.toFixed(0)} ms, wall ${run.wallMs.toFixed(0)} ms${redis}\n`);
+      process.stderr.write(`round ${round + 1} ${shape.frontier} ${shape.processes}x${shape.maxTasksEach}: cpu ${run.cpuMs.toFixed(0)} ms (system ${run.systemMs.toFixed(0)}), wall ${run.wallMs.toFixed(0)} ms${redis}\n`);
     }
   }
 } finally {
@@ -73,6 +74,7 @@ for (const [i, shape] of shapes.entries()) {
   const line = [
     `${shape.frontier} ${shape.processes}x${shape.maxTasksEach}`,
     `cpu ${median(list.map((run) => run.cpuMs)).toFixed(0)} ms`,
+    `of which system ${median(list.map((run) => run.systemMs)).toFixed(0)} ms`,
     `wall ${median(list.map((run) => run.wallMs)).toFixed(0)} ms`,
     `ratio ${median(ratio).toFixed(2)} [${ratio.map((r) => r.toFixed(2)).join(" ")}]`,
     `with redis ${median(withRedis).toFixed(2)}`,

@@ -58,6 +58,8 @@ export interface SharedCrawlRun extends CrawlShape {
   wallMs: number;
   /** CPU time of the crawler processes, all together (user + system), in ms. */
   cpuMs: number;
+  /** Of which in the kernel, in ms. */
+  systemMs: number;
   pagesPerSecond: number;
   /** Records each process made. */
   made: number[];
@@ -264,6 +266,7 @@ export async function runSharedCrawl(
     const made = reports.map((report) => report.made);
     const wallMs = Math.max(...reports.map((report) => report.endedAt)) - Math.min(...reports.map((report) => report.startedAt));
     const cpuMs = reports.reduce((sum, report) => sum + report.cpuMs, 0);
+    const systemMs = reports.reduce((sum, report) => sum + report.systemMs, 0);
     const peakRssBytes = Math.max(...reports.map((report) => report.peakRssBytes));
     let records: readonly FetchStatistic[];
     let todo: number;
@@ -281,11 +284,11 @@ export async function runSharedCrawl(
     const failure = problems.filter((problem) => problem !== null).join(", ") || null;
     const pages = records.length;
     if (counting !== null) await inspect?.(name); // Before the flush: the crawl's keys as it left them.
-    return { ...shape, pages, expectedPages: site.expectedCount, failure, wallMs, cpuMs, pagesPerSecond: (pages * 1000) / wallMs, made, peakRssBytes, redis };
+    return { ...shape, pages, expectedPages: site.expectedCount, failure, wallMs, cpuMs, systemMs, pagesPerSecond: (pages * 1000) / wallMs, made, peakRssBytes, redis };
   } catch (error) {
     for (const child of children) child.kill();
     const failure = `crawl failed: ${error instanceof Error ? error.message : String(error)}`;
-    return { ...shape, pages: 0, expectedPages: site.expectedCount, failure, wallMs: 0, cpuMs: 0, pagesPerSecond: 0, made: [], peakRssBytes: 0, redis: null };
+    return { ...shape, pages: 0, expectedPages: site.expectedCount, failure, wallMs: 0, cpuMs: 0, systemMs: 0, pagesPerSecond: 0, made: [], peakRssBytes: 0, redis: null };
   } finally {
     clearTimeout(timer);
     await Promise.all(children.map((child) => child.end()));
