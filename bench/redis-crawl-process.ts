@@ -41,6 +41,10 @@ export interface RedisWork {
   cpuMs: number;
   /** Each command the processes sent, and how many times: `{ evalsha: 4012, eval: 3, hscan: 8, … }`. */
   sent: Record<string, number>;
+  /** Bytes Redis received (`total_net_input_bytes`), the harness's `INFO` included (a few dozen bytes). */
+  bytesIn: number;
+  /** Microseconds Redis spent in `EVALSHA` (`INFO commandstats`, its scripts' commands included). */
+  evalshaUsec: number;
 }
 
 /** One crawl by one or more processes, and whether it made the expected records. */
@@ -54,6 +58,8 @@ export interface SharedCrawlRun extends CrawlShape {
   wallMs: number;
   /** CPU time of the crawler processes, all together (user + system), in ms. */
   cpuMs: number;
+  /** Of which in the kernel, in ms. */
+  systemMs: number;
   pagesPerSecond: number;
   /** Records each process made. */
   made: number[];
@@ -68,13 +74,16 @@ interface RedisCounters {
   commands: number;
   calls: Map<string, number>;
   cpuMs: number;
+  bytesIn: number;
+  evalshaUsec: number;
 }
 
 type Client = ReturnType<typeof createClient>;
 
 /** The commands the frontier's scripts call inside Redis (`redis.call('SADD', …)`): not round trips. */
 const SCRIPT_COMMANDS: ReadonlySet<string> = new Set(
-  Object.values<string>(scripts).flatMap((source) => [...source.matchAll(/redis\.call\('(\w+)'/g)].map((match) => (match[1] ?? "").toLowerCase())),
+  // `redis.call('SADD', …)`, and the names a script picks between (`front and 'LPUSH' or 'RPUSH'`).
+  Object.values<string>(scripts).flatMap((source) => [...source.matchAll(/redis\.call\('(\w+)'|'([A-Z]{4,})'/g)].map((match) => (match[1] ?? match[2] ?? "").toLowerCase())),
 );
 
 /** How long one crawl may take before it counts as hung. */
@@ -105,7 +114,9 @@ export class RedisProbe {
     for (const match of info.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) calls.set(match[1] ?? "", Number(match[2]));
     const seconds = (name: string): number => Number(new RegExp(`^${name}:([\\d.]+)`, "m").exec(info)?.[1] ?? 0);
     const commands = Number(/^total_commands_processed:(\d+)/m.exec(info)?.[1] ?? 0);
-    return { commands, calls, cpuMs: (seconds("used_cpu_user") + seconds("used_cpu_sys")) * 1000 };
+    const bytesIn = Number(/^total_net_input_bytes:(\d+)/m.exec(info)?.[1] ?? 0);
+    const evalshaUsec = Number(/^cmdstat_evalsha:calls=\d+,usec=(\d+)/m.exec(info)?.[1] ?? 0);
+    return { commands, calls, cpuMs: (seconds("used_cpu_user") + seconds("used_cpu_sys")) * 1000, bytesIn, evalshaUsec };
   }
 
   /** Every record of the crawl `name`, and how many URLs it has seen. */
@@ -119,6 +130,19 @@ export class RedisProbe {
   /** Empties Redis between crawls. */
   async flush(): Promise<void> {
     await this.client.sendCommand(["FLUSHALL"]);
+  }
+
+  /** The bytes each of the crawl's keys holds (`MEMORY USAGE … SAMPLES 0`), by the key's name after the crawl's prefix (`q:*` together). */
+  async memoryOf(name: string): Promise<Record<string, number>> {
+    const prefix = `coroutine-crawler:{${name}}:`;
+    const bytes: Record<string, number> = {};
+    for await (const keys of this.client.scanIterator({ MATCH: `${prefix}*`, COUNT: 1000 })) {
+      for (const key of keys) {
+        const short = key.slice(prefix.length).startsWith("q:") ? "q:*" : key.slice(prefix.length);
+        bytes[short] = (bytes[short] ?? 0) + Number(await this.client.sendCommand(["MEMORY", "USAGE", key, "SAMPLES", "0"]));
+      }
+    }
+    return bytes;
   }
 
   /** Closes the connection. */
@@ -138,7 +162,15 @@ function workBetween(before: RedisCounters, after: RedisCounters): RedisWork {
     roundTrips += delta;
   }
   const infos = (after.calls.get("info") ?? 0) - (before.calls.get("info") ?? 0);
-  return { roundTrips, evalsha: sent["evalsha"] ?? 0, commands: after.commands - before.commands - infos, cpuMs: after.cpuMs - before.cpuMs, sent };
+  return {
+    roundTrips,
+    evalsha: sent["evalsha"] ?? 0,
+    commands: after.commands - before.commands - infos,
+    cpuMs: after.cpuMs - before.cpuMs,
+    sent,
+    bytesIn: after.bytesIn - before.bytesIn,
+    evalshaUsec: after.evalshaUsec - before.evalshaUsec,
+  };
 }
 
 /** One crawler process as the parent drives it: its lines, in order, and its end. */
@@ -202,7 +234,13 @@ class CrawlerChild {
  * connects first; then all start at once, and Redis's counters are read
  * just before and just after. Afterwards Redis is flushed.
  */
-export async function runSharedCrawl(site: CrawlTarget, shape: CrawlShape, probe: RedisProbe | null, name: string): Promise<SharedCrawlRun> {
+export async function runSharedCrawl(
+  site: CrawlTarget,
+  shape: CrawlShape,
+  probe: RedisProbe | null,
+  name: string,
+  inspect: ((name: string) => Promise<void>) | null = null,
+): Promise<SharedCrawlRun> {
   const frontier = shape.frontier === "redis" && probe !== null ? { url: probe.url, name } : null;
   const counting = frontier === null ? null : probe;
   const request: RedisCrawlRequest = { url: site.url, maxTasks: shape.maxTasksEach, frontier };
@@ -211,7 +249,9 @@ export async function runSharedCrawl(site: CrawlTarget, shape: CrawlShape, probe
   delete env.NODE_OPTIONS;
   const children: CrawlerChild[] = [];
   for (let i = 0; i < (frontier === null ? 1 : shape.processes); i++) {
-    children.push(new CrawlerChild(spawn(process.execPath, [childScript("redis-crawl-child"), JSON.stringify(request)], { env, stdio: ["pipe", "pipe", "pipe"] })));
+    // BENCH_CPU_PROF_DIR: each crawler process writes a V8 CPU profile there (bench/redis-cpu.ts --profile).
+    const profile = process.env.BENCH_CPU_PROF_DIR === undefined ? [] : ["--cpu-prof", "--cpu-prof-dir", process.env.BENCH_CPU_PROF_DIR];
+    children.push(new CrawlerChild(spawn(process.execPath, [...profile, childScript("redis-crawl-child"), JSON.stringify(request)], { env, stdio: ["pipe", "pipe", "pipe"] })));
   }
   const timer = setTimeout(() => {
     for (const child of children) child.kill();
@@ -226,6 +266,7 @@ export async function runSharedCrawl(site: CrawlTarget, shape: CrawlShape, probe
     const made = reports.map((report) => report.made);
     const wallMs = Math.max(...reports.map((report) => report.endedAt)) - Math.min(...reports.map((report) => report.startedAt));
     const cpuMs = reports.reduce((sum, report) => sum + report.cpuMs, 0);
+    const systemMs = reports.reduce((sum, report) => sum + report.systemMs, 0);
     const peakRssBytes = Math.max(...reports.map((report) => report.peakRssBytes));
     let records: readonly FetchStatistic[];
     let todo: number;
@@ -242,11 +283,12 @@ export async function runSharedCrawl(site: CrawlTarget, shape: CrawlShape, probe
     if (madeInAll !== records.length) problems.push(`the processes made ${madeInAll} records, the crawl has ${records.length}`);
     const failure = problems.filter((problem) => problem !== null).join(", ") || null;
     const pages = records.length;
-    return { ...shape, pages, expectedPages: site.expectedCount, failure, wallMs, cpuMs, pagesPerSecond: (pages * 1000) / wallMs, made, peakRssBytes, redis };
+    if (counting !== null) await inspect?.(name); // Before the flush: the crawl's keys as it left them.
+    return { ...shape, pages, expectedPages: site.expectedCount, failure, wallMs, cpuMs, systemMs, pagesPerSecond: (pages * 1000) / wallMs, made, peakRssBytes, redis };
   } catch (error) {
     for (const child of children) child.kill();
     const failure = `crawl failed: ${error instanceof Error ? error.message : String(error)}`;
-    return { ...shape, pages: 0, expectedPages: site.expectedCount, failure, wallMs: 0, cpuMs: 0, pagesPerSecond: 0, made: [], peakRssBytes: 0, redis: null };
+    return { ...shape, pages: 0, expectedPages: site.expectedCount, failure, wallMs: 0, cpuMs: 0, systemMs: 0, pagesPerSecond: 0, made: [], peakRssBytes: 0, redis: null };
   } finally {
     clearTimeout(timer);
     await Promise.all(children.map((child) => child.end()));

@@ -38,6 +38,8 @@ export interface RedisCrawlReport {
   endedAt: number;
   /** CPU time of this process during the crawl (user + system), in ms. */
   cpuMs: number;
+  /** Of which in the kernel (system), in ms. */
+  systemMs: number;
   /** Records this process made (stored first, for a shared frontier). */
   made: number;
   /** Records of the whole crawl, every process's. */
@@ -75,6 +77,7 @@ const report: RedisCrawlReport = {
   startedAt,
   endedAt,
   cpuMs: (cpu.user + cpu.system) / 1000,
+  systemMs: cpu.system / 1000,
   made,
   recorded: result.recorded,
   todo: result.todo,

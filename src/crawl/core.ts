@@ -295,6 +295,7 @@ export class CrawlCore implements SitemapContext {
     job.state = "attempting";
     job.attempt += 1;
     this.run?.fetchStart(job.url, job.attempt);
+    this.store.started?.(job.url); // A shared store counts the origin's delay from here (RedisFrontier).
   }
 
   /**

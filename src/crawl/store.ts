@@ -76,6 +76,12 @@ export interface CrawlStore {
   finish(item: QueueItem, visit: Visit, stored: (record: FetchStatistic | null) => void): void;
   /** A URL taken that this process will not fetch (the crawl stopped): it stays to do. */
   release(item: QueueItem): void;
+  /**
+   * An attempt at a request to `url` (a page, a `robots.txt`, a sitemap)
+   * starts now. Optional: a store shared by processes counts its origin's
+   * delay from here, the real start, rather than from when the URL was taken.
+   */
+  started?(url: string): void;
   /** Whether URLs may still come that `take()` cannot give now: another process's work, a write in flight. Never, in memory. */
   pending(): boolean;
   /**

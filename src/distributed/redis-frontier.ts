@@ -30,7 +30,8 @@ import type { FetchStatistic } from "../crawl/records.js";
 import { storedRobotsRules, type RobotsRules, type RobotsVerdict } from "../crawl/robots.js";
 import type { CrawlStore, StoreSummary } from "../crawl/store.js";
 import type { QueueItem, Visit } from "../crawl/visit.js";
-import { ADD, BEGIN, DONE, FINISH, HOLD, PREPARE, RELEASE, RENEW, ROBOTS, STATUS, TAKE } from "./scripts.js";
+import { ScriptBatch } from "./script-batch.js";
+import { ADD, BEGIN, DONE, FINISH, HOLD, PREPARE, RELEASE, RENEW, ROBOTS, STARTED, STATUS, TAKE } from "./scripts.js";
 import { TakePump } from "./take-pump.js";
 
 /** The frontier's Redis stopped answering, or could not be reached: the crawl stops; what was written stays. */
@@ -264,6 +265,8 @@ export class RedisFrontier implements CrawlStore {
   private persistent: boolean | null = null;
   /** The `robots.txt` rules this process knows, read here or by another process, by origin. */
   private readonly rules = new Map<string, RobotsRules>();
+  /** The pages' FINISH, PREPARE and STARTED calls, several pages to a call (script-batch.ts). */
+  private readonly batches: PageBatches;
 
   private constructor(
     private readonly client: Client,
@@ -272,6 +275,7 @@ export class RedisFrontier implements CrawlStore {
   ) {
     this.keys = keysOf(options.name);
     this.leaseMs = options.leaseMs;
+    this.batches = pageBatches(this.owner, (name, args) => this.run(name, args));
     const frontier = this;
     this.pump = new TakePump({
       wanted() { return (frontier.crawl?.maxTasks ?? 1) - frontier.handedOut; },
@@ -301,7 +305,7 @@ export class RedisFrontier implements CrawlStore {
     try {
       await client.connect();
       await subscriber.connect();
-      for (const [name, script] of Object.entries({ ADD, BEGIN, DONE, TAKE, FINISH, HOLD, PREPARE, RELEASE, RENEW, ROBOTS, STATUS })) {
+      for (const [name, script] of Object.entries({ ADD, BEGIN, DONE, TAKE, FINISH, HOLD, PREPARE, RELEASE, RENEW, ROBOTS, STARTED, STATUS })) {
         frontier.sha.set(name, String(await client.sendCommand(["SCRIPT", "LOAD", script])));
       }
       await subscriber.subscribe(frontier.keys.channel, (message) => frontier.heard(message));
@@ -400,6 +404,18 @@ export class RedisFrontier implements CrawlStore {
   }
 
   /**
+   * A request to `url` really starts (the stage's fetch begins): when its
+   * origin has a delay, Redis moves the origin's next start to one delay
+   * after now (STARTED, several starts to a call), so the gap the site sees
+   * holds the delay even when the fetch began a while after its lease.
+   */
+  started(url: string): void {
+    const origin = originOf(url);
+    if (this.failure !== null || this.delayOf(origin) === 0) return;
+    this.track(this.batches.started(origin));
+  }
+
+  /**
    * A URL handed out goes back to be handed out again (its host's turn came,
    * or a `Retry-After` put it back, holding its host back `holdMs`, for every
    * process): still leased here, ready for the next `take()`.
@@ -419,7 +435,9 @@ export class RedisFrontier implements CrawlStore {
    * A URL's work is over: its record is stored in Redis, and the URLs its
    * visit found that no process has seen are marked seen and queued, in one
    * step (a page with many links: its links in steps first, see
-   * `FINISH_CHUNK`); then `stored` is called with the record as stored
+   * `FINISH_CHUNK`), sent with the other pages that finished meanwhile in
+   * one FINISH call (script-batch.ts: the pages of one turn of the event
+   * loop, or those that came while the previous call was on its way); then `stored` is called with the record as stored
    * (its `numNewUrls` the URLs that were really new), or null when it was
    * not stored (recorded already by a process that took the URL after this
    * one's lease expired, or Redis failed).
@@ -455,7 +473,7 @@ export class RedisFrontier implements CrawlStore {
       const journal = this.options.journal;
       if (journal !== null) {
         // This process's output first: its links queued and its lease checked (PREPARE), its line written, then the mark (FINISH).
-        const [added, holds] = (await this.run("PREPARE", [this.owner, item.url, ...links])) as [number, number];
+        const [added, holds] = await this.batches.prepare(item.url, links);
         earlier += Number(added);
         links = [];
         if (record.nextUrl === null) record = { ...record, numNewUrls: earlier }; // As FINISH will store it.
@@ -465,14 +483,14 @@ export class RedisFrontier implements CrawlStore {
           return null;
         }
       }
-      reply = await this.run("FINISH", [this.owner, item.url, this.options.records ? JSON.stringify(record) : "", String(earlier), ...links]);
+      reply = await this.batches.finish(item.url, this.options.records ? record : null, earlier, links);
     } catch {
       return null; // Not stored: the lease expires, and the URL is fetched again by whoever resumes.
     } finally {
       this.forget(item.url);
       this.settled();
     }
-    const [stored, added] = reply as [number, number];
+    const [stored, added] = reply as readonly [number, number];
     if (stored === 0) return null; // Recorded already, by a process that took it after our lease expired.
     const { record } = visit;
     return record.nextUrl !== null || record.numNewUrls === added ? record : { ...record, numNewUrls: added }; // As FINISH stored it.
@@ -937,6 +955,48 @@ function keysOf(name: string) {
   return { ...keys, fixed: Object.values(keys), queuePrefix: `${prefix}q:`, channel: `${prefix}events` };
 }
 
+/** The per-page script calls, each gathered into calls of several pages (see {@link ScriptBatch}). */
+interface PageBatches {
+  /** PREPARE for one page: resolves with the URLs it queued and whether this process may still store its record (1 or 0). */
+  prepare(url: string, links: readonly string[]): Promise<readonly [number, number]>;
+  /** FINISH for one page (`record` null: Redis keeps only that it has one): resolves with 1 if stored else 0, and the URLs queued. */
+  finish(url: string, record: FetchStatistic | null, earlier: number, links: readonly string[]): Promise<readonly [number, number]>;
+  /** STARTED for one request to `origin`. */
+  started(origin: string): Promise<unknown>;
+}
+
+/** The batches of one process (`owner`), sending through `run`. */
+function pageBatches(owner: string, run: (name: string, args: readonly string[]) => Promise<unknown>): PageBatches {
+  const prepares = new ScriptBatch((args) => run("PREPARE", args), [owner], 2);
+  const finishes = new ScriptBatch((args) => run("FINISH", args), [owner], 2);
+  const starts = new ScriptBatch((args) => run("STARTED", args), [], 1);
+  return {
+    async prepare(url, links) {
+      const [added, holds] = await prepares.call([url, String(links.length / 3), ...links]);
+      return [Number(added), Number(holds)];
+    },
+    async finish(url, record, earlier, links) {
+      const [kind, stored] = record === null ? ["0", ""] : record.nextUrl === null ? ["2", pageHead(record)] : ["1", JSON.stringify(record)];
+      const [added, queued] = await finishes.call([url, kind, stored, String(earlier), String(links.length / 3), ...links]);
+      return [Number(added), Number(queued)];
+    },
+    started(origin) {
+      return starts.call([origin]);
+    },
+  };
+}
+
+/**
+ * A page's record as FINISH's kind `2` takes it: its JSON with `numNewUrls`
+ * last and cut before its value, which the script writes (the URLs the page
+ * really queued) before closing the brace.
+ */
+function pageHead(record: FetchStatistic): string {
+  const { numNewUrls: _, ...rest } = record;
+  const json = JSON.stringify(rest);
+  return json === "{}" ? '{"numNewUrls":' : `${json.slice(0, -1)},"numNewUrls":`;
+}
+
 /** An origin's `robots.txt` as Redis keeps it: the verdict, and the file's text the rules are read from again. */
 interface StoredRobots {
   verdict: RobotsVerdict;
@@ -945,9 +1005,19 @@ interface StoredRobots {
   refusal?: RobotsRules["refusal"];
 }
 
-/** The URL's origin (scheme, host, port), the host of politeness. */
+/**
+ * The URL's origin (scheme, host, port), the host of politeness. A URL as
+ * the crawl makes them (an `href`: scheme and host in lower case, no default
+ * port) is cut before its path's slash, which is the origin, without parsing
+ * it again (once per link found, the frontier's largest cost after the
+ * round trips); one with a user name or without that slash is parsed.
+ */
 function originOf(url: string): string {
-  return new URL(url).origin;
+  const authority = url.indexOf("//") + 2;
+  const path = url.indexOf("/", authority);
+  if (authority < 2 || path < 0 || (!url.startsWith("http://") && !url.startsWith("https://"))) return new URL(url).origin;
+  const origin = url.slice(0, path);
+  return origin.includes("@", authority) ? new URL(url).origin : origin;
 }
 
 /** A `finish()` without a callback: its caller awaits what it returns. */

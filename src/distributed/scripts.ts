@@ -201,59 +201,118 @@ return reply
 `;
 
 /**
- * FINISH: ARGV prefix, channel, owner, url, record JSON (empty: the crawl keeps
- * only that the URL has a record, `1`), URLs queued already
- * (by ADD, for a page with many links), then (url, origin, item) triples of the
- * (other) URLs its visit found.
- * In one step: queues each found URL not seen; stores the record (a page's with
- * `numNewUrls` set to the URLs really queued, with those queued already; a redirect's stays 0) unless the URL
- * has one already; drops the lease, freeing its origin's slot, if `owner` still
- * holds it. Publishes `done` when nothing is queued or leased any more, `queued`
- * when URLs were queued or an origin waiting for a slot may go.
- * Returns 1 if the record was stored, else 0, and the number of URLs queued.
+ * FINISH: ARGV prefix, channel, owner, then for each page (several pages in
+ * one call, in the order they finished): url, kind, record, URLs queued
+ * already (by ADD or PREPARE, for a page with many links), k, then k (url,
+ * origin, item) triples of the (other) URLs its visit found.
+ * `kind` says what to store as the URL's record: `0`, only that it has one
+ * (`1`, for a crawl that keeps its records elsewhere); `1`, `record` as it is
+ * (a redirect's, whose `numNewUrls` stays 0); `2`, a page's: `record` is its
+ * JSON cut just before the value of `numNewUrls`, its last field, which the
+ * script writes (the URLs really queued, with those queued already) and
+ * closes. No JSON is decoded or encoded here.
+ * For each page, in one step: queues each found URL not seen; stores the
+ * record unless the URL has one already; drops the lease, freeing its
+ * origin's slot, if `owner` still holds it. Then publishes `done` when
+ * nothing is queued or leased any more, `queued` when URLs were queued or an
+ * origin waiting for a slot may go.
+ * Returns, for each page, 1 if the record was stored, else 0, and the number
+ * of URLs queued.
  */
 export const FINISH = `${COMMON}
-local added = queueFound(7)
-local url = ARGV[4]
-local stored = 0
-if redis.call('HEXISTS', RECORDS, url) == 0 then
-  if ARGV[5] == '' then
-    redis.call('HSET', RECORDS, url, '1')
-  else
-    local record = cjson.decode(ARGV[5])
-    if record.nextUrl == cjson.null then record.numNewUrls = added + tonumber(ARGV[6]) end
-    redis.call('HSET', RECORDS, url, cjson.encode(record))
+local reply = {}
+local wake = false
+local i = 4
+while i <= #ARGV do
+  local url, kind, record, k = ARGV[i], ARGV[i + 1], ARGV[i + 2], tonumber(ARGV[i + 4])
+  local added = 0
+  for j = i + 5, i + 4 + 3 * k, 3 do
+    if redis.call('SADD', SEEN, ARGV[j]) == 1 then
+      enqueue(ARGV[j + 1], ARGV[j + 2], false)
+      added = added + 1
+    end
   end
-  stored = 1
-end
-local wake = added > 0
-if redis.call('HGET', OWNERS, url) == ARGV[3] then
-  local _, o = unlease(url)
-  if o and freed(o) then wake = true end
+  added = added + tonumber(ARGV[i + 3])
+  local stored = 0
+  if redis.call('HEXISTS', RECORDS, url) == 0 then
+    if kind == '0' then record = '1' elseif kind == '2' then record = record .. added .. '}' end
+    redis.call('HSET', RECORDS, url, record)
+    stored = 1
+  end
+  if added > 0 then wake = true end
+  if redis.call('HGET', OWNERS, url) == ARGV[3] then
+    local _, o = unlease(url)
+    if o and freed(o) then wake = true end
+  end
+  reply[#reply + 1] = stored
+  reply[#reply + 1] = added
+  i = i + 5 + 3 * k
 end
 if queued() == 0 and redis.call('ZCARD', LEASES) == 0 then
   redis.call('PUBLISH', CHANNEL, 'done')
 elseif wake then
   redis.call('PUBLISH', CHANNEL, 'queued')
 end
-return {stored, added + tonumber(ARGV[6])}
+return reply
 `;
 
 /**
- * PREPARE: ARGV prefix, channel, owner, url, then (url, origin, item) triples of
- * the URLs its visit found.
+ * PREPARE: ARGV prefix, channel, owner, then for each page (several in one
+ * call): url, k, then k (url, origin, item) triples of the URLs its visit found.
  * The first of a record's two steps when the process writes the record's line
  * to its own output first (the frontier's `journal`): queues each found URL not
  * seen, as ADD does, and says whether the record may still be stored here:
  * `owner` holds the URL's lease, and the URL has no record. FINISH, with no
  * URLs and this count as the URLs queued already, comes once the line is written.
- * Returns the number queued, and 1 or 0.
+ * Returns, for each page, the number queued, and 1 or 0.
  */
 export const PREPARE = `${COMMON}
-local added = queueFound(5)
-if added > 0 then redis.call('PUBLISH', CHANNEL, 'queued') end
-local holds = redis.call('HGET', OWNERS, ARGV[4]) == ARGV[3] and redis.call('HEXISTS', RECORDS, ARGV[4]) == 0
-return {added, holds and 1 or 0}
+local reply = {}
+local total = 0
+local i = 4
+while i <= #ARGV do
+  local url, k = ARGV[i], tonumber(ARGV[i + 1])
+  local added = 0
+  for j = i + 2, i + 1 + 3 * k, 3 do
+    if redis.call('SADD', SEEN, ARGV[j]) == 1 then
+      enqueue(ARGV[j + 1], ARGV[j + 2], false)
+      added = added + 1
+    end
+  end
+  local holds = redis.call('HGET', OWNERS, url) == ARGV[3] and redis.call('HEXISTS', RECORDS, url) == 0
+  reply[#reply + 1] = added
+  reply[#reply + 1] = holds and 1 or 0
+  total = total + added
+  i = i + 2 + 3 * k
+end
+if total > 0 then redis.call('PUBLISH', CHANNEL, 'queued') end
+return reply
+`;
+
+/**
+ * STARTED: ARGV prefix, channel, then origins, one for each request that
+ * started (several in one call).
+ * A request to the origin really started (its fetch began, which may be a
+ * while after TAKE leased its URL): the origin's next start moves to one
+ * delay after now, if it was sooner, so the gaps the site sees between two
+ * requests hold the delay, not only the gaps between leases. An origin
+ * without a delay is left as it is. Returns, for each origin, its next start.
+ */
+export const STARTED = `${COMMON}
+local t = now()
+local reply = {}
+for i = 3, #ARGV do
+  local o = ARGV[i]
+  local delay = tonumber(redis.call('HGET', POLITE, 'd:' .. o)) or DELAY
+  local next = tonumber(redis.call('HGET', POLITE, 'n:' .. o)) or 0
+  if delay > 0 and next < t + delay then
+    next = t + delay
+    redis.call('HSET', POLITE, 'n:' .. o, next)
+    if redis.call('ZSCORE', HOSTS, o) then schedule(o) end
+  end
+  reply[#reply + 1] = next
+end
+return reply
 `;
 
 /**

@@ -136,6 +136,30 @@ describeWithRedis("politeness shared by the processes of a Redis crawl", () => {
     expect(results.flatMap((result) => result.robots).length).toBe(1); // Reported by the process that read it.
   });
 
+  it("counts a host's delay from each request's real start, as every process reports it to Redis", async () => {
+    const delayed = await site(5);
+    const crawls = crawlTogether(2, [`${delayed.url}/`], { maxTasks: 4, maxPerHost: 2, delayMs: 150, robots: false });
+    await crawls.results;
+    const log = await crawls.log;
+    await log.caughtUp();
+    // Each request the site got was reported as it started (STARTED), and no TAKE leased a URL of the host before one
+    // delay after a start reported before it, by Redis's clock: the site's gaps hold the delay from each real start.
+    const reported = log.calls.filter((call) => call.name === "STARTED").flatMap((call) => call.argv.slice(2).map((origin) => ({ origin, at: call.at })));
+    expect(reported.filter((start) => start.origin === delayed.url).length).toBe(delayed.totalRequests);
+    const early: string[] = [];
+    let due = 0; // One delay after the latest start reported so far.
+    for (const call of log.calls) {
+      if (call.name === "STARTED" && call.argv.slice(2).includes(delayed.url)) due = Math.max(due, call.at + 150);
+      if (call.name !== "TAKE") continue;
+      for (const { name, args } of call.ran) {
+        if (name !== "ZADD" || !args[0]?.endsWith(":leases") || args.length !== 3 || !(args[2] ?? "").startsWith(delayed.url)) continue;
+        const at = Number(args[1]) - LEASE_MS;
+        if (at < due) early.push(`${args[2]} leased ${due - at} ms before one delay after the last start reported`);
+      }
+    }
+    expect(early).toEqual([]);
+  });
+
   it("keeps to a Crawl-delay longer than delayMs that one process read, in every process", async () => {
     const crawlDelayed = await site(5, "User-agent: *\nCrawl-delay: 0.3\n");
     const crawls = crawlTogether(3, [`${crawlDelayed.url}/`], { maxTasks: 4, delayMs: 50, robots: true, maxPages: 4 });

@@ -172,9 +172,15 @@ export class RedisLog {
     return written;
   }
 
-  /** The URLs each FINISH call was for, with the process that made it, in Redis's order. */
+  /** The URLs FINISH calls were for (several pages a call), with the process that made each, in Redis's order. */
   finishes(): Array<{ owner: string; url: string }> {
-    return this.calls.filter((call) => call.name === "FINISH").map((call) => ({ owner: call.argv[2] ?? "", url: call.argv[3] ?? "" }));
+    const finished: Array<{ owner: string; url: string }> = [];
+    for (const call of this.calls) {
+      if (call.name !== "FINISH") continue;
+      // After the prefix, the channel and the owner: url, kind, record, queued already, k, then k triples, for each page.
+      for (let i = 3; i < call.argv.length; i += 5 + 3 * Number(call.argv[i + 4])) finished.push({ owner: call.argv[2] ?? "", url: call.argv[i] ?? "" });
+    }
+    return finished;
   }
 
   /** The times `call` set as `origin`'s next start (`n:ORIGIN`, ms by Redis's clock), in order. */
@@ -202,8 +208,8 @@ export class RedisLog {
       return;
     }
     this.current = null;
-    // EVALSHA sha numkeys, the nine keys, the prefix, the channel, and a FINISH's owner and URL: its record and links are not read.
-    let [name = "", ...args] = argumentsOf(line, 16);
+    // EVALSHA sha numkeys, the nine keys, the prefix and the channel: an ADD's links are not read.
+    let [name = "", ...args] = argumentsOf(line, 14);
     if (name.toUpperCase() === "ECHO") {
       this.marks.get(args[0] ?? "")?.();
       this.marks.delete(args[0] ?? "");
@@ -211,7 +217,7 @@ export class RedisLog {
     }
     if (name.toUpperCase() !== "EVALSHA" || !(args[2] ?? "").includes(`{${this.crawl}}`)) return;
     const script = SCRIPT_BY_SHA.get(args[0] ?? "") ?? "?";
-    if (script !== "FINISH" && script !== "ADD") args = argumentsOf(line).slice(1);
+    if (script !== "ADD") args = argumentsOf(line).slice(1);
     const keyCount = Number(args[1]);
     const at = Math.floor(Number(line.slice(0, line.indexOf(" "))) * 1000);
     const call: ScriptCall = { name: script, argv: args.slice(2 + keyCount), at, ran: [] };
