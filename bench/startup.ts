@@ -9,14 +9,16 @@
  * resource usage.
  *
  * The command measured is the bundle users run (package.json's `bin`,
- * dist/cli.js and dist/bin/), built first by scripts/build-bin.mjs.
+ * dist/cli.js and dist/bin/), built from the sources by scripts/build-bin.mjs
+ * into the bench's own folder, so that dist/ is not rewritten under a test
+ * that runs it.
  *
  * @module
  */
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { PROJECT_ROOT } from "./build.js";
+import { BUILD_DIR, PROJECT_ROOT } from "./build.js";
 import { spread, type Spread } from "./stats.js";
 
 /** The three stages, as `--stage` names them. */
@@ -47,8 +49,11 @@ export interface StartupResult {
   onePage: OnePageCrawl[];
 }
 
-/** The command as users run it. */
-const CLI_SCRIPT = join(PROJECT_ROOT, "dist", "cli.js");
+/** Where the bench builds the command's bundle (scripts/build-bin.mjs --outdir). */
+const BUNDLE_DIR = join(BUILD_DIR, "command");
+
+/** The command as users run it (dist/cli.js), from the bench's build. */
+const CLI_SCRIPT = join(BUNDLE_DIR, "cli.js");
 
 /** The yardstick's folder (issue 39): `YARDSTICK_DIR`, or ../shared/bench beside the project. */
 const YARDSTICK_DIR = process.env.YARDSTICK_DIR ?? join(PROJECT_ROOT, "..", "shared", "bench");
@@ -91,8 +96,10 @@ async function startOnePageSite(): Promise<{ url: string; kill: () => void }> {
 
 /** Measures `rounds` of each, in turn, and returns the medians and spreads. */
 export async function measureStartup(rounds: number): Promise<StartupResult> {
-  const built = spawnSync(process.execPath, [join(PROJECT_ROOT, "scripts", "build-bin.mjs")], { encoding: "utf8" });
+  const built = spawnSync(process.execPath, [join(PROJECT_ROOT, "scripts", "build-bin.mjs"), "--outdir", BUNDLE_DIR], { encoding: "utf8" });
   if (built.status !== 0) throw new Error(`scripts/build-bin.mjs failed: ${built.stderr}`);
+  // The bundle is ES modules, and node_modules/ hides the project's "type": "module".
+  writeFileSync(join(BUNDLE_DIR, "package.json"), '{ "type": "module" }\n');
   const withYardstick = existsSync(join(YARDSTICK_DIR, "ideal-crawler.mjs"));
   const site = withYardstick ? await startOnePageSite() : null;
   try {

@@ -32,7 +32,9 @@
  * tough-cookie, css-select, the optional Redis client…) stays outside, loaded
  * from node_modules when first needed, as the library loads it.
  *
- *   node scripts/build-bin.mjs     # writes dist/cli.js and dist/bin/
+ *   node scripts/build-bin.mjs                # writes dist/cli.js and dist/bin/
+ *   node scripts/build-bin.mjs --outdir DIR   # writes DIR/cli.js and DIR/bin/ (the bench's copy); DIR
+ *                                             # must be inside the project, to find node_modules
  *
  * @module
  */
@@ -132,11 +134,21 @@ const bundling = {
   },
 };
 
-rmSync(join(ROOT, "dist", "bin"), { recursive: true, force: true });
+/** Where to write: dist/, or the folder after `--outdir`. */
+function outdir() {
+  const at = process.argv.indexOf("--outdir");
+  if (at === -1) return join(ROOT, "dist");
+  const dir = process.argv[at + 1];
+  if (dir === undefined) throw new Error("build-bin: --outdir needs a folder");
+  return dir;
+}
+
+const OUTDIR = outdir();
+rmSync(join(OUTDIR, "bin"), { recursive: true, force: true });
 await build({
   absWorkingDir: ROOT,
   entryPoints: ENTRIES,
-  outdir: "dist",
+  outdir: OUTDIR,
   chunkNames: "bin/chunk-[hash]",
   bundle: true,
   splitting: true,
