@@ -59,7 +59,7 @@ import { benchRedisScenario, REDIS_SCENARIO_ID, redisScenarioFailed, type RedisS
 import { summarise, type BenchResults, type ScenarioResult } from "./results.js";
 import { DEFAULT_SCENARIO_IDS, measuresMemory, QUICK_SCENARIOS, SCENARIOS, type Scenario } from "./scenarios.js";
 import { SiteProcess } from "./site-process.js";
-import { measureStartup, type StartupResult } from "./startup.js";
+import { measureStartup, startupLine, type StartupResult } from "./startup.js";
 import { markdownReport } from "./table.js";
 import { WITH_REFERENCE, WITH_YARDSTICK } from "./targets.js";
 import { runYardstick, YARDSTICK, YardstickSite, type Runner } from "./yardstick.js";
@@ -264,8 +264,8 @@ if (wanted.has(REDIS_SCENARIO_ID)) {
 // crawl --help against node -e 0 (issue 29), with S1, the scenario of start-up's share.
 let startup: StartupResult | null = null;
 if (wanted.has("S1")) {
-  startup = measureStartup(quick ? 3 : 5 * runs);
-  log(`start-up: crawl --help ${startup.helpCpuMs.median.toFixed(0)} ms CPU, node -e 0 ${startup.nodeCpuMs.median.toFixed(0)} ms (medians of ${startup.rounds})`);
+  startup = await measureStartup(quick ? 3 : 5 * runs);
+  log(startupLine(startup));
 }
 // Other crawlers on S1's site (issue 29): those set up, a row saying how for the others.
 let peers: PeersReport | null = null;

@@ -111,6 +111,11 @@ function againstReferenceSection(results: BenchResults): string[] {
     const target = AGAINST_REFERENCE.helpOverNode;
     rows.push(row("`crawl --help` CPU ÷ `node -e 0`", "the command", `${show(startup.helpCpuMs, 0)} ms (node -e 0: ${show(startup.nodeCpuMs, 0)} ms)`,
       show(startup.helpOverNode, 2), judge(startup.helpOverNode.median <= target, `≤ ${target}`)));
+    for (const crawl of startup.onePage) {
+      const limit = AGAINST_REFERENCE.onePageOverYardstick;
+      rows.push(row("one-page crawl CPU ÷ the yardstick's (issue 39)", crawl.stage, `${show(crawl.cpuMs, 0)} ms (yardstick: ${show(startup.yardstickCpuMs, 0)} ms)`,
+        show(crawl.overYardstick, 2), judge(crawl.overYardstick.median <= limit, `≤ ${limit}`)));
+    }
   }
   if (rows.length === 0) return [];
   return [

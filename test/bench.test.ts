@@ -177,6 +177,8 @@ describe("npm run bench --quick", () => {
     expect(results.startup?.rounds).toBe(3);
     expect(results.startup?.helpCpuMs.median).toBeGreaterThan(0);
     expect(results.startup?.nodeCpuMs.median).toBeGreaterThan(0);
+    // Issue 39: a one-page crawl through the command in each stage against the yardstick's, when ../shared/bench is there.
+    expect(results.startup?.onePage.length).toBe(results.startup?.yardstickCpuMs === null ? 0 : 3);
 
     // P1's servers count the requests in flight; the synthetic site of S1–S3 does not.
     const [p1] = results.scenarios.filter((s) => s.scenario.id === "P1");

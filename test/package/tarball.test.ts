@@ -153,6 +153,7 @@ describe("the packed tarball, installed in a scratch project", () => {
         "dist/index.js",
         "dist/index.d.ts",
         "dist/cli.js",
+        "dist/bin/asyncawait.js", // the command's bundle (scripts/build-bin.mjs)
         "src/index.ts",
         "schema/crawl-result.schema.json",
         // The notebook, for users of the package (README, "Notebook"; scripts/notebook-check.sh runs it from here).
@@ -173,6 +174,11 @@ describe("the packed tarball, installed in a scratch project", () => {
   it("runs the crawl command, which reports package.json's version", async () => {
     const { stdout } = await run(process.execPath, [join(installed, "dist", "cli.js"), "--version"], { cwd: scratch });
     expect(stdout).toBe(`crawl (coroutine-crawler) ${pkg.version}\n`);
+  });
+
+  it("runs the bundled crawl command's every stage from the package (dist/bin/, scripts/build-bin.mjs)", async () => {
+    const { stdout } = await run(process.execPath, [join(installed, "dist", "cli.js"), "--demo", "--compare"], { cwd: scratch });
+    expect(stdout).toContain("identical: the 3 stages made the same records");
   });
 
   /** Runs one consumer script in the scratch project and reads what it prints. */

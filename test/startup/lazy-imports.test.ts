@@ -1,7 +1,11 @@
 /**
  * The built `crawl` command loads only what the command it runs needs
  * (docs/benchmarks.md, start-up): each run is a child process preloaded
- * with module-log.mjs, which lists every module it loaded, ES and CommonJS.
+ * with module-log.mjs, which lists every file it loaded, ES and CommonJS.
+ * The command is a bundle (scripts/build-bin.mjs): a file of dist/bin/ holds
+ * several modules, each after a `// path` line that esbuild writes, so the
+ * modules of every bundle file loaded are read from those lines (all of a
+ * loaded file's modules count as loaded, evaluated or not).
  */
 import { execFile } from "node:child_process";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
@@ -14,25 +18,34 @@ import { CLI_PATH, requireBuiltCli } from "../cli/cli-process.js";
 
 const PRELOAD = fileURLToPath(new URL("module-log.mjs", import.meta.url));
 
-/** What a module's path shows it to be part of. */
+/** What a module's path shows it to be part of (a bundled module's path is its source's, as esbuild names it). */
 const PARTS = {
-  undici: /\/node_modules\/undici\/(?!lib\/web\/)/,
-  "undici's fetch": /\/node_modules\/undici\/lib\/web\//,
-  redis: /\/node_modules\/(?:redis|@redis\/[^/]+)\//,
-  "encoding-sniffer": /\/node_modules\/encoding-sniffer\//,
-  "iconv-lite": /\/node_modules\/iconv-lite\//,
-  htmlparser2: /\/node_modules\/htmlparser2\//,
-  "htmlparser2's DOM": /\/node_modules\/(?:domhandler|domutils|dom-serializer)\//,
-  "robots-parser": /\/node_modules\/robots-parser\//,
-  tldts: /\/node_modules\/tldts\//,
-  callbacks: /\/dist\/callbacks\//,
-  generators: /\/dist\/generators\//,
-  asyncawait: /\/dist\/asyncawait\//,
-  timeline: /\/dist\/observe\/timeline\//,
-  site: /\/dist\/site\//,
-  distributed: /\/dist\/distributed\//,
+  undici: /(?:^|\/)node_modules\/undici\/(?!lib\/web\/)/,
+  "undici's index": /(?:^|\/)node_modules\/undici\/index\.js$/,
+  "undici's WebSocket": /(?:^|\/)node_modules\/undici\/lib\/web\/(?:websocket|eventsource|cache|cookies)\//,
+  redis: /(?:^|\/)node_modules\/(?:redis|@redis\/[^/]+)\//,
+  "encoding-sniffer": /(?:^|\/)node_modules\/encoding-sniffer\//,
+  "iconv-lite": /(?:^|\/)node_modules\/iconv-lite\//,
+  htmlparser2: /(?:^|\/)node_modules\/htmlparser2\//,
+  "htmlparser2's DOM": /(?:^|\/)node_modules\/(?:domhandler|domutils|dom-serializer)\//,
+  "robots-parser": /(?:^|\/)node_modules\/robots-parser\//,
+  tldts: /(?:^|\/)node_modules\/tldts\//,
+  callbacks: /(?:^|\/)src\/callbacks\//,
+  generators: /(?:^|\/)src\/generators\//,
+  asyncawait: /(?:^|\/)src\/asyncawait\//,
+  timeline: /(?:^|\/)src\/observe\/timeline\//,
+  site: /(?:^|\/)src\/site\//,
+  distributed: /(?:^|\/)src\/distributed\//,
 } as const;
 type Part = keyof typeof PARTS;
+
+/** The folder of the bundle's files: dist/cli.js and dist/bin/. */
+const BUNDLE = fileURLToPath(new URL("../../dist/", import.meta.url));
+
+/** Whether a loaded file is one of the bundle's (whose modules are read from its `// path` lines). */
+function isBundleFile(path: string): boolean {
+  return path === CLI_PATH || path.startsWith(join(BUNDLE, "bin") + "/");
+}
 
 let site: FixtureSite;
 let folder: string;
@@ -54,8 +67,18 @@ afterAll(async () => {
 
 let runs = 0;
 
-/** Runs `node dist/cli.js ...args` with the module log, and resolves with the parts of the project and of node_modules it loaded. */
-async function partsLoaded(args: readonly string[]): Promise<{ code: number; parts: Set<Part>; modules: number; undiciFiles: string[] }> {
+/** What one run of the command loaded: the files, and the modules in them (a bundle file's modules named by their source paths). */
+interface Loaded {
+  code: number;
+  parts: Set<Part>;
+  /** Files read from disk: the bundle's and node_modules' (Node's own modules not counted). */
+  files: string[];
+  /** Modules: the bundle's by source path, and every other file loaded. */
+  modules: string[];
+}
+
+/** Runs `node dist/cli.js ...args` with the module log, and resolves with what it loaded. */
+async function partsLoaded(args: readonly string[]): Promise<Loaded> {
   runs += 1;
   const log = join(folder, `modules-${runs}.log`);
   const code = await new Promise<number>(function run(resolve, reject) {
@@ -65,15 +88,35 @@ async function partsLoaded(args: readonly string[]): Promise<{ code: number; par
       else resolve(error === null ? 0 : Number(error.code));
     });
   });
-  const modules = new Set((await readFile(log, "utf8")).split("\n").filter(Boolean).map(pathOf));
+  const entries = new Set((await readFile(log, "utf8")).split("\n").filter(Boolean));
+  const files = [...entries].filter(isFile).map(pathOf).filter(notThePreload);
+  const modules: string[] = [];
+  for (const file of files) {
+    if (!isBundleFile(file)) modules.push(file);
+    else modules.push(...bundledModules(await readFile(file, "utf8")));
+  }
   const parts = new Set<Part>();
   for (const module of modules) {
     for (const [part, marker] of Object.entries(PARTS) as [Part, RegExp][]) if (marker.test(module)) parts.add(part);
   }
-  const undiciFiles = [...modules].filter(function isUndici(module) {
-    return module.includes("/node_modules/undici/");
+  return { code, parts, files, modules };
+}
+
+/** The modules esbuild put in a bundle file: the `// path` line before each, e.g. `// src/crawl/core.ts`. */
+function bundledModules(text: string): string[] {
+  return [...text.matchAll(/^\/\/ ((?:\.\.\/)*[\w@.-]+\/\S+\.[cm]?[jt]s)$/gm)].map(function path(match) {
+    return match[1] as string;
   });
-  return { code, parts, modules: modules.size, undiciFiles };
+}
+
+/** Whether a log entry is a file (not one of Node's own modules). */
+function isFile(entry: string): boolean {
+  return entry.startsWith("file:") || entry.startsWith("/");
+}
+
+/** Whether a file is not the module log itself. */
+function notThePreload(path: string): boolean {
+  return !path.includes("/test/startup/module-log");
 }
 
 /** A module's path, from a file: URL (an ES module) or a path (the CommonJS cache). */
@@ -87,7 +130,7 @@ describe("crawl --help and --version", () => {
       const { code, parts, modules } = await partsLoaded([flag]);
       expect(code).toBe(0);
       expect([...parts]).toEqual([]);
-      expect(modules).toBeGreaterThan(5); // the log works: the command's own modules are in it
+      expect(modules.length).toBeGreaterThan(5); // the log works: the command's own modules are in it
     }
   });
 });
@@ -99,12 +142,30 @@ describe("a crawl of UTF-8 pages that name their charset", () => {
     expect([...parts].sort()).toEqual([stage, "htmlparser2"].sort());
   });
 
-  it("in stage 3 loads undici through its index, fetch and all, and no tldts, Redis client, timeline, site, encoding-sniffer or iconv-lite", async () => {
-    const { code, parts, undiciFiles } = await partsLoaded(["--stage", "asyncawait", "-q", site.urlFor("/")]);
+  it("in stage 3 loads undici's Client without its index, its WebSocket, EventSource or cache, and no tldts, Redis client, timeline, site, encoding-sniffer or iconv-lite", async () => {
+    const { code, parts, modules } = await partsLoaded(["--stage", "asyncawait", "-q", site.urlFor("/")]);
     expect(code).toBe(0);
-    // undici 7 documents its index alone, which loads its fetch and WebSocket parts too (docs/benchmarks.md, "Issue 39").
-    expect([...parts].sort()).toEqual(["asyncawait", "htmlparser2", "undici", "undici's fetch"]);
-    expect(undiciFiles[0]).toMatch(/\/node_modules\/undici\/index\.js$/); // required first: no file of undici's is required by its own path
+    // The bundle takes Client, buildConnector and util from the files the index takes them from (scripts/build-bin.mjs).
+    expect([...parts].sort()).toEqual(["asyncawait", "htmlparser2", "undici"]);
+    expect(modules.filter((module) => module.includes("node_modules/undici/")).length).toBeLessThan(40); // the index brings 110
+  });
+});
+
+describe("the bundled command (scripts/build-bin.mjs)", () => {
+  // Counts, not times: a file costs Node 20's loader about as much as a kilobyte of code, and
+  // the unbundled command loaded 32 files for --help and 66 / 70 / 174 for a one-page crawl.
+  it("loads 10 files or fewer for --help", async () => {
+    const { code, files } = await partsLoaded(["--help"]);
+    expect(code).toBe(0);
+    expect(files.length).toBeLessThanOrEqual(10);
+    expect(files.every(isBundleFile)).toBe(true);
+  });
+
+  it.each(["callbacks", "generators", "asyncawait"] as const)("loads 16 files or fewer, none of node_modules, for a crawl of UTF-8 pages in stage %s", async (stage) => {
+    const { code, files } = await partsLoaded(["--stage", stage, "-q", site.urlFor("/")]);
+    expect(code).toBe(0);
+    expect(files.length).toBeLessThanOrEqual(16);
+    expect(files.filter((file) => file.includes("/node_modules/"))).toEqual([]);
   });
 });
 
