@@ -7,6 +7,7 @@ import type { Socket } from "node:net";
 import { cutShort, errorDetail, errorName, FetchFailure, type AttemptError } from "../kernel/errors.js";
 import type { ResolvedCrawlOptions } from "../crawl/options.js";
 import { parserOptions } from "../crawl/page.js";
+import { originOf } from "../crawl/urls.js";
 import { ResponseParser, type HttpResponse } from "../http/parser.js";
 import type { IdleConnections } from "../http/idle-connections.js";
 import { formatGetRequest } from "../http/request.js";
@@ -225,7 +226,7 @@ export class Fetcher {
       if (this.loop.selector.getKey(this.socket) !== undefined) this.loop.selector.unregister(this.socket);
       if (keep && this.options.connections != null) {
         const hint = this.parser.response().headers["keep-alive"];
-        this.options.connections.keep(new URL(this.url).origin, this.socket, hint);
+        this.options.connections.keep(originOf(this.url), this.socket, hint);
       } else this.socket.destroy();
       this.socket = null;
     }

@@ -11,6 +11,7 @@ import type { FetchError } from "../kernel/errors.js";
 import type { ResolvedCrawlOptions } from "./options.js";
 import type { RandomSource } from "./random.js";
 import type { RobotsFetch, RobotsReading, RobotsRules } from "./robots.js";
+import { originOf } from "./urls.js";
 import type { QueueItem } from "./visit.js";
 
 /**
@@ -310,7 +311,7 @@ export class HostLines {
   }
 
   private host(url: string): Host {
-    const origin = new URL(url).origin;
+    const origin = originOf(url);
     let host = this.hosts.get(origin);
     if (host === undefined) {
       host = { origin, robots: "unread", delayMs: this.options.delayMs, active: 0, handed: 0, nextStart: 0, lastStart: -Infinity, line: [], head: 0, returned: 0, timer: null, timerAt: 0 };

@@ -29,8 +29,16 @@ interface IdleConnection {
   readonly socket: Socket;
   /** The socket's own inactivity timeout (`idleTimeoutMs`), put back when it is taken. */
   readonly timeoutMs: number;
+  /** How long it may wait: `keepIdleMs`, or less by the server's hint. */
+  readonly waitMs: number;
   /** Its `close` listener, which takes it out of its origin's list. */
   readonly forget: () => void;
+  /**
+   * `kept`: in its origin's list, not watched yet (kept in this turn of the
+   * loop); `watched`: its listeners and wait are on the socket; `gone`: taken,
+   * closed or dropped.
+   */
+  state: "kept" | "watched" | "gone";
 }
 
 /**
@@ -51,7 +59,17 @@ interface IdleConnection {
  * watch it. Anything it becomes readable for (bytes nobody asked for, or the
  * server closing it) ends it, as does an error, or its wait running out
  * without a request (the socket's own inactivity timeout, set to the wait
- * while it waits); it is forgotten when it closes. The wait is `keepIdleMs`,
+ * while it waits); it is forgotten when it closes. The watch is set one
+ * iteration of Node's loop after the connection was kept (two
+ * `setImmediate`s, so after a stage's own turn scheduled meanwhile), and only
+ * on a connection no request has taken by then: in a busy crawl the response
+ * that keeps a connection starts the request that takes it again in the same
+ * turn (stage 1) or the next (stage 2), so most kept connections are never
+ * watched. Watching each one (four listeners on and off and a timer per page)
+ * cost about 4 % of stage 1's CPU per page (docs/benchmarks.md, "Issue 39:
+ * per page"). Until it is watched, an end or an error that reaches it is
+ * found by {@link IdleConnections.take} (it passes over a connection
+ * {@link isSpent}), or by the watch when it is set. The wait is `keepIdleMs`,
  * or less when the server's `Keep-Alive: timeout=N` says it closes sooner:
  * N s less {@link KEEP_ALIVE_MARGIN_MS}, as undici reckons it, and a
  * connection whose hint leaves no wait at all is closed rather than kept. (The selector's readiness listeners stay
@@ -74,6 +92,8 @@ export class IdleConnections {
   private readonly idle = new Map<string, IdleConnection[]>();
   private waiting = 0;
   private closed = false;
+  /** Connections kept in this turn, to be watched at its end unless taken meanwhile. */
+  private unwatched: IdleConnection[] = [];
   /** The connections {@link take} has handed out: what {@link spentSinceTaken} looks at. */
   private readonly taken = new WeakSet<Socket>();
 
@@ -113,15 +133,39 @@ export class IdleConnections {
     const entry: IdleConnection = {
       socket,
       timeoutMs: socket.timeout ?? 0,
+      waitMs,
       forget() { connections.remove(origin, entry); },
+      state: "kept",
     };
     list.push(entry);
     this.waiting += 1;
-    socket.on("readable", endWaiting);
-    socket.on("end", endWaiting);
-    socket.on("timeout", endWaiting);
-    socket.on("close", entry.forget);
-    socket.setTimeout(waitMs);
+    if (this.unwatched.push(entry) === 1) setImmediate(watchSoon, this);
+  }
+
+  /**
+   * Watches the connections kept since the last call and still waiting:
+   * their listeners, and their wait as the socket's timeout. One found
+   * {@link isSpent} meanwhile (its end or an error came while nothing
+   * watched it) is forgotten and closed.
+   */
+  watch(): void {
+    const kept = this.unwatched;
+    this.unwatched = [];
+    for (const entry of kept) {
+      if (entry.state !== "kept") continue;
+      const { socket } = entry;
+      if (isSpent(socket)) {
+        entry.forget();
+        socket.destroy();
+        continue;
+      }
+      entry.state = "watched";
+      socket.on("readable", endWaiting);
+      socket.on("end", endWaiting);
+      socket.on("timeout", endWaiting);
+      socket.on("close", entry.forget);
+      socket.setTimeout(entry.waitMs);
+    }
   }
 
   /**
@@ -137,17 +181,20 @@ export class IdleConnections {
    */
   take(origin: string): Socket | null {
     for (let entry = this.idle.get(origin)?.at(-1); entry !== undefined; entry = this.idle.get(origin)?.at(-1)) {
+      const watched = entry.state === "watched";
       this.remove(origin, entry);
       const { socket } = entry;
-      socket.off("readable", endWaiting);
-      socket.off("end", endWaiting);
-      socket.off("timeout", endWaiting);
-      socket.off("close", entry.forget);
+      if (watched) {
+        socket.off("readable", endWaiting);
+        socket.off("end", endWaiting);
+        socket.off("timeout", endWaiting);
+        socket.off("close", entry.forget);
+      }
       if (isSpent(socket)) {
         socket.destroy();
         continue;
       }
-      socket.setTimeout(entry.timeoutMs);
+      if (watched) socket.setTimeout(entry.timeoutMs);
       this.taken.add(socket);
       return socket;
     }
@@ -175,9 +222,10 @@ export class IdleConnections {
   close(): void {
     this.closed = true;
     for (const list of this.idle.values()) {
-      for (const { socket, forget } of list) {
-        socket.off("close", forget);
-        socket.destroy();
+      for (const entry of list) {
+        if (entry.state === "watched") entry.socket.off("close", entry.forget);
+        entry.state = "gone";
+        entry.socket.destroy();
       }
     }
     this.idle.clear();
@@ -189,6 +237,7 @@ export class IdleConnections {
     const list = this.idle.get(origin);
     const index = list?.lastIndexOf(entry) ?? -1;
     if (list === undefined || index === -1) return;
+    entry.state = "gone";
     list.splice(index, 1);
     this.waiting -= 1;
     if (list.length === 0) this.idle.delete(origin);
@@ -220,6 +269,16 @@ export function isSpent(socket: Socket): boolean {
 function keepAliveTimeoutMs(keepAlive: string | undefined): number | null {
   const seconds = keepAlive === undefined ? undefined : /timeout=(\d+)/.exec(keepAlive)?.[1];
   return seconds === undefined ? null : Number.parseInt(seconds, 10) * 1000;
+}
+
+/** The check phase after connections were kept: watch them in the next one, after the stage's own turn. */
+function watchSoon(connections: IdleConnections): void {
+  setImmediate(watchKept, connections);
+}
+
+/** A loop iteration after connections were kept: {@link IdleConnections.watch} those still waiting. */
+function watchKept(connections: IdleConnections): void {
+  connections.watch();
 }
 
 /** A waiting connection has something to read (bytes nobody asked for, or its end), or waited too long: it is done. */

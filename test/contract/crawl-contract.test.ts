@@ -19,6 +19,7 @@ import { errorRecordOf, linksPageRecord, pageRecordOf, redirectRecordOf, untimed
 import { stages, withFourth } from "./stages.js";
 import { startTlsSite, TEST_CA, type TestCertificate, type TlsSite } from "../helpers/tls-site.js";
 import { nodeTurns } from "../helpers/loop-turns.js";
+import { startKeepAliveServer } from "../helpers/keep-alive-server.js";
 
 describe("crawl contract", () => {
   it("runs against all three stages", () => {
@@ -566,6 +567,23 @@ describe("crawl contract", () => {
         expect(result.records).toHaveLength(21);
         expect(site.totalRequests).toBe(21);
         expect(site.connectionsOpened).toBeLessThanOrEqual(3);
+      });
+
+      it("opens no more than maxTasks connections in a crawl of 300 pages on a server that says Keep-Alive: timeout=10", async () => {
+        // As the bench's site (site-server.mjs: keepAliveTimeout 10 s): page i links to the next three.
+        const pages = 300;
+        const server = await startKeepAliveServer(10_000, function chain(request, response) {
+          const page = Number((request.url ?? "/").slice(1));
+          const links = [1, 2, 3].map((step) => page + step).filter((next) => next < pages).map((next) => `/${next}`);
+          response.writeHead(200, { "Content-Type": "text/html; charset=utf-8" }).end(linksHtml(links));
+        });
+        try {
+          const result = await crawl(`${server.url}0`, { maxTasks: 10 });
+          expect(result.records.filter((record) => record.status === 200)).toHaveLength(pages);
+          expect(server.accepted()).toBeLessThanOrEqual(10 + 1); // maxTasks, and robots.txt's own
+        } finally {
+          server.close();
+        }
       });
 
       it("opens a new connection after a response that says Connection: close", async () => {

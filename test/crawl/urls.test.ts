@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { defragment, dropCredentials, hostIsAllowed, inDomains, isHttpUrl, normalizeRoot, rootProblem, UrlPolicy } from "../../src/crawl/urls.js";
+import { defragment, dropCredentials, hostIsAllowed, inDomains, isHttpUrl, normalizeRoot, originOf, rootProblem, UrlPolicy } from "../../src/crawl/urls.js";
 
 describe("normalizeRoot", () => {
   it("adds http:// to a root without a scheme", () => {
@@ -70,6 +70,36 @@ describe("normalizeRoot", () => {
 
   it("throws a TypeError for a root that is not a string", () => {
     expect(() => normalizeRoot(42 as unknown as string)).toThrow(/got 42/);
+  });
+});
+
+describe("originOf", () => {
+  it("gives URL's origin for every spelling, after an origin it has found before as well", () => {
+    const urls = [
+      "http://a.com/x",
+      "http://a.com/y?q#f",
+      "http://a.com:8080/x",
+      "http://a.co/x",
+      "http://a.com.evil.net/x",
+      "https://a.com/x",
+      "http://u:p@a.com/x",
+      "HTTP://A.COM:80/x",
+      "http://a.com",
+      "http://[::1]:81/x",
+      "http://a.com//x",
+      "file:///etc/passwd",
+      "http://a.com/x",
+    ];
+    for (const first of urls) {
+      originOf(first); // The origin it remembers, for the next call.
+      for (const url of urls) expect(originOf(url), `${url} after ${first}`).toBe(new URL(url).origin);
+    }
+  });
+
+  it("throws URL's TypeError for a string that is not an absolute URL", () => {
+    originOf("http://a.com/x");
+    expect(() => originOf("/x")).toThrow(TypeError);
+    expect(() => originOf("")).toThrow(TypeError);
   });
 });
 

@@ -12,15 +12,19 @@ export interface KeepAliveServer {
   close(): void;
 }
 
+/** Answers "ok". */
+function answerOk(_request: http.IncomingMessage, response: http.ServerResponse): void {
+  response.end("ok");
+}
+
 /**
- * Starts a server that answers "ok" and says `Keep-Alive: timeout=N` for its
- * `keepAliveTimeout` of N seconds (in ms here), counting the connections it accepts.
+ * Starts a server that answers "ok" (or as `answer` does) and says
+ * `Keep-Alive: timeout=N` for its `keepAliveTimeout` of N seconds (in ms
+ * here), counting the connections it accepts.
  */
-export async function startKeepAliveServer(keepAliveTimeout: number): Promise<KeepAliveServer> {
+export async function startKeepAliveServer(keepAliveTimeout: number, answer: http.RequestListener = answerOk): Promise<KeepAliveServer> {
   let connections = 0;
-  const server = http.createServer({ keepAliveTimeout }, function answer(_request, response) {
-    response.end("ok");
-  });
+  const server = http.createServer({ keepAliveTimeout }, answer);
   server.on("connection", function counted() {
     connections += 1;
   });

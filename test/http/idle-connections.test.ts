@@ -33,6 +33,11 @@ async function connection(origin: string): Promise<Socket> {
   return socket;
 }
 
+/** Resolves a loop iteration later (two check phases): when IdleConnections has watched what it kept before. */
+async function turnEnded(): Promise<void> {
+  for (let phase = 0; phase < 2; phase += 1) await new Promise(function later(resolve) { setImmediate(resolve); });
+}
+
 /** Resolves once `socket` has closed. */
 async function closed(socket: Socket): Promise<void> {
   if (!socket.closed) await once(socket, "close");
@@ -152,10 +157,28 @@ describe("IdleConnections", () => {
     const taken = await connection(origin);
     taken.setTimeout(30_000);
     connections.keep(origin, taken);
+    await turnEnded();
     expect(taken.timeout).toBe(50);
     expect(connections.take(origin)).toBe(taken);
     expect(taken.timeout).toBe(30_000);
     expect(KEEP_IDLE_MS).toBe(4_000); // undici's keepAliveTimeout, which stage 3 uses
+  });
+
+  it("watches a kept connection a loop iteration after it was kept, and never one taken again before", async () => {
+    const origin = await startServer();
+    const connections = new IdleConnections();
+    const [again, waits] = [await connection(origin), await connection(origin)];
+    const listeners = (socket: Socket) => ["readable", "end", "timeout", "close"].map((event) => socket.listenerCount(event));
+    const before = listeners(again);
+    connections.keep(origin, waits);
+    connections.keep(origin, again);
+    expect(connections.take(origin)).toBe(again); // The next request, in the same turn.
+    expect([listeners(waits), waits.timeout]).toEqual([before, undefined]);
+    await turnEnded();
+    expect([listeners(again), again.timeout]).toEqual([before, undefined]);
+    expect([listeners(waits), waits.timeout]).toEqual([before.map((count) => count + 1), 4_000]);
+    expect(connections.take(origin)).toBe(waits);
+    expect([listeners(waits), waits.timeout]).toEqual([before, 0]);
   });
 
   it("waits no longer than the server's Keep-Alive timeout less undici's 2 s margin, and never longer than keepIdleMs", async () => {
@@ -165,6 +188,7 @@ describe("IdleConnections", () => {
     connections.keep(origin, short, "timeout=5"); // Node's servers say so
     connections.keep(origin, long, "timeout=75, max=100"); // nginx waits 75 s
     connections.keep(origin, none, "max=100");
+    await turnEnded();
     expect([short.timeout, long.timeout, none.timeout]).toEqual([3_000, 4_000, 4_000]);
     expect(KEEP_ALIVE_MARGIN_MS).toBe(2_000); // undici's keepAliveTimeoutThreshold
   });
