@@ -11,12 +11,14 @@
  *   one crawl through a real redis-server: three at once, one killed, all
  *   stopped and resumed, Redis killed and restarted. They run the built
  *   `crawl` (dist/cli.js), so the script builds first, as `npm test` does.
+ * - test/distributed/cluster-faults.test.ts: one crawl over a local Redis
+ *   Cluster with replicas, resharded and failed over mid-crawl (a minute).
  */
 import { defineConfig } from "vitest/config";
 
 export default defineConfig({
   test: {
-    include: ["test/learn/workshop.test.ts", "test/learn/wrong-implementations.test.ts", "test/distributed/processes.test.ts"],
+    include: ["test/learn/workshop.test.ts", "test/learn/wrong-implementations.test.ts", "test/distributed/processes.test.ts", "test/distributed/cluster-faults.test.ts"],
     // As in vitest.config.ts; the tests that run the whole workshop set longer limits of their own.
     testTimeout: 60_000,
     hookTimeout: 30_000,
