@@ -245,6 +245,8 @@ export class RedisFrontier implements CrawlStore {
   private readonly left: number[];
   /** Round trips to Redis (script calls and reads), for the measures of the cluster guide. */
   roundTrips = 0;
+  /** In a Cluster: scripts sent whole after a node answered `NOSCRIPT`, and commands tried again (`TRYAGAIN`, `CLUSTERDOWN`, a lost connection…). */
+  readonly clusterEvents = { noscript: 0, retried: 0 };
   private readonly leaseMs: number;
   /** Script name → its SHA1, once loaded. */
   private readonly sha = new Map<string, string>();
@@ -1092,9 +1094,13 @@ export class RedisFrontier implements CrawlStore {
         } catch (error) {
           if (!this.clustered || this.closing) throw error;
           const message = error instanceof Error ? error.message : "";
-          if (message.startsWith("NOSCRIPT")) return await this.send(fixed[0], ["EVAL", SCRIPTS[name] ?? "", ...tail]);
+          if (message.startsWith("NOSCRIPT")) {
+            this.clusterEvents.noscript += 1;
+            return await this.send(fixed[0], ["EVAL", SCRIPTS[name] ?? "", ...tail]);
+          }
           const retried = /^(TRYAGAIN|CLUSTERDOWN|MASTERDOWN|LOADING)/.test(message) || explainReply(error, this.options.name) === null;
           if (!retried || performance.now() + pause > giveUpAt) throw error;
+          this.clusterEvents.retried += 1;
           await new Promise((resolve) => setTimeout(resolve, pause));
         }
       }

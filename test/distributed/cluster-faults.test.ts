@@ -87,7 +87,8 @@ describeWithRedis("a crawl over a Redis Cluster that changes under it", () => {
       while (answered() < CHANGE_AFTER) await new Promise((resolve) => setTimeout(resolve, 5));
     })(), `${CHANGE_AFTER} requests`);
     await change(name);
-    return within(60_000, crawls, "the crawl after the change");
+    const results = await within(60_000, crawls, "the crawl after the change");
+    return results;
   }
 
   /** Each result has the in-memory crawl's records; no page was recorded twice (each record's URL once). */
