@@ -38,7 +38,7 @@ async function startSites(delayMs: number): Promise<FixtureSite[]> {
     const next = sites[(i + 1) % SITES]?.urlFor("/") ?? "/";
     const paths = Array.from({ length: PAGES }, (_, page) => `/p/${page}`);
     site.addPage("/", paths);
-    paths.forEach((path, page) => site.addPage(path, [paths[(page + 1) % PAGES] ?? "/", paths[(page + 3) % PAGES] ?? "/", next]));
+    for (const [page, path] of paths.entries()) site.addPage(path, [paths[(page + 1) % PAGES] ?? "/", paths[(page + 3) % PAGES] ?? "/", next]);
     site.addRobots("User-agent: *\nDisallow: /private\n");
   });
   return sites;
