@@ -419,6 +419,7 @@ export class RedisFrontier implements CrawlStore {
   /** Items grouped by their origin's bucket. */
   private byBucket(items: readonly QueueItem[]): Map<number, QueueItem[]> {
     const groups = new Map<number, QueueItem[]>();
+    if (this.buckets.length === 1) return items.length === 0 ? groups : groups.set(0, [...items]); // One Redis: no origin to read.
     for (const item of items) {
       const bucket = this.bucketOf(originOf(item.url));
       const group = groups.get(bucket);
@@ -560,7 +561,7 @@ export class RedisFrontier implements CrawlStore {
       // A page with many links: all but the last chunk are queued first, each in a step short enough not to hold Redis up.
       // Safe: if this process dies before FINISH, the URLs queued stay queued and seen, and the page, fetched again, queues none twice.
       // In a Cluster, the links of other buckets the same way: queued (and so durable) before the record, while this URL's lease keeps the crawl from ending.
-      const bucket = this.bucketOf(originOf(item.url));
+      const bucket = this.buckets.length === 1 ? 0 : this.bucketOf(originOf(item.url));
       const groups = this.byBucket(visit.next);
       const local = groups.get(bucket) ?? [];
       groups.delete(bucket);
