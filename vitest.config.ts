@@ -5,7 +5,7 @@ import { configDefaults, defineConfig } from "vitest/config";
  * benchmark's smoke test (`npm run test:bench`) and the two suites that run a
  * whole workflow in child processes (`npm run test:workflows`). CI runs all three.
  */
-const RUN_APART = ["test/bench.test.ts", "test/bench-yardstick.test.ts", "test/learn/workshop.test.ts", "test/learn/wrong-implementations.test.ts", "test/distributed/processes.test.ts"];
+const RUN_APART = ["test/bench.test.ts", "test/bench-yardstick.test.ts", "test/learn/workshop.test.ts", "test/learn/wrong-implementations.test.ts", "test/distributed/processes.test.ts", "test/distributed/cluster-faults.test.ts"];
 
 export default defineConfig({
   test: {

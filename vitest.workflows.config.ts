@@ -1,5 +1,5 @@
 /**
- * `npm run test:workflows`: the two suites that each run a whole workflow in
+ * `npm run test:workflows`: the suites that each run a whole workflow in
  * child processes, kept out of `npm test` for their time (half a minute each
  * on two cores). CI runs them after `npm test`.
  *
@@ -14,12 +14,14 @@
  *   restarted, Redis paused with SIGSTOP for less than a lease and for
  *   several): a dozen crawls, several minutes on two cores. They run the
  *   built `crawl` (dist/cli.js), so the script builds first, as `npm test` does.
+ * - test/distributed/cluster-faults.test.ts: one crawl over a local Redis
+ *   Cluster with replicas, resharded and failed over mid-crawl (a minute).
  */
 import { defineConfig } from "vitest/config";
 
 export default defineConfig({
   test: {
-    include: ["test/learn/workshop.test.ts", "test/learn/wrong-implementations.test.ts", "test/distributed/processes.test.ts"],
+    include: ["test/learn/workshop.test.ts", "test/learn/wrong-implementations.test.ts", "test/distributed/processes.test.ts", "test/distributed/cluster-faults.test.ts"],
     // As in vitest.config.ts; the tests that run the whole workshop set longer limits of their own.
     testTimeout: 60_000,
     hookTimeout: 30_000,

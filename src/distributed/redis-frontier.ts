@@ -21,10 +21,10 @@
  *
  * @module
  */
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { hostname } from "node:os";
-import type { createClient } from "@redis/client";
+import type { createClient, createCluster } from "@redis/client";
 import type { ResolvedCrawlOptions } from "../crawl/options.js";
 import type { FetchStatistic } from "../crawl/records.js";
 import { storedRobotsRules, type RobotsRules, type RobotsVerdict } from "../crawl/robots.js";
@@ -112,7 +112,7 @@ export const OVERRIDABLE: readonly string[] = ["maxPerHost", "delayMs"];
  * it: those it sends itself (`EVALSHA` and `SCRIPT LOAD` for the scripts,
  * `EVAL` for the counts at the end, `SUBSCRIBE` to the crawl's channel,
  * `HMGET` for the `robots.txt` rules others read, `SSCAN` and `HSCAN` to read
- * the crawl out), and every command its scripts run, which Redis checks
+ * the crawl out, `INFO` to see whether Redis is a Cluster node), and every command its scripts run, which Redis checks
  * against the ACL too (src/distributed/scripts.ts). With the keys and the
  * channel of {@link aclRule}, that is all a crawl needs, from its start to
  * `--status` and `--json` at its end.
@@ -122,7 +122,7 @@ export const OVERRIDABLE: readonly string[] = ["maxPerHost", "delayMs"];
  * cases. A database other than 0 in the URL needs `SELECT` as well.
  */
 export const ACL_COMMANDS: readonly string[] = [
-  "evalsha", "script|load", "eval", "subscribe", "hmget", "sscan", "hscan",
+  "evalsha", "script|load", "eval", "subscribe", "hmget", "sscan", "hscan", "info",
   "time", "publish", "llen", "lpush", "rpush", "lpop", "sadd", "scard",
   "hget", "hset", "hdel", "hexists", "hincrby", "hlen", "hvals", "hgetall",
   "zadd", "zrem", "zscore", "zcard", "zrange", "zrangebyscore",
@@ -174,6 +174,20 @@ export interface FrontierStatus {
 }
 
 type Client = ReturnType<typeof createClient>;
+type Cluster = ReturnType<typeof createCluster>;
+
+/** One bucket's keys: the nine every script gets, its queues' prefix, and its channel with the command that publishes on it (scripts.ts's ARGV[2]). */
+interface Bucket {
+  fixed: string[];
+  seen: string;
+  records: string;
+  politeness: string;
+  meta: string;
+  leases: string;
+  queuePrefix: string;
+  channel: string;
+  publish: string;
+}
 
 /** Every frontier's seen set, as `visit()` reads it: empty, since `finish()` checks each URL in Redis. */
 const NONE_KNOWN: ReadonlySet<string> = new Set<string>();
@@ -213,7 +227,27 @@ export class RedisFrontier implements CrawlStore {
   readonly seenUrls = NONE_KNOWN;
   /** This process's name in the crawl, on every lease it holds. */
   readonly owner = `${hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`;
-  private readonly keys: ReturnType<typeof keysOf>;
+  /**
+   * The crawl's buckets: one in a single Redis (the keys `coroutine-crawler:{NAME}:…`),
+   * {@link CLUSTER_BUCKETS} in a Cluster (`coroutine-crawler:{NAME:bN}:…`, see {@link bucketsOf}).
+   */
+  private readonly buckets: Bucket[];
+  /**
+   * The cluster's ready-set, by bucket: when TAKE may find something there
+   * (`performance.now()`, ms; 0: now, Infinity: not before a message on its
+   * channel). Unused in a single Redis.
+   */
+  private readonly notBefore: number[];
+  /** Messages heard on each bucket's channel: a TAKE that found nothing marks its bucket idle only if none came meanwhile. */
+  private readonly heardIn: number[];
+  /** Where the next TAKE starts in the ready-set, so each bucket gets its turn. */
+  private cursor = 0;
+  /** Each bucket's URLs queued and leased, as this process last saw them (TAKE, the end's collect, a `done` message); -1: not seen yet. */
+  private readonly left: number[];
+  /** Round trips to Redis (script calls and reads), for the measures of the cluster guide. */
+  roundTrips = 0;
+  /** In a Cluster: scripts sent whole after a node answered `NOSCRIPT`, and commands tried again (`TRYAGAIN`, `CLUSTERDOWN`, a lost connection…). */
+  readonly clusterEvents = { noscript: 0, retried: 0 };
   private readonly leaseMs: number;
   /** Script name → its SHA1, once loaded. */
   private readonly sha = new Map<string, string>();
@@ -269,13 +303,19 @@ export class RedisFrontier implements CrawlStore {
   private readonly batches: PageBatches;
 
   private constructor(
-    private readonly client: Client,
-    private readonly subscriber: Client,
+    private readonly client: Client | Cluster,
+    private readonly subscriber: Client | Cluster,
     private readonly options: Required<RedisFrontierOptions>,
+    /** Whether `client` is a Cluster's client, with the crawl spread over `bucketCount` buckets. */
+    private readonly clustered = false,
+    bucketCount = 1,
   ) {
-    this.keys = keysOf(options.name);
+    this.buckets = bucketsOf(options.name, clustered ? bucketCount : 1);
+    this.notBefore = this.buckets.map(() => 0);
+    this.heardIn = this.buckets.map(() => 0);
+    this.left = this.buckets.map(() => -1);
     this.leaseMs = options.leaseMs;
-    this.batches = pageBatches(this.owner, (name, args) => this.run(name, args));
+    this.batches = pageBatches(this.owner, (name, args, bucket) => this.run(name, args, bucket));
     const frontier = this;
     this.pump = new TakePump({
       wanted() { return (frontier.crawl?.maxTasks ?? 1) - frontier.handedOut; },
@@ -298,23 +338,72 @@ export class RedisFrontier implements CrawlStore {
     const socket = { connectTimeout: resolved.connectTimeoutMs, reconnectStrategy: false as const, ...(await tlsOptions(resolved)) };
     // No reconnecting and no offline queue: a command fails at once when Redis is gone, and the crawl stops cleanly.
     const client: Client = createClient({ url: resolved.url, socket, disableOfflineQueue: true });
+    if (await clusterEnabled(client, resolved)) return RedisFrontier.openCluster(resolved, socket);
     const subscriber: Client = client.duplicate();
     const frontier = new RedisFrontier(client, subscriber, resolved);
     client.on("error", (error: unknown) => frontier.fail(error));
     subscriber.on("error", (error: unknown) => frontier.fail(error));
     try {
-      await client.connect();
       await subscriber.connect();
-      for (const [name, script] of Object.entries({ ADD, BEGIN, DONE, TAKE, FINISH, HOLD, PREPARE, RELEASE, RENEW, ROBOTS, STARTED, STATUS })) {
+      for (const [name, script] of Object.entries(SCRIPTS)) {
         frontier.sha.set(name, String(await client.sendCommand(["SCRIPT", "LOAD", script])));
       }
-      await subscriber.subscribe(frontier.keys.channel, (message) => frontier.heard(message));
-      frontier.persistent = await persistence(client);
+      await subscriber.subscribe(frontier.buckets[0]?.channel ?? "", function heard(message) { frontier.heard(message, 0); });
+      frontier.persistent = await persistence(function config(args) { return client.sendCommand(args); });
     } catch (error) {
       await frontier.close();
       throw new FrontierError(`cannot use Redis at ${redact(resolved.url)}: ${explainReply(error, resolved.name) ?? reason(error)}`, { cause: error });
     }
     return frontier;
+  }
+
+  /**
+   * `open()` on a Redis Cluster: the cluster client (`createCluster`), which
+   * follows `MOVED` and `ASK`, found from the node given; the crawl's number
+   * of buckets, stored by its first process (`coroutine-crawler:{NAME}:buckets`);
+   * the scripts by their SHA1 (each node loads one on its first `NOSCRIPT`,
+   * see `run()`); a sharded subscription to each bucket's channel.
+   *
+   * @throws FrontierError when the cluster cannot be reached.
+   */
+  private static async openCluster(resolved: Required<RedisFrontierOptions>, socket: { connectTimeout: number }): Promise<RedisFrontier> {
+    const { createCluster } = await redisClient();
+    const url = new URL(resolved.url);
+    const credentials = {
+      ...(url.username === "" ? {} : { username: decodeURIComponent(url.username) }),
+      ...(url.password === "" ? {} : { password: decodeURIComponent(url.password) }),
+    };
+    // A node lost in a failover is reconnected to (the topology read again), and the commands sent meanwhile are retried (run()).
+    const cluster: Cluster = createCluster({
+      rootNodes: [{ url: resolved.url, socket }],
+      defaults: { ...credentials, socket: { ...socket, reconnectStrategy: clusterReconnect } },
+      topologyRefreshOnReconnectionAttemptStrategy: 100,
+    });
+    // A node's connection failing is not the crawl's failure: the cluster reconnects, and run() retries; a command that fails for good stops the crawl.
+    cluster.on("error", function nodeFailed() {});
+    let frontier: RedisFrontier | null = null;
+    try {
+      await cluster.connect();
+      const countKey = `coroutine-crawler:{${resolved.name}}:buckets`;
+      const stored = await cluster.sendCommand(countKey, false, ["SET", countKey, String(CLUSTER_BUCKETS), "NX", "GET"]);
+      frontier = new RedisFrontier(cluster, cluster, resolved, true, stored === null ? CLUSTER_BUCKETS : Number(stored));
+      const shards = frontier;
+      for (const [name, script] of Object.entries(SCRIPTS)) frontier.sha.set(name, createHash("sha1").update(script).digest("hex"));
+      const channels = frontier.buckets.map((bucket) => bucket.channel);
+      // One SSUBSCRIBE a channel: each is in its bucket's slot, on that slot's node.
+      for (const channel of channels) await cluster.sSubscribe(channel, function heard(message) { shards.heard(message, channels.indexOf(channel)); });
+      frontier.persistent = await persistence(function anyNode(args) { return cluster.sendCommand(undefined, true, args); }); // One node's, taken for all.
+    } catch (error) {
+      if (frontier !== null) await frontier.close();
+      else cluster.destroy();
+      throw new FrontierError(`cannot use Redis at ${redact(resolved.url)}: ${explainReply(error, resolved.name) ?? reason(error)}`, { cause: error });
+    }
+    return frontier;
+  }
+
+  /** Whether the crawl is spread over a Redis Cluster's buckets. */
+  get cluster(): boolean {
+    return this.clustered;
   }
 
   /**
@@ -327,7 +416,26 @@ export class RedisFrontier implements CrawlStore {
    */
   add(items: readonly QueueItem[]): Promise<number> {
     if (items.length === 0) return Promise.resolve(0);
-    return this.run("ADD", triples(items)).then(Number, () => 0); // A failure stopped the crawl (run()).
+    const calls = [...this.byBucket(items)].map(([bucket, group]) => this.run("ADD", triples(group), bucket));
+    return Promise.all(calls).then(total, () => 0); // A failure stopped the crawl (run()).
+  }
+
+  /** Items grouped by their origin's bucket. */
+  private byBucket(items: readonly QueueItem[]): Map<number, QueueItem[]> {
+    const groups = new Map<number, QueueItem[]>();
+    if (this.buckets.length === 1) return items.length === 0 ? groups : groups.set(0, [...items]); // One Redis: no origin to read.
+    for (const item of items) {
+      const bucket = this.bucketOf(originOf(item.url));
+      const group = groups.get(bucket);
+      if (group === undefined) groups.set(bucket, [item]);
+      else group.push(item);
+    }
+    return groups;
+  }
+
+  /** An origin's bucket (always 0 in a single Redis). */
+  private bucketOf(origin: string): number {
+    return bucketIndex(origin, this.buckets.length);
   }
 
   /**
@@ -344,7 +452,7 @@ export class RedisFrontier implements CrawlStore {
     const created = JSON.stringify({ ...crawlIdentity(options, roots), records: this.options.records });
     const robots = options.robots ? "1" : "0";
     const maxPerHost = options.maxPerHost === Infinity ? "0" : String(options.maxPerHost);
-    const begin = (replacing: string): Promise<string> => this.run("BEGIN", [created, maxPerHost, String(options.delayMs), robots, replacing]).then((reply) => (reply as [string, number])[0]);
+    const begin = (replacing: string, bucket = 0): Promise<string> => this.run("BEGIN", [created, maxPerHost, String(options.delayMs), robots, replacing], bucket).then((reply) => (reply as [string, number])[0]);
     this.begun = begin("").then(
       async (stored) => {
         const mine = JSON.parse(created) as Record<string, unknown>;
@@ -357,7 +465,13 @@ export class RedisFrontier implements CrawlStore {
         if (difference !== null) {
           const override = onlyPoliteness && !this.options.overridePoliteness ? ` (or change its ${OVERRIDABLE.join(" and ")} for every process with --override-politeness)` : "";
           this.refuse(new FrontierError(`crawl ${this.options.name} was started with ${difference}; crawl it with the same ROOTs and options${override}, or give this crawl another --crawl-name`));
+          return;
         }
+        // A Cluster: bucket 0 decided; every other bucket's meta gets the same settings, so each script reads only its own slot.
+        await Promise.all(this.buckets.slice(1).map(async function copy(_bucket, i) {
+          const there = await begin("", i + 1);
+          if (there !== created) await begin(there, i + 1);
+        }));
       },
     ).catch((error: unknown) => this.fail(error));
   }
@@ -374,7 +488,7 @@ export class RedisFrontier implements CrawlStore {
   robotsRead(origin: string, rules: RobotsRules): void {
     this.rules.set(origin, rules);
     const stored: StoredRobots = { verdict: rules.verdict, text: rules.text ?? "", refusal: rules.refusal };
-    this.track(this.run("ROBOTS", [origin, JSON.stringify(stored), String(this.delayOf(origin))]));
+    this.track(this.run("ROBOTS", [origin, JSON.stringify(stored), String(this.delayOf(origin))], this.bucketOf(origin)));
   }
 
   /** URLs ready here, for the trace's counters. */
@@ -412,7 +526,7 @@ export class RedisFrontier implements CrawlStore {
   started(url: string): void {
     const origin = originOf(url);
     if (this.failure !== null || this.delayOf(origin) === 0) return;
-    this.track(this.batches.started(origin));
+    this.track(this.batches.started(origin, this.bucketOf(origin)));
   }
 
   /**
@@ -422,7 +536,8 @@ export class RedisFrontier implements CrawlStore {
    */
   putBack(item: QueueItem, holdMs?: number): void {
     this.handedOut -= 1;
-    if (holdMs !== undefined) this.track(this.run("HOLD", [originOf(item.url), String(holdMs), String(this.delayOf(originOf(item.url)))]));
+    const origin = originOf(item.url);
+    if (holdMs !== undefined) this.track(this.run("HOLD", [origin, String(holdMs), String(this.delayOf(origin))], this.bucketOf(origin)));
     if (this.stopped || this.pump.isShutdown()) {
       this.handBackHeld(item); // Stopped: not ours to fetch any more.
       return;
@@ -463,17 +578,26 @@ export class RedisFrontier implements CrawlStore {
     try {
       // A page with many links: all but the last chunk are queued first, each in a step short enough not to hold Redis up.
       // Safe: if this process dies before FINISH, the URLs queued stay queued and seen, and the page, fetched again, queues none twice.
-      let earlier = 0;
-      const last = Math.max(0, visit.next.length - FINISH_CHUNK);
+      // In a Cluster, the links of other buckets the same way: queued (and so durable) before the record, while this URL's lease keeps the crawl from ending.
+      const bucket = this.buckets.length === 1 ? 0 : this.bucketOf(originOf(item.url));
+      const groups = this.byBucket(visit.next);
+      const local = groups.get(bucket) ?? [];
+      groups.delete(bucket);
+      let earlier = total(await Promise.all([...groups].map(async ([other, group]) => {
+        let added = 0;
+        for (let start = 0; start < group.length; start += FINISH_CHUNK) added += Number(await this.run("ADD", triples(group.slice(start, start + FINISH_CHUNK)), other));
+        return added;
+      })));
+      const last = Math.max(0, local.length - FINISH_CHUNK);
       for (let start = 0; start < last; start += FINISH_CHUNK) {
-        earlier += Number(await this.run("ADD", triples(visit.next.slice(start, Math.min(start + FINISH_CHUNK, last)))));
+        earlier += Number(await this.run("ADD", triples(local.slice(start, Math.min(start + FINISH_CHUNK, last))), bucket));
       }
       let { record } = visit;
-      let links = triples(visit.next.slice(last));
+      let links = triples(local.slice(last));
       const journal = this.options.journal;
       if (journal !== null) {
         // This process's output first: its links queued and its lease checked (PREPARE), its line written, then the mark (FINISH).
-        const [added, holds] = await this.batches.prepare(item.url, links);
+        const [added, holds] = await this.batches.prepare(item.url, links, bucket);
         earlier += Number(added);
         links = [];
         if (record.nextUrl === null) record = { ...record, numNewUrls: earlier }; // As FINISH will store it.
@@ -483,7 +607,7 @@ export class RedisFrontier implements CrawlStore {
           return null;
         }
       }
-      reply = await this.batches.finish(item.url, this.options.records ? record : null, earlier, links);
+      reply = await this.batches.finish(item.url, this.options.records ? record : null, earlier, links, bucket);
     } catch {
       return null; // Not stored: the lease expires, and the URL is fetched again by whoever resumes.
     } finally {
@@ -598,12 +722,11 @@ export class RedisFrontier implements CrawlStore {
    * @throws FrontierError (a rejection of the iteration) when Redis stops answering.
    */
   recordChunks(count = STREAM_CHUNK): AsyncGenerator<string[]> {
-    const client = this.client;
-    const key = this.keys.records;
+    const frontier = this;
     const keeps = this.options.records;
     return this.streamed(async function* records() {
       if (!keeps) return;
-      for await (const entries of client.hScanIterator(key, { COUNT: count })) yield entries.map((entry) => entry.value);
+      for (const bucket of frontier.buckets) yield* frontier.scan("HSCAN", bucket.records, count);
     });
   }
 
@@ -614,11 +737,27 @@ export class RedisFrontier implements CrawlStore {
    * @throws FrontierError (a rejection of the iteration) when Redis stops answering.
    */
   seenChunks(count = STREAM_CHUNK): AsyncGenerator<string[]> {
-    const client = this.client;
-    const key = this.keys.seen;
+    const frontier = this;
     return this.streamed(async function* seen() {
-      for await (const members of client.sScanIterator(key, { COUNT: count })) yield members;
+      for (const bucket of frontier.buckets) yield* frontier.scan("SSCAN", bucket.seen, count);
     });
+  }
+
+  /** A set's members (SSCAN) or a hash's values (HSCAN), about `count` at a time; chunks may be empty. */
+  private async *scan(command: "SSCAN" | "HSCAN", key: string, count: number): AsyncGenerator<string[]> {
+    let cursor = "0";
+    do {
+      const [next, found] = (await this.send(key, [command, key, cursor, "COUNT", String(count)])) as [string, string[]];
+      cursor = String(next);
+      yield command === "SSCAN" ? found : found.filter((_value, i) => i % 2 === 1);
+    } while (cursor !== "0");
+  }
+
+  /** One command to the node that serves `key` (any node for none), counted as a round trip. */
+  private send(key: string | undefined, args: readonly string[]): Promise<unknown> {
+    this.roundTrips += 1;
+    if (this.clustered) return (this.client as Cluster).sendCommand(key, false, [...args]);
+    return (this.client as Client).sendCommand([...args]);
   }
 
   /** Chunks read from Redis, an error while reading them a {@link FrontierError} that says what it was. */
@@ -656,16 +795,23 @@ export class RedisFrontier implements CrawlStore {
   /** See {@link RedisFrontier.read}. */
   private async readAll(keepRecords: boolean): Promise<StoreSummary> {
     if (!keepRecords || !this.options.records) {
-      const [seenCount, recordCount] = (await this.client.sendCommand(["EVAL", "return {redis.call('SCARD', KEYS[1]), redis.call('HLEN', KEYS[2])}", "2", this.keys.seen, this.keys.records])) as [number, number];
+      let [seenCount, recordCount] = [0, 0];
+      for (const bucket of this.buckets) {
+        const [seenHere, recordsHere] = (await this.send(bucket.seen, ["EVAL", "return {redis.call('SCARD', KEYS[1]), redis.call('HLEN', KEYS[2])}", "2", bucket.seen, bucket.records])) as [number, number];
+        seenCount += Number(seenHere);
+        recordCount += Number(recordsHere);
+      }
       return { seen: [], todo: seenCount - recordCount, records: null, recorded: recordCount };
     }
     const seen: string[] = [];
-    for await (const members of this.client.sScanIterator(this.keys.seen, { COUNT: 1000 })) seen.push(...members);
     let recorded = 0;
     const records: FetchStatistic[] = [];
-    for await (const entries of this.client.hScanIterator(this.keys.records, { COUNT: 1000 })) {
-      recorded += entries.length;
-      if (keepRecords) for (const { value } of entries) records.push(JSON.parse(value) as FetchStatistic);
+    for (const bucket of this.buckets) {
+      for await (const members of this.scan("SSCAN", bucket.seen, 1000)) seen.push(...members);
+      for await (const values of this.scan("HSCAN", bucket.records, 1000)) {
+        recorded += values.length;
+        for (const value of values) records.push(JSON.parse(value) as FetchStatistic);
+      }
     }
     return { seen, todo: seen.length - recorded, records: keepRecords ? records : null, recorded };
   }
@@ -676,19 +822,28 @@ export class RedisFrontier implements CrawlStore {
    * @throws FrontierError (a rejection) when Redis does not answer.
    */
   async status(): Promise<FrontierStatus> {
-    let reply: Array<number | string>;
+    let replies: Array<Array<number | string>>;
     try {
-      reply = (await this.run("STATUS", [])) as Array<number | string>;
+      replies = (await Promise.all(this.buckets.map((_bucket, i) => this.run("STATUS", [], i)))) as Array<Array<number | string>>;
     } catch (error) {
       throw this.failure ?? this.readFailure(error);
     }
-    const [queued, leased, recordCount, seenCount, now, created] = reply.slice(0, 6).map(Number) as [number, number, number, number, number, number];
-    const list: FrontierWorker[] = [];
-    for (let i = 6; i + 2 < reply.length; i += 3) {
-      list.push({ owner: String(reply[i]), idleMs: Math.max(0, now - Number(reply[i + 1])), leased: Number(reply[i + 2]) });
+    // In a Cluster, each bucket's reading: summed, and each process as seen last in any bucket, with its leases in all.
+    const sums = [0, 0, 0, 0];
+    const workers = new Map<string, FrontierWorker>();
+    for (const reply of replies) {
+      const [queued, leased, recordCount, seenCount, now] = reply.slice(0, 5).map(Number) as [number, number, number, number, number];
+      for (const [i, value] of [queued, leased, recordCount, seenCount].entries()) sums[i] = (sums[i] ?? 0) + value;
+      for (let i = 6; i + 2 < reply.length; i += 3) {
+        const owner = String(reply[i]);
+        const idleMs = Math.max(0, now - Number(reply[i + 1]));
+        const known = workers.get(owner);
+        workers.set(owner, { owner, idleMs: Math.min(idleMs, known?.idleMs ?? Infinity), leased: Number(reply[i + 2]) + (known?.leased ?? 0) });
+      }
     }
-    list.sort((a, b) => a.idleMs - b.idleMs);
-    return { queued, leased, records: recordCount, seen: seenCount, workers: list, created: created === 1 };
+    const list = [...workers.values()].sort((a, b) => a.idleMs - b.idleMs);
+    const [queued = 0, leased = 0, records = 0, seen = 0] = sums;
+    return { queued, leased, records, seen, workers: list, created: Number(replies[0]?.[5]) === 1 };
   }
 
   /**
@@ -703,7 +858,7 @@ export class RedisFrontier implements CrawlStore {
     if (this.due !== null) clearTimeout(this.due.timer);
     this.due = null;
     await Promise.allSettled([...this.writes]);
-    for (const connection of [this.subscriber, this.client]) {
+    for (const connection of new Set([this.subscriber, this.client])) {
       if (!connection.isOpen) continue;
       // After a failure a graceful close may wait for a connection that is gone (node-redis): destroy it.
       if (this.failure !== null) connection.destroy();
@@ -720,35 +875,59 @@ export class RedisFrontier implements CrawlStore {
   private async lease(count: number): Promise<QueueItem[]> {
     await this.begun;
     const jitter = this.crawl === null ? 0 : this.crawl.delayJitter * Math.random();
-    const sent = performance.now();
-    const reply = (await this.run("TAKE", [this.owner, String(this.leaseMs), String(count), String(jitter)])) as Array<number | string>;
     const taken: QueueItem[] = [];
     const unknown = new Set<string>();
+    const now = performance.now();
+    const size = this.buckets.length;
+    // The ready-set (a Cluster): the buckets that may have a URL to take now, in turn from the cursor, until `count` are taken.
+    for (let step = 0; step < size && taken.length < count; step += 1) {
+      const bucket = (this.cursor + step) % size;
+      if (size > 1 && (this.notBefore[bucket] ?? 0) > now) continue;
+      const heard = this.heardIn[bucket];
+      const asked = count - taken.length;
+      const got = await this.takeFrom(bucket, asked, jitter, unknown);
+      taken.push(...got.items);
+      this.left[bucket] = got.left;
+      if (size > 1 && got.items.length < asked && this.heardIn[bucket] === heard) this.notBefore[bucket] = got.waitMs >= 0 ? performance.now() + got.waitMs : Infinity;
+      if (got.waitMs >= 0) this.wakeIn(got.waitMs);
+      if (got.items.length > 0) this.cursor = (bucket + 1) % size;
+    }
+    if (unknown.size > 0) await this.learnRobots([...unknown]);
+    if (taken.length === 0 && this.allEmpty()) void this.checkDone();
+    return taken;
+  }
+
+  /** One TAKE in one bucket: the items leased (held here), the URLs queued and leased there after it, and the ms until its next origin may start (-1: none waits for time). */
+  private async takeFrom(bucket: number, count: number, jitter: number, unknown: Set<string>): Promise<{ items: QueueItem[]; left: number; waitMs: number }> {
+    const sent = performance.now();
+    const reply = (await this.run("TAKE", [this.owner, String(this.leaseMs), String(count), String(jitter)], bucket)) as Array<number | string>;
+    const items: QueueItem[] = [];
     for (let i = 3; i + 2 < reply.length; i += 3) {
       const next = JSON.parse(String(reply[i])) as QueueItem;
       const origin = String(reply[i + 1]);
-      taken.push(next);
+      items.push(next);
       this.held.set(next.url, next);
       this.deadlines.set(next.url, sent + this.leaseMs);
       // Not the reader: another process read its robots.txt, whose rules this process must know before the core asks.
       if (this.crawl?.robots === true && reply[i + 2] === 0 && !this.rules.has(origin)) unknown.add(origin);
     }
-    if (unknown.size > 0) await this.learnRobots([...unknown]);
-    const waitMs = Number(reply[2]);
-    if (waitMs >= 0) this.wakeIn(waitMs);
-    if (taken.length === 0 && reply[0] === 0 && reply[1] === 0) void this.checkDone();
-    return taken;
+    return { items, left: Number(reply[0]) + Number(reply[1]), waitMs: Number(reply[2]) };
   }
 
   /** Reads the rules other processes stored for these origins. */
   private async learnRobots(origins: readonly string[]): Promise<void> {
-    const values = (await this.client.sendCommand(["HMGET", this.keys.politeness, ...origins.map((origin) => `r:${origin}`)])) as Array<string | null>;
-    origins.forEach((origin, i) => {
-      const value = values[i];
-      if (typeof value !== "string" || value.startsWith("?")) return; // Not read after all (its reader's lease ended): this process reads it.
-      const stored = JSON.parse(value) as StoredRobots;
-      this.rules.set(origin, storedRobotsRules(origin, stored.verdict, stored.text, this.crawl?.userAgent ?? "", stored.refusal ?? null));
-    });
+    const groups = new Map<number, string[]>();
+    for (const origin of origins) groups.set(this.bucketOf(origin), [...(groups.get(this.bucketOf(origin)) ?? []), origin]);
+    await Promise.all([...groups].map(async ([bucket, group]) => {
+      const key = this.buckets[bucket]?.politeness ?? "";
+      const values = (await this.send(key, ["HMGET", key, ...group.map((origin) => `r:${origin}`)])) as Array<string | null>;
+      group.forEach((origin, i) => {
+        const value = values[i];
+        if (typeof value !== "string" || value.startsWith("?")) return; // Not read after all (its reader's lease ended): this process reads it.
+        const stored = JSON.parse(value) as StoredRobots;
+        this.rules.set(origin, storedRobotsRules(origin, stored.verdict, stored.text, this.crawl?.userAgent ?? "", stored.refusal ?? null));
+      });
+    }));
   }
 
   /** The pause between two starts at the origin: the crawl's delay, or a longer `Crawl-delay` (capped) this process knows. */
@@ -778,8 +957,13 @@ export class RedisFrontier implements CrawlStore {
     void tracked.finally(() => this.writes.delete(tracked));
   }
 
-  /** A message on the crawl's channel: URLs were queued (look again), or the crawl may be done (check). */
-  private heard(message: string): void {
+  /** A message on a bucket's channel: URLs were queued there (look again), or it has nothing queued or leased any more (the crawl may be done: check). */
+  private heard(message: string, bucket: number): void {
+    if (bucket >= 0) {
+      this.heardIn[bucket] = (this.heardIn[bucket] ?? 0) + 1;
+      this.notBefore[bucket] = 0;
+      if (message === "done") this.left[bucket] = 0;
+    }
     if (message === "done") void this.checkDone();
     this.pump.wake();
   }
@@ -797,11 +981,47 @@ export class RedisFrontier implements CrawlStore {
     try {
       await this.begun; // A process BEGIN refuses hears so before it could take a finished crawl for its own.
       if (this.failure !== null) return;
+      if (this.clustered) {
+        if (await this.collectedTwice()) this.joined.resolve();
+        return;
+      }
       const [queued, leased] = (await this.run("DONE", [])) as [number, number];
       if (queued === 0 && leased === 0) this.joined.resolve();
     } catch (error) {
       this.fail(error);
     }
+  }
+
+  /** Whether every bucket was last seen with nothing queued or leased. */
+  private allEmpty(): boolean {
+    return !this.left.some((left) => left !== 0);
+  }
+
+  /**
+   * The end of a crawl over a Cluster's buckets, without the race of a sum
+   * (a bucket read empty, then given a page's links by a bucket read after):
+   * two collects of every bucket's (queued, leased, seen), one after the
+   * other; done when both see nothing queued or leased anywhere and each
+   * bucket's seen count unchanged. Seen is the bucket's epoch: a bucket
+   * with nothing queued or leased changes only when ADD (or FINISH, PREPARE)
+   * queues a URL it never saw, so the same count in both collects means
+   * each bucket stayed empty from its first reading to its second; those
+   * spans all hold the moment between the two collects, when nothing was
+   * queued or leased anywhere, so no lease was left to make more work.
+   * Read only when every bucket was last seen empty.
+   */
+  private async collectedTwice(): Promise<boolean> {
+    if (!this.allEmpty()) return false;
+    const collect = (): Promise<Array<[number, number, number]>> => Promise.all(this.buckets.map(async (bucket) => {
+      const counts = (await this.send(bucket.meta, ["EVAL", COLLECT, "3", bucket.meta, bucket.leases, bucket.seen])) as [number, number, number];
+      return counts.map(Number) as [number, number, number];
+    }));
+    const first = await collect();
+    for (const [i, [queued, leased]] of first.entries()) this.left[i] = queued + leased;
+    if (!this.allEmpty()) return false;
+    const second = await collect();
+    for (const [i, [queued, leased]] of second.entries()) this.left[i] = queued + leased;
+    return second.every(([queued, leased, seen], i) => queued === 0 && leased === 0 && seen === first[i]?.[2]);
   }
 
   /** A URL is no longer held here: finished, handed back, or fenced off. */
@@ -824,7 +1044,7 @@ export class RedisFrontier implements CrawlStore {
   /** Hands leased URLs back to the queue, for another process or a later run. */
   private handBack(items: readonly QueueItem[]): void {
     if (items.length === 0 || this.failure !== null) return;
-    this.track(this.run("RELEASE", [this.owner, ...items.map((item) => JSON.stringify(item))]));
+    for (const [bucket, group] of this.byBucket(items)) this.track(this.run("RELEASE", [this.owner, ...group.map((item) => JSON.stringify(item))], bucket));
   }
 
   /**
@@ -839,6 +1059,7 @@ export class RedisFrontier implements CrawlStore {
     watch.unref();
     this.timers.push(watch);
     const look = setInterval(() => {
+      this.notBefore.fill(0); // Every bucket's turn again: TAKE puts back the leases that expired there.
       this.pump.wake();
       void this.checkDone();
     }, Math.min(5000, Math.max(100, Math.floor(this.leaseMs / 4))));
@@ -852,8 +1073,10 @@ export class RedisFrontier implements CrawlStore {
     if (this.failure !== null || this.held.size === 0) return;
     const sent = performance.now();
     const urls = [...this.held.keys()];
+    const groups = new Map<number, string[]>();
+    for (const url of urls) groups.set(this.bucketOf(originOf(url)), [...(groups.get(this.bucketOf(originOf(url))) ?? []), url]);
     try {
-      await this.run("RENEW", [this.owner, String(this.leaseMs), ...urls]);
+      await Promise.all([...groups].map(([bucket, group]) => this.run("RENEW", [this.owner, String(this.leaseMs), ...group], bucket)));
       for (const url of urls) if (this.deadlines.has(url)) this.deadlines.set(url, sent + this.leaseMs);
     } catch (error) {
       this.fail(error);
@@ -861,16 +1084,47 @@ export class RedisFrontier implements CrawlStore {
   }
 
   /**
-   * Runs one of the scripts by its SHA1, with the crawl's keys, its queues'
+   * Runs one of the scripts by its SHA1, with a bucket's keys, its queues'
    * prefix and channel, then `args`. A failure stops the crawl, and rejects
    * with the {@link FrontierError} that says what it was.
+   *
+   * @remarks In a Cluster the client sends it to the node of the bucket's
+   * slot and follows `MOVED` and `ASK`; this adds what a resharding or a
+   * failover needs: `NOSCRIPT` (a node that never ran it: a new primary, a
+   * slot moved) sends the script itself (EVAL, which caches it there), and
+   * `TRYAGAIN`, `CLUSTERDOWN`, `MASTERDOWN`, `LOADING` or a lost connection
+   * (a node failing over) are tried again, after 25 ms doubling to 1 s, for
+   * up to half a lease. A script whose reply was lost may so run twice:
+   * each is written to make that harmless (ADD and FINISH by `seen` and the
+   * record kept first; RENEW, RELEASE by the lease's owner), but for TAKE,
+   * whose first leases then wait out their lease.
    */
-  private run(name: string, args: readonly string[]): Promise<unknown> {
+  private run(name: string, args: readonly string[], bucket = 0): Promise<unknown> {
     if (this.failure !== null) return Promise.reject(this.failure);
-    const { fixed, queuePrefix, channel } = this.keys;
+    const { fixed, queuePrefix, publish } = this.buckets[bucket] ?? (this.buckets[0] as Bucket);
     const call = { at: performance.now() };
     this.unanswered.add(call);
-    return this.client.sendCommand(["EVALSHA", this.sha.get(name) ?? "", String(fixed.length), ...fixed, queuePrefix, channel, ...args]).then(
+    const tail = [String(fixed.length), ...fixed, queuePrefix, publish, ...args];
+    const attempt = async (): Promise<unknown> => {
+      const giveUpAt = performance.now() + this.leaseMs / 2;
+      for (let pause = 25; ; pause = Math.min(1000, pause * 2)) {
+        try {
+          return await this.send(fixed[0], ["EVALSHA", this.sha.get(name) ?? "", ...tail]);
+        } catch (error) {
+          if (!this.clustered || this.closing) throw error;
+          const message = error instanceof Error ? error.message : "";
+          if (message.startsWith("NOSCRIPT")) {
+            this.clusterEvents.noscript += 1;
+            return await this.send(fixed[0], ["EVAL", SCRIPTS[name] ?? "", ...tail]);
+          }
+          const retried = /^(TRYAGAIN|CLUSTERDOWN|MASTERDOWN|LOADING)/.test(message) || explainReply(error, this.options.name) === null;
+          if (!retried || performance.now() + pause > giveUpAt) throw error;
+          this.clusterEvents.retried += 1;
+          await new Promise((resolve) => setTimeout(resolve, pause));
+        }
+      }
+    };
+    return attempt().then(
       (reply: unknown) => {
         this.answered(call);
         return reply;
@@ -938,50 +1192,143 @@ export class RedisFrontier implements CrawlStore {
   }
 }
 
-/** The names of a crawl's keys and channel; `fixed`, the nine every script gets, in the order scripts.ts lists them. */
-function keysOf(name: string) {
-  const prefix = `coroutine-crawler:{${name}}:`;
-  const keys = {
-    seen: `${prefix}seen`,
-    hosts: `${prefix}hosts`,
-    leases: `${prefix}leases`,
-    owners: `${prefix}owners`,
-    items: `${prefix}items`,
-    records: `${prefix}records`,
-    workers: `${prefix}workers`,
-    politeness: `${prefix}politeness`,
-    meta: `${prefix}meta`,
-  };
-  return { ...keys, fixed: Object.values(keys), queuePrefix: `${prefix}q:`, channel: `${prefix}events` };
+/**
+ * The number of buckets a crawl is spread over in a Redis Cluster, stored
+ * by its first process (a later one reads it): each bucket's keys share one
+ * hash tag, so one slot, and its origins' queues, leases, politeness and
+ * records live there. Sixteen spread a crawl evenly enough over 3 to 6
+ * shards (each with 5 ± 2 of them), and keep the end-of-crawl collect (one
+ * small read per bucket, twice) and a process's wake-ups cheap.
+ */
+const CLUSTER_BUCKETS = 16;
+
+/** The end's collect of one bucket (KEYS: meta, leases, seen): URLs queued, leased, and seen (the bucket's epoch). */
+const COLLECT = "return {tonumber(redis.call('HGET', KEYS[1], 'queued')) or 0, redis.call('ZCARD', KEYS[2]), redis.call('SCARD', KEYS[3])}";
+
+/** The scripts by name, loaded (or sent) as they are. */
+const SCRIPTS: Readonly<Record<string, string>> = { ADD, BEGIN, DONE, TAKE, FINISH, HOLD, PREPARE, RELEASE, RENEW, ROBOTS, STARTED, STATUS };
+
+/**
+ * The names of a crawl's keys and channels, by bucket. In a single Redis,
+ * one bucket with the hash tag `{NAME}` (the layout of every crawl made
+ * before Cluster support: `coroutine-crawler:{NAME}:seen`, …) and plain
+ * Pub/Sub; in a Cluster, `count` buckets tagged `{NAME:bN}`, each in its
+ * own slot, and sharded Pub/Sub (SPUBLISH) on each bucket's channel. Each
+ * bucket's `fixed` are the nine every script gets, in the order scripts.ts lists them.
+ */
+function bucketsOf(name: string, count: number): Bucket[] {
+  const buckets: Bucket[] = [];
+  for (let n = 0; n < count; n += 1) {
+    const prefix = count === 1 ? `coroutine-crawler:{${name}}:` : `coroutine-crawler:{${name}:b${n}}:`;
+    const keys = {
+      seen: `${prefix}seen`,
+      hosts: `${prefix}hosts`,
+      leases: `${prefix}leases`,
+      owners: `${prefix}owners`,
+      items: `${prefix}items`,
+      records: `${prefix}records`,
+      workers: `${prefix}workers`,
+      politeness: `${prefix}politeness`,
+      meta: `${prefix}meta`,
+    };
+    const channel = `${prefix}events`;
+    buckets.push({ ...keys, fixed: Object.values(keys), queuePrefix: `${prefix}q:`, channel, publish: `${count === 1 ? "PUBLISH" : "SPUBLISH"} ${channel}` });
+  }
+  return buckets;
 }
 
-/** The per-page script calls, each gathered into calls of several pages (see {@link ScriptBatch}). */
+/**
+ * An origin's bucket among `count`: FNV-1a (32 bits) of the origin, mod
+ * `count`. Stable across processes and versions: every process must put an
+ * origin, and so each of its URLs, in the same bucket.
+ */
+export function bucketIndex(origin: string, count: number): number {
+  if (count === 1) return 0;
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < origin.length; i += 1) {
+    hash ^= origin.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return hash % count;
+}
+
+/**
+ * How the cluster client reconnects to a node whose connection broke: at
+ * once, then every 50–500 ms, for 30 s (a failover takes the cluster about
+ * its `cluster-node-timeout` and a vote); then it gives up, and the
+ * commands to that node fail for good.
+ */
+function clusterReconnect(retries: number): number | Error {
+  return retries > 100 ? new Error("Redis Cluster node unreachable for 30 s") : Math.min(500, 50 * (retries + 1));
+}
+
+/**
+ * Connects `client` and says whether the Redis there is a Cluster node
+ * (`INFO cluster` says `cluster_enabled:1`); if so, closes it (the cluster
+ * client takes over). A Redis that refuses INFO (an ACL) is taken as a
+ * single Redis.
+ *
+ * @throws FrontierError (a rejection) when Redis cannot be reached.
+ */
+async function clusterEnabled(client: Client, resolved: Required<RedisFrontierOptions>): Promise<boolean> {
+  client.on("error", ignore); // The connection's failure is the rejection of connect(); later ones are the frontier's.
+  try {
+    await client.connect();
+  } catch (error) {
+    client.destroy();
+    throw new FrontierError(`cannot use Redis at ${redact(resolved.url)}: ${explainReply(error, resolved.name) ?? reason(error)}`, { cause: error });
+  } finally {
+    client.off("error", ignore);
+  }
+  let info = "";
+  try {
+    info = String(await client.sendCommand(["INFO", "cluster"]));
+  } catch {
+    return false;
+  }
+  if (!/^cluster_enabled:1/m.test(info)) return false;
+  await client.close();
+  return true;
+}
+
+/** The per-page script calls, each gathered into calls of several pages (see {@link ScriptBatch}), one batch per script and bucket. */
 interface PageBatches {
-  /** PREPARE for one page: resolves with the URLs it queued and whether this process may still store its record (1 or 0). */
-  prepare(url: string, links: readonly string[]): Promise<readonly [number, number]>;
-  /** FINISH for one page (`record` null: Redis keeps only that it has one): resolves with 1 if stored else 0, and the URLs queued. */
-  finish(url: string, record: FetchStatistic | null, earlier: number, links: readonly string[]): Promise<readonly [number, number]>;
-  /** STARTED for one request to `origin`. */
-  started(origin: string): Promise<unknown>;
+  /** PREPARE for one page of `bucket`: resolves with the URLs it queued and whether this process may still store its record (1 or 0). */
+  prepare(url: string, links: readonly string[], bucket: number): Promise<readonly [number, number]>;
+  /** FINISH for one page of `bucket` (`record` null: Redis keeps only that it has one): resolves with 1 if stored else 0, and the URLs queued. */
+  finish(url: string, record: FetchStatistic | null, earlier: number, links: readonly string[], bucket: number): Promise<readonly [number, number]>;
+  /** STARTED for one request to `origin`, of `bucket`. */
+  started(origin: string, bucket: number): Promise<unknown>;
 }
 
-/** The batches of one process (`owner`), sending through `run`. */
-function pageBatches(owner: string, run: (name: string, args: readonly string[]) => Promise<unknown>): PageBatches {
-  const prepares = new ScriptBatch((args) => run("PREPARE", args), [owner], 2);
-  const finishes = new ScriptBatch((args) => run("FINISH", args), [owner], 2);
-  const starts = new ScriptBatch((args) => run("STARTED", args), [], 1);
+/**
+ * The batches of one process (`owner`), sending through `run`: a batch for
+ * each script and bucket, since one call runs in one bucket's slot (a
+ * single Redis has bucket 0 only).
+ */
+function pageBatches(owner: string, run: (name: string, args: readonly string[], bucket: number) => Promise<unknown>): PageBatches {
+  const batches = new Map<string, ScriptBatch>();
+  function batchOf(name: "PREPARE" | "FINISH" | "STARTED", bucket: number): ScriptBatch {
+    const key = `${name} ${bucket}`;
+    let batch = batches.get(key);
+    if (batch === undefined) {
+      batch = name === "STARTED" ? new ScriptBatch((args) => run(name, args, bucket), [], 1) : new ScriptBatch((args) => run(name, args, bucket), [owner], 2);
+      batches.set(key, batch);
+    }
+    return batch;
+  }
   return {
-    async prepare(url, links) {
-      const [added, holds] = await prepares.call([url, String(links.length / 3), ...links]);
+    async prepare(url, links, bucket) {
+      const [added, holds] = await batchOf("PREPARE", bucket).call([url, String(links.length / 3), ...links]);
       return [Number(added), Number(holds)];
     },
-    async finish(url, record, earlier, links) {
+    async finish(url, record, earlier, links, bucket) {
       const [kind, stored] = record === null ? ["0", ""] : record.nextUrl === null ? ["2", pageHead(record)] : ["1", JSON.stringify(record)];
-      const [added, queued] = await finishes.call([url, kind, stored, String(earlier), String(links.length / 3), ...links]);
+      const [added, queued] = await batchOf("FINISH", bucket).call([url, kind, stored, String(earlier), String(links.length / 3), ...links]);
       return [Number(added), Number(queued)];
     },
-    started(origin) {
-      return starts.call([origin]);
+    started(origin, bucket) {
+      return batchOf("STARTED", bucket).call([origin]);
     },
   };
 }
@@ -1022,6 +1369,11 @@ function originOf(url: string): string {
 
 /** A `finish()` without a callback: its caller awaits what it returns. */
 function ignore(): void {}
+
+/** The sum of the numbers Redis answered. */
+function total(counts: readonly unknown[]): number {
+  return counts.reduce<number>((sum, count) => sum + Number(count), 0);
+}
 
 /** (url, origin, item JSON) triples, as ADD and FINISH take them. */
 function triples(items: readonly QueueItem[]): string[] {
@@ -1129,11 +1481,11 @@ export function resolveFrontierOptions(options: RedisFrontierOptions): Required<
 }
 
 /** Whether Redis keeps its data on disk: an append-only file, or snapshots (`save`); null when CONFIG is refused (an ACL, a managed Redis). */
-async function persistence(client: Client): Promise<boolean | null> {
+async function persistence(command: (args: string[]) => Promise<unknown>): Promise<boolean | null> {
   try {
     const setting = async (name: string): Promise<string> => {
       // A map in the client's default reply types, a [name, value] list in others.
-      const reply = (await client.sendCommand(["CONFIG", "GET", name])) as Record<string, string> | string[];
+      const reply = (await command(["CONFIG", "GET", name])) as Record<string, string> | string[];
       return (Array.isArray(reply) ? reply[1] : reply[name]) ?? "";
     };
     return (await setting("appendonly")) === "yes" || (await setting("save")) !== "";

@@ -4,7 +4,7 @@
  * atomic step, as a stretch of code between two `await`s is in one process.
  *
  * The keys of a crawl named NAME (the `{NAME}` hash tag keeps them in one
- * Redis Cluster slot). Every script gets the nine fixed keys, in this order:
+ * Redis Cluster slot; see below for a Cluster). Every script gets the nine fixed keys, in this order:
  * 1. `coroutine-crawler:{NAME}:seen`, a set: every URL ever queued (the chapter's `seen_urls`);
  * 2. `…:hosts`, a sorted set: each origin with URLs queued, scored by the time (ms, Redis's
  *    clock) its next request may start; `FULL` (9e15) while all its slots are taken or its
@@ -28,6 +28,15 @@
  * The count asyncio's queue keeps in `_unfinished_tasks` is `queued` plus the
  * number of leases, both kept by these scripts only.
  *
+ * In a Redis Cluster a crawl is spread over buckets (redis-frontier.ts's
+ * `bucketsOf`): each bucket is this whole layout under its own hash tag,
+ * `{NAME:bN}`, so its own slot, holding the origins whose hash falls in it
+ * (and their URLs' `seen`, leases and records); each script runs on one
+ * bucket's keys only, its `meta` holding a copy of the crawl's settings.
+ * `ARGV[2]` names the command that publishes on the channel with it:
+ * `PUBLISH NAME` in a single Redis, `SPUBLISH NAME` (sharded Pub/Sub, on
+ * the bucket slot's node) in a Cluster.
+ *
  * @module
  */
 
@@ -37,7 +46,8 @@ const FULL = 9e15;
 /** What every script starts with: the keys by name, Redis's clock, the crawl's politeness, and the steps on hosts. */
 const COMMON = `
 local SEEN, HOSTS, LEASES, OWNERS, ITEMS, RECORDS, WORKERS, POLITE, META = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9]
-local QP, CHANNEL = ARGV[1], ARGV[2]
+-- ARGV[2] is the publishing command and the channel: 'PUBLISH NAME' in one Redis, 'SPUBLISH NAME' (the bucket slot's shard) in a Cluster.
+local QP, PUB, CHANNEL = ARGV[1], string.match(ARGV[2], '^(%u+) (.+)$')
 local FULL = ${FULL}
 local function now()
   local time = redis.call('TIME')
@@ -103,7 +113,7 @@ end
  */
 export const ADD = `${COMMON}
 local added = queueFound(3)
-if added > 0 then redis.call('PUBLISH', CHANNEL, 'queued') end
+if added > 0 then redis.call(PUB, CHANNEL, 'queued') end
 return added
 `;
 
@@ -123,7 +133,7 @@ if stored and ARGV[7] ~= '' and stored == ARGV[7] then
   redis.call('HSET', META, 'created', ARGV[3], 'maxPerHost', ARGV[4], 'delayMs', ARGV[5])
   MAXPH, DELAY = tonumber(ARGV[4]) or 0, tonumber(ARGV[5]) or 0
   for _, o in ipairs(redis.call('ZRANGEBYSCORE', HOSTS, FULL, '+inf')) do schedule(o) end
-  redis.call('PUBLISH', CHANNEL, 'queued')
+  redis.call(PUB, CHANNEL, 'queued')
   return {ARGV[3], 0}
 end
 if stored then return {stored, 0} end
@@ -154,7 +164,7 @@ for _, url in ipairs(expired) do
   if item then enqueue(o, item, true) end
   if o then schedule(o) end
 end
-if #expired > 0 then redis.call('PUBLISH', CHANNEL, 'queued') end
+if #expired > 0 then redis.call(PUB, CHANNEL, 'queued') end
 redis.call('HSET', WORKERS, ARGV[3], t)
 local deadline = t + tonumber(ARGV[4])
 local count = tonumber(ARGV[5])
@@ -249,9 +259,9 @@ while i <= #ARGV do
   i = i + 5 + 3 * k
 end
 if queued() == 0 and redis.call('ZCARD', LEASES) == 0 then
-  redis.call('PUBLISH', CHANNEL, 'done')
+  redis.call(PUB, CHANNEL, 'done')
 elseif wake then
-  redis.call('PUBLISH', CHANNEL, 'queued')
+  redis.call(PUB, CHANNEL, 'queued')
 end
 return reply
 `;
@@ -285,7 +295,7 @@ while i <= #ARGV do
   total = total + added
   i = i + 2 + 3 * k
 end
-if total > 0 then redis.call('PUBLISH', CHANNEL, 'queued') end
+if total > 0 then redis.call(PUB, CHANNEL, 'queued') end
 return reply
 `;
 
@@ -334,7 +344,7 @@ for i = 4, #ARGV do
     released = released + 1
   end
 end
-if released > 0 then redis.call('PUBLISH', CHANNEL, 'queued') end
+if released > 0 then redis.call(PUB, CHANNEL, 'queued') end
 return released
 `;
 
@@ -358,7 +368,7 @@ if delay > 0 then
   local next = math.max(tonumber(redis.call('HGET', POLITE, 'n:' .. o)) or 0, math.max(t, started + delay) + delay)
   redis.call('HSET', POLITE, 'n:' .. o, next)
 end
-if freed(o) then redis.call('PUBLISH', CHANNEL, 'queued') end
+if freed(o) then redis.call(PUB, CHANNEL, 'queued') end
 return 1
 `;
 
