@@ -12,6 +12,9 @@
 import { setFlagsFromString } from "node:v8";
 import { main } from "./cli/run.js";
 
+/** How far the old generation may grow past what survived the last full collection, in percent. */
+const HEAP_GROWING_PERCENT = 20;
+
 // undici's HTTP parser (llhttp) is WebAssembly, which V8 would compile again
 // with its optimising tier once the crawl starts: about 0.1 s of CPU and 35 MB
 // on a one-page crawl, for no gain a 30,000-page crawl could measure
@@ -19,9 +22,22 @@ import { main } from "./cli/run.js";
 // set before stage 3, and with it undici, is loaded.
 setFlagsFromString("--liftoff-only");
 
+// After each full collection V8 lets the old generation grow to 1.1–4 × what
+// survived before it collects again, the factor chosen from how fast the
+// program allocated: the faster the crawl, the more dead requests pile up,
+// so a 300,000-page crawl peaked anywhere from 206 to 289 MB. A fixed 1.2 ×
+// makes the peak follow what the crawl keeps, at any speed
+// (docs/benchmarks.md, issue 39: memory). `node --heap-growing-percent=N` wins.
+if (!process.execArgv.some(isHeapGrowingFlag)) setFlagsFromString(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
+
 process.stdout.on("error", stdoutFailed);
 const status = await main(process.argv.slice(2)).catch(crashed);
 exitWhenFlushed(status);
+
+/** Whether a node option sets the old generation's growth itself. */
+function isHeapGrowingFlag(option: string): boolean {
+  return /^--heap[-_]growing[-_]percent/.test(option);
+}
 
 /** `crawl … | head`: the reader went away, so there is nobody left to tell. */
 function stdoutFailed(error: NodeJS.ErrnoException): void {
