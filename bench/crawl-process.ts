@@ -142,23 +142,7 @@ async function crawlInChild(
       );
     });
   } catch (error) {
-    const failure = `crawl process failed: ${error instanceof Error ? error.message : String(error)}`;
-    return {
-      pages: 0,
-      expectedPages,
-      failure,
-      wallMs: 0,
-      cpuMs: 0,
-      processCpuMs: 0,
-      pagesPerSecond: 0,
-      peakRssBytes: 0,
-      startRssBytes: 0,
-      peakHeapBytes: 0,
-      atPeak: null,
-      boundRatio: null,
-      traceEvents: 0,
-      inFlight: null,
-    };
+    return failedRun(expectedPages, `crawl process failed: ${error instanceof Error ? error.message : String(error)}`);
   }
   const report = JSON.parse(stdout) as CrawlReport; // the one line crawl-child.ts prints
   const checked =
@@ -276,4 +260,24 @@ export function compareRecords(
 
 function comparable(record: FetchStatistic): string {
   return JSON.stringify([record.status, record.nextUrl, record.error, record.size, record.contentType, record.numUrls]);
+}
+
+/** A run that gave no figures: the crawl (or the process) failed, as `failure` says. */
+export function failedRun(expectedPages: number, failure: string): RunResult {
+  return {
+    pages: 0,
+    expectedPages,
+    failure,
+    wallMs: 0,
+    cpuMs: 0,
+    processCpuMs: 0,
+    pagesPerSecond: 0,
+    peakRssBytes: 0,
+    startRssBytes: 0,
+    peakHeapBytes: 0,
+    atPeak: null,
+    boundRatio: null,
+    traceEvents: 0,
+    inFlight: null,
+  };
 }

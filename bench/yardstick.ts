@@ -21,7 +21,7 @@ import { execFile, spawn, spawnSync, type ChildProcess } from "node:child_proces
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { childScript, PROJECT_ROOT } from "./build.js";
-import type { CrawlTarget, RunResult } from "./crawl-process.js";
+import { failedRun, type CrawlTarget, type RunResult } from "./crawl-process.js";
 import type { BenchSubject } from "./children/load-stage.js";
 import type { Scenario } from "./scenarios.js";
 
@@ -147,25 +147,6 @@ export async function runYardstick(scenario: Scenario, site: CrawlTarget): Promi
     peakHeapBytes: 0,
     atPeak: null,
     boundRatio: site.bound > 0 ? wallMs / site.bound : null,
-    traceEvents: 0,
-    inFlight: null,
-  };
-}
-
-function failedRun(expectedPages: number, failure: string): RunResult {
-  return {
-    pages: 0,
-    expectedPages,
-    failure,
-    wallMs: 0,
-    cpuMs: 0,
-    processCpuMs: 0,
-    pagesPerSecond: 0,
-    peakRssBytes: 0,
-    startRssBytes: 0,
-    peakHeapBytes: 0,
-    atPeak: null,
-    boundRatio: null,
     traceEvents: 0,
     inFlight: null,
   };

@@ -94,10 +94,10 @@ local function freed(o)
   return schedule(o) and before and tonumber(before) >= FULL
 end
 local function queued() return tonumber(redis.call('HGET', META, 'queued')) or 0 end
--- Queues each URL of the (url, origin, item) triples from ARGV[first] on that is not seen, marking it seen; returns how many.
-local function queueFound(first)
+-- Queues each URL of the (url, origin, item) triples from ARGV[first] to ARGV[last] (default: the end) that is not seen, marking it seen; returns how many.
+local function queueFound(first, last)
   local added = 0
-  for i = first, #ARGV, 3 do
+  for i = first, last or #ARGV, 3 do
     if redis.call('SADD', SEEN, ARGV[i]) == 1 then
       enqueue(ARGV[i + 1], ARGV[i + 2], false)
       added = added + 1
@@ -235,14 +235,7 @@ local wake = false
 local i = 4
 while i <= #ARGV do
   local url, kind, record, k = ARGV[i], ARGV[i + 1], ARGV[i + 2], tonumber(ARGV[i + 4])
-  local added = 0
-  for j = i + 5, i + 4 + 3 * k, 3 do
-    if redis.call('SADD', SEEN, ARGV[j]) == 1 then
-      enqueue(ARGV[j + 1], ARGV[j + 2], false)
-      added = added + 1
-    end
-  end
-  added = added + tonumber(ARGV[i + 3])
+  local added = queueFound(i + 5, i + 4 + 3 * k) + tonumber(ARGV[i + 3])
   local stored = 0
   if redis.call('HEXISTS', RECORDS, url) == 0 then
     if kind == '0' then record = '1' elseif kind == '2' then record = record .. added .. '}' end
@@ -282,13 +275,7 @@ local total = 0
 local i = 4
 while i <= #ARGV do
   local url, k = ARGV[i], tonumber(ARGV[i + 1])
-  local added = 0
-  for j = i + 2, i + 1 + 3 * k, 3 do
-    if redis.call('SADD', SEEN, ARGV[j]) == 1 then
-      enqueue(ARGV[j + 1], ARGV[j + 2], false)
-      added = added + 1
-    end
-  end
+  local added = queueFound(i + 2, i + 1 + 3 * k)
   local holds = redis.call('HGET', OWNERS, url) == ARGV[3] and redis.call('HEXISTS', RECORDS, url) == 0
   reply[#reply + 1] = added
   reply[#reply + 1] = holds and 1 or 0
