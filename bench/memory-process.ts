@@ -5,7 +5,7 @@
  *   `--expose-gc` (see `children/memory-child.ts`);
  * - S4's and S5's crawls at two speeds (issue 39): the `crawl` command
  *   (compiled `src/cli.ts`, `-q --jsonl FILE` or records kept) and the
- *   yardstick (`../shared/bench/ideal-crawler.mjs`, `--client http`), each on
+ *   yardstick (bench/yardstick/ideal-crawler.mjs, `--client http`), each on
  *   a fresh yardstick site (`site-server.mjs`), interleaved in rounds, first
  *   on the machine as it is ("quiet"), then with two busy `yes` processes
  *   started here ("loaded"); for each crawl, peak RSS, the number of
@@ -22,12 +22,13 @@ import { execFile, spawn } from "node:child_process";
 import type { ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync, openSync, readFileSync, readSync, closeSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { KnownStage as StageName } from "../src/observe/events.js";
-import { BUILD_DIR, PROJECT_ROOT, buildChildren, childScript } from "./build.js";
+import { BUILD_DIR, buildChildren, childScript } from "./build.js";
 import type { GcCountReport } from "./children/gc-count.js";
 import type { MemoryReport, MemoryRequest } from "./children/memory-child.js";
+import { YARDSTICK_DIR } from "./yardstick.js";
 
 /** The heap cost of one waiting unit of `stage`, measured over `units` of them; rejects if the child fails. */
 export function measureWaitingUnits(stage: StageName, units: number): Promise<MemoryReport> {
@@ -47,9 +48,6 @@ export function measureWaitingUnits(stage: StageName, units: number): Promise<Me
     );
   });
 }
-
-/** The yardstick's folder: `YARDSTICK_DIR`, or `../shared/bench` beside the project. */
-export const YARDSTICK_DIR = resolve(process.env.YARDSTICK_DIR ?? join(PROJECT_ROOT, "..", "shared", "bench"));
 
 /** `quiet`: the machine as it is; `loaded`: with two busy `yes` processes started for the run. */
 export type Speed = "quiet" | "loaded";

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import type { SpeedRun } from "./memory-process.js";
 import type { MemoryReport } from "./children/memory-child.js";
 import { cpuPerPageMs, type RunResult } from "./crawl-process.js";
 import type { Machine } from "./machine.js";
@@ -80,6 +81,12 @@ export interface BenchResults {
   startup: StartupResult | null;
   /** Other crawlers on S1's site (bench/peers.ts); null when not measured (`--scenarios` without S1, or `--no-peers`). */
   peers: PeersReport | null;
+  /**
+   * S4 at two speeds (issue 39, bench/memory-process.ts): the yardstick and each stage through the
+   * command with `--jsonl`, on a quiet machine and with two busy processes, with their GC counts;
+   * null when not measured (`--scenarios` without S4).
+   */
+  speeds: SpeedRun[] | null;
 }
 
 /**

@@ -10,6 +10,11 @@
  *  [--scenarios S1,S2,S3,P1,S4,S5,Y1,PP1,PP2,R1] [--units N] [--no-memory] [--trace-overhead]
  *  [--heap-snapshot N] [--no-peers] [--out DIR]`
  *
+ * With S4, its pages are crawled again at two speeds (bench/memory-process.ts,
+ * `measureAtSpeeds`): the yardstick and each stage through the command with
+ * `--jsonl`, quiet and then with two busy processes, each crawl's peak RSS
+ * and GC counts ("Memory at two speeds", issue 39).
+ *
  * Issue 39's yardstick (bench/yardstick.ts: bench/yardstick/ideal-crawler.mjs,
  * run unchanged) crawls S1, S3 and the scenarios on its own site (Y1: S1's
  * shape; PP1 and PP2: 100,000 and 300,000 pages, CPU per page) in every
@@ -53,7 +58,7 @@ import type { MemoryReport } from "./children/memory-child.js";
 import { runCrawl, type CrawlTarget, type RunResult } from "./crawl-process.js";
 import { HostGroupProcess } from "./host-group-process.js";
 import { describeMachine } from "./machine.js";
-import { measureWaitingUnits } from "./memory-process.js";
+import { measureAtSpeeds, measureWaitingUnits, type SpeedRun } from "./memory-process.js";
 import { benchPeers, peersDir, type PeersReport } from "./peers.js";
 import { benchRedisScenario, REDIS_SCENARIO_ID, redisScenarioFailed, type RedisScenarioResult } from "./redis-scenario.js";
 import { summarise, type BenchResults, type ScenarioResult } from "./results.js";
@@ -276,6 +281,18 @@ if (s1 !== undefined && !values["no-peers"]) {
   log(`peers: ${s1.id}, looked for in ${peersDir()}`);
   peers = await benchPeers(s1, runs, peersDir(), log);
 }
+// S4's shape at two speeds (issue 39): the yardstick and each stage through the command with --jsonl, quiet then loaded.
+let speeds: SpeedRun[] | null = null;
+const s4 = scenarios.find(function isS4(scenario) {
+  return scenario.id === "S4";
+});
+const speedStages = stages.filter(isStageName);
+if (s4 !== undefined && speedStages.length > 0) {
+  log(`${s4.id} at two speeds: ${s4.pages} pages on the yardstick's site, records to a file, quiet then with two busy processes`);
+  speeds = await measureAtSpeeds({ pages: s4.pages, stages: speedStages, rounds: runs, speeds: ["quiet", "loaded"], keepRecords: false, checkpoint: s4.pages }, function logRun(run) {
+    log(`  ${run.speed} ${run.crawler} #${run.round}: ${(run.peakRssBytes / 1e6).toFixed(0)} MB RSS, ${run.markCompacts} Mark-Compacts, ${run.scavenges} scavenges, CPU ${run.cpuSeconds.toFixed(1)} s`);
+  });
+}
 const memory: MemoryReport[] = [];
 if (!values["no-memory"]) {
   for (const stage of stages.filter(isStageName)) {
@@ -296,6 +313,7 @@ const results: BenchResults = {
   redis,
   startup,
   peers,
+  speeds,
 };
 const markdown = markdownReport(results);
 mkdirSync(out, { recursive: true });

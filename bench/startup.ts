@@ -2,7 +2,7 @@
  * Start-up CPU (issues 29 and 39), each subject in a fresh process, all of
  * them taking turns round by round: `node -e 0`, the command's `crawl --help`,
  * and a one-page crawl through the command in each stage against the same
- * crawl by the yardstick (`../shared/bench/ideal-crawler.mjs --client http`,
+ * crawl by the yardstick (bench/yardstick/ideal-crawler.mjs `--client http`,
  * the plainest `node:http` crawler), all of one page served by the
  * yardstick's site (`site-server.mjs --pages 1 --links 1`). A child's CPU
  * (user + system) is read with bash's `times`, as Node reports no child's
@@ -20,6 +20,7 @@ import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { BUILD_DIR, PROJECT_ROOT } from "./build.js";
 import { spread, type Spread } from "./stats.js";
+import { YARDSTICK_DIR } from "./yardstick.js";
 
 /** The three stages, as `--stage` names them. */
 const STAGES = ["callbacks", "generators", "asyncawait"] as const;
@@ -54,9 +55,6 @@ const BUNDLE_DIR = join(BUILD_DIR, "command");
 
 /** The command as users run it (dist/cli.js), from the bench's build. */
 const CLI_SCRIPT = join(BUNDLE_DIR, "cli.js");
-
-/** The yardstick's folder (issue 39): `YARDSTICK_DIR`, or ../shared/bench beside the project. */
-const YARDSTICK_DIR = process.env.YARDSTICK_DIR ?? join(PROJECT_ROOT, "..", "shared", "bench");
 
 /** CPU in ms of `node ...args` run to its end, from bash's `times`; throws if it fails. */
 function childCpuMs(args: readonly string[]): number {

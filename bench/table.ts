@@ -10,6 +10,7 @@
 import type { KnownStage as StageName } from "../src/observe/events.js";
 import type { MemoryReport } from "./children/memory-child.js";
 import { cpuPerPageMs, type RunResult } from "./crawl-process.js";
+import { formatSpeedRuns, type SpeedRun } from "./memory-process.js";
 import { peersSection } from "./peers.js";
 import { redisSection } from "./redis-table.js";
 import { sameRoundRatios, type BenchResults, type ScenarioResult, type StageOnScenario } from "./results.js";
@@ -66,6 +67,7 @@ export function markdownReport(results: BenchResults): string {
   if (results.peers !== null) lines.push(...peersSection(results.peers));
   if (results.memory.length > 0) lines.push(...memorySection(results));
   if (results.redis !== null) lines.push(...redisSection(results.redis, results.quick));
+  if (results.speeds !== null && results.speeds.length > 0) lines.push(...speedsSection(results.speeds));
   const traced = traceRows(results.scenarios);
   if (traced.length > 0) {
     lines.push("", "## Cost of tracing (S1 with a `trace` callback that counts events)", "");
@@ -512,3 +514,20 @@ function showKb(value: Spread | null): string {
 function kb(bytes: number): string {
   return bytes >= 10_240 ? `${(bytes / 1024).toFixed(0)} KB` : `${(bytes / 1024).toFixed(2)} KB`;
 }
+
+/** S4 at two speeds (issue 39): each crawl's peak RSS over the same round and speed's yardstick, and its GC counts. */
+function speedsSection(runs: readonly SpeedRun[]): string[] {
+  return [
+    "",
+    "## Memory at two speeds: S4's pages on the yardstick's site, records written to a file (issue 39)",
+    "",
+    "The yardstick (bench/yardstick/ideal-crawler.mjs) and each stage through the command with `--jsonl FILE` (records written, none kept), " +
+      "each on a fresh copy of the yardstick's site, first on the machine as it is (quiet), then with two busy `nice yes` processes (loaded): " +
+      "peak RSS (VmHWM) and its ratio to the yardstick's of the same round and speed (target: at most " +
+      `${AGAINST_YARDSTICK.peakRssOverYardstick} ×), the Mark-Compacts and scavenges each crawler's \`PerformanceObserver\` counted (bench/children/gc-count.ts), ` +
+      "CPU and wall, and the load average as it started.",
+    "",
+    formatSpeedRuns(runs),
+  ];
+}
+

@@ -72,7 +72,7 @@ export const AGAINST_REFERENCE = {
   s3PeakRss: 1.0,
   /** `crawl --help`: CPU over `node -e 0`'s, at most (issue 39: 1.5, was 2). */
   helpOverNode: 1.5,
-  /** A one-page crawl through the command, each stage: CPU over the yardstick's one-page crawl (../shared/bench), at most (issue 39). */
+  /** A one-page crawl through the command, each stage: CPU over the yardstick's one-page crawl (bench/yardstick/), at most (issue 39). */
   onePageOverYardstick: 1.3,
 } as const;
 
@@ -91,6 +91,8 @@ export const AGAINST_YARDSTICK = {
   cpuPerPage: 0.95,
   /** S3 (C10K): wall time over the lower bound, at most (median), for every stage. */
   c10kWallOverBound: 1.2,
+  /** S4's shape with `--jsonl`, at each of two speeds: peak RSS over the yardstick's of the same round, at most. */
+  peakRssOverYardstick: 1.2,
 } as const;
 
 /** The scenarios the yardstick crawls too, in every round (issue 39). */

@@ -31,8 +31,8 @@ export const YARDSTICK = "yardstick";
 /** A crawler of the bench's tables: a stage, the project's reference, or the yardstick. */
 export type Runner = BenchSubject | typeof YARDSTICK;
 
-/** The folder of the two copied files. */
-export const YARDSTICK_DIR = join(PROJECT_ROOT, "bench", "yardstick");
+/** The folder of the two copied files (`YARDSTICK_DIR` names another: ../shared/bench, to compare with the originals). */
+export const YARDSTICK_DIR = process.env.YARDSTICK_DIR ?? join(PROJECT_ROOT, "bench", "yardstick");
 
 /** The crawler's line of counts, and the probe's line of usage. */
 export interface YardstickReport {

@@ -141,6 +141,7 @@ describe("againstYardstickSection", () => {
       redis: null,
       startup: null,
       peers: null,
+      speeds: null,
     };
   }
   function scenarioResult(scenario: Scenario, stageCpu: number[]): ScenarioResult {
