@@ -254,6 +254,14 @@ export class RedisFrontier implements CrawlStore {
   /** URLs this process holds leased (ready here or handed out), and the item to hand back for each. */
   private readonly held = new Map<string, QueueItem>();
   /**
+   * URLs this process knows Redis has seen: the pages it finished and the
+   * links it sent with them, once Redis answered. A link found here is not
+   * sent again (on a site whose pages link to the same pages, most links are
+   * these). Only a cache: Redis's seen set decides; emptied when it reaches
+   * {@link KNOWN_SEEN_MOST} URLs.
+   */
+  private readonly knownSeen = new Set<string>();
+  /**
    * The fencing check's deadlines: for each URL held, when its lease may
    * have run out (`performance.now()`, ms), as far as this process knows:
    * the time it sent the TAKE or the last RENEW Redis answered, plus the lease.
@@ -580,7 +588,7 @@ export class RedisFrontier implements CrawlStore {
       // Safe: if this process dies before FINISH, the URLs queued stay queued and seen, and the page, fetched again, queues none twice.
       // In a Cluster, the links of other buckets the same way: queued (and so durable) before the record, while this URL's lease keeps the crawl from ending.
       const bucket = this.buckets.length === 1 ? 0 : this.bucketOf(originOf(item.url));
-      const groups = this.byBucket(visit.next);
+      const groups = this.byBucket(this.unknown(visit.next));
       const local = groups.get(bucket) ?? [];
       groups.delete(bucket);
       let earlier = total(await Promise.all([...groups].map(async ([other, group]) => {
@@ -598,6 +606,7 @@ export class RedisFrontier implements CrawlStore {
       if (journal !== null) {
         // This process's output first: its links queued and its lease checked (PREPARE), its line written, then the mark (FINISH).
         const [added, holds] = await this.batches.prepare(item.url, links, bucket);
+        this.remember(item, visit.next); // PREPARE queued them: seen, whatever comes next.
         earlier += Number(added);
         links = [];
         if (record.nextUrl === null) record = { ...record, numNewUrls: earlier }; // As FINISH will store it.
@@ -608,6 +617,7 @@ export class RedisFrontier implements CrawlStore {
         }
       }
       reply = await this.batches.finish(item.url, this.options.records ? record : null, earlier, links, bucket);
+      this.remember(item, visit.next); // FINISH queued them, stored or not: seen.
     } catch {
       return null; // Not stored: the lease expires, and the URL is fetched again by whoever resumes.
     } finally {
@@ -618,6 +628,19 @@ export class RedisFrontier implements CrawlStore {
     if (stored === 0) return null; // Recorded already, by a process that took it after our lease expired.
     const { record } = visit;
     return record.nextUrl !== null || record.numNewUrls === added ? record : { ...record, numNewUrls: added }; // As FINISH stored it.
+  }
+
+  /** Of `found`, those not known here to be seen already (see `knownSeen`). */
+  private unknown(found: readonly QueueItem[]): QueueItem[] {
+    const known = this.knownSeen;
+    return found.filter(function notKnown(next) { return !known.has(next.url); });
+  }
+
+  /** Notes a finished page's URL and its links as seen in Redis (see `knownSeen`). */
+  private remember(item: QueueItem, found: readonly QueueItem[]): void {
+    if (this.knownSeen.size + found.length >= KNOWN_SEEN_MOST) this.knownSeen.clear();
+    this.knownSeen.add(item.url);
+    for (const next of found) this.knownSeen.add(next.url);
   }
 
   /** A URL handed out that this process will not fetch (the crawl stopped): handed back to the queue, for another process or a later run. */
@@ -1500,6 +1523,13 @@ async function persistence(command: (args: string[]) => Promise<unknown>): Promi
  * 174 ms; 250 hold it a few ms.
  */
 const FINISH_CHUNK = 250;
+
+/**
+ * The most URLs a process keeps in its cache of URLs Redis has seen (a
+ * million URLs: some 100 MB at most, about what a crawl in memory of that
+ * size holds in its own seen set).
+ */
+const KNOWN_SEEN_MOST = 1_000_000;
 
 /** About how many records (or seen URLs) one HSCAN (SSCAN) reads when they are streamed out at the end of a crawl. */
 const STREAM_CHUNK = 200;

@@ -148,6 +148,30 @@ describeWithRedis("RedisFrontier", () => {
     expect((await frontier.status()).records).toBe(1);
   });
 
+  it("sends no link it knows Redis has seen: a page's links already sent, and the pages it finished, stay out of its next FINISH, and are not counted as new", async () => {
+    const frontier = await frontierFor({ name: "known-seen" });
+    const log = await RedisLog.watch(redis.url, "known-seen");
+    logs.push(log);
+    await frontier.add([{ url: "http://a.test/", maxRedirect: 10 }, { url: "http://b.test/", maxRedirect: 10 }]);
+    const first = await within(5_000, taken(frontier), "the first URL");
+    const link = (path: string) => ({ url: `http://a.test/${path}`, maxRedirect: 10 });
+    const one = await frontier.finish(first, { record: { ...errorRecord(first.url, "NetworkError"), numNewUrls: 2 }, next: [link("n1"), link("n2")] });
+    expect(one?.numNewUrls).toBe(2);
+    const second = await within(5_000, taken(frontier), "the second URL");
+    const two = await frontier.finish(second, { record: { ...errorRecord(second.url, "NetworkError"), numNewUrls: 3 }, next: [link("n1"), link("n3"), { url: first.url, maxRedirect: 10 }] });
+    expect(two?.numNewUrls).toBe(1);
+    await log.caughtUp();
+    const sent: string[] = [];
+    for (const call of log.calls.filter((logged) => logged.name === "FINISH")) {
+      // After the prefix, the channel and the owner, per page: url, kind, record, queued already, k, then k (url, origin, item) triples.
+      for (let i = 3; i < call.argv.length; i += 5 + 3 * Number(call.argv[i + 4])) {
+        for (let j = 0; j < Number(call.argv[i + 4]); j++) sent.push(call.argv[i + 5 + 3 * j] ?? "");
+      }
+    }
+    expect(sent.sort()).toEqual(["http://a.test/n1", "http://a.test/n2", "http://a.test/n3"]);
+    expect(await frontier.status()).toMatchObject({ queued: 3, leased: 0, records: 2, seen: 5 });
+  });
+
   it("writes a record to its journal before Redis marks the URL, with the links really new counted, and marks nothing the journal could not write", async () => {
     const name = `journal-${++names}`;
     const client = createClient({ url: redis.url });
