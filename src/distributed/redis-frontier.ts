@@ -588,10 +588,11 @@ export class RedisFrontier implements CrawlStore {
       // Safe: if this process dies before FINISH, the URLs queued stay queued and seen, and the page, fetched again, queues none twice.
       // In a Cluster, the links of other buckets the same way: queued (and so durable) before the record, while this URL's lease keeps the crawl from ending.
       const bucket = this.buckets.length === 1 ? 0 : this.bucketOf(originOf(item.url));
-      const groups = this.byBucket(this.unknown(visit.next));
+      const found = this.unknown(visit.next);
+      const groups = this.byBucket(found);
       const local = groups.get(bucket) ?? [];
       groups.delete(bucket);
-      let earlier = total(await Promise.all([...groups].map(async ([other, group]) => {
+      let earlier = groups.size === 0 ? 0 : total(await Promise.all([...groups].map(async ([other, group]) => {
         let added = 0;
         for (let start = 0; start < group.length; start += FINISH_CHUNK) added += Number(await this.run("ADD", triples(group.slice(start, start + FINISH_CHUNK)), other));
         return added;
@@ -606,7 +607,7 @@ export class RedisFrontier implements CrawlStore {
       if (journal !== null) {
         // This process's output first: its links queued and its lease checked (PREPARE), its line written, then the mark (FINISH).
         const [added, holds] = await this.batches.prepare(item.url, links, bucket);
-        this.remember(item, visit.next); // PREPARE queued them: seen, whatever comes next.
+        this.remember(item, found); // PREPARE queued them: seen, whatever comes next.
         earlier += Number(added);
         links = [];
         if (record.nextUrl === null) record = { ...record, numNewUrls: earlier }; // As FINISH will store it.
@@ -617,7 +618,7 @@ export class RedisFrontier implements CrawlStore {
         }
       }
       reply = await this.batches.finish(item.url, this.options.records ? record : null, earlier, links, bucket);
-      this.remember(item, visit.next); // FINISH queued them, stored or not: seen.
+      this.remember(item, found); // FINISH queued them, stored or not: seen.
     } catch {
       return null; // Not stored: the lease expires, and the URL is fetched again by whoever resumes.
     } finally {
@@ -636,7 +637,7 @@ export class RedisFrontier implements CrawlStore {
     return found.filter(function notKnown(next) { return !known.has(next.url); });
   }
 
-  /** Notes a finished page's URL and its links as seen in Redis (see `knownSeen`). */
+  /** Notes a finished page's URL and the links sent with it (those not known already) as seen in Redis (see `knownSeen`). */
   private remember(item: QueueItem, found: readonly QueueItem[]): void {
     if (this.knownSeen.size + found.length >= KNOWN_SEEN_MOST) this.knownSeen.clear();
     this.knownSeen.add(item.url);
