@@ -70,6 +70,12 @@ const DONE: Step = { kind: "done" };
  */
 const STORE_POLL_MS = 5;
 
+/**
+ * The reason a wait for the store's news is aborted with: given, so that no
+ * `DOMException` (with its stack) is made at each piece of news.
+ */
+const STORE_NEWS = "the store has news";
+
 /** A wake-up the host lines asked for, due at `at` (the stage's clock, ms) unless called off. */
 class Wakeup implements Cancellable {
   cancelled = false;
@@ -620,7 +626,7 @@ export class CrawlCore implements SitemapContext {
   private storeChanged(): void {
     const news = this.storeNews;
     this.storeNews = null;
-    news?.abort();
+    news?.abort(STORE_NEWS);
   }
 
   /** The origins of the roots, whose sitemaps option `sitemaps` reads. */

@@ -85,14 +85,35 @@ export class CrawlClient {
     if (url !== null && crawlChannel.hasSubscribers) crawlChannel.publish({ type: "resume", crawl, url });
   }
 
-  /** A wait job's pause, ended early by `woken` (resolves) or by {@link abort} (rejects). */
-  private async pauseUntilWoken(delayMs: number, woken: AbortSignal): Promise<void> {
-    if (woken.aborted) return;
-    try {
-      await sleep(delayMs, undefined, { signal: AbortSignal.any([this.stopping.signal, woken]) });
-    } catch (error) {
-      if (this.stopping.signal.aborted || !woken.aborted) throw error;
-    }
+  /**
+   * A wait job's pause, ended early by `woken` (resolves) or by {@link abort}
+   * (rejects with the stop's reason, an `AbortError`). A timer and two
+   * listeners, no error made: a crawl whose store has news often (a Redis
+   * frontier) wakes every waiting worker each time.
+   */
+  private pauseUntilWoken(delayMs: number, woken: AbortSignal): Promise<void> {
+    const stopping = this.stopping.signal;
+    if (stopping.aborted) return Promise.reject(stopping.reason);
+    if (woken.aborted) return Promise.resolve();
+    setMaxListeners(0, woken); // As many pauses as workers may listen at once.
+    return new Promise(function waiting(resolve, reject) {
+      const timer = setTimeout(ended, delayMs);
+      woken.addEventListener("abort", ended, { once: true });
+      stopping.addEventListener("abort", stopped, { once: true });
+      function settled(): void {
+        clearTimeout(timer);
+        woken.removeEventListener("abort", ended);
+        stopping.removeEventListener("abort", stopped);
+      }
+      function ended(): void {
+        settled();
+        resolve();
+      }
+      function stopped(): void {
+        settled();
+        reject(stopping.reason);
+      }
+    });
   }
 
   /** Ends every request in flight and every pause: the crawl was stopped. */
