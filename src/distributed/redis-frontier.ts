@@ -244,6 +244,8 @@ export class RedisFrontier implements CrawlStore {
   private cursor = 0;
   /** Each bucket's URLs queued and leased, as this process last saw them (TAKE, the end's collect, a `done` message); -1: not seen yet. */
   private readonly left: number[];
+  /** Calls given an id so far (`callId`). */
+  private calls = 0;
   /** Round trips to Redis (script calls and reads), for the measures of the cluster guide. */
   roundTrips = 0;
   /** In a Cluster: scripts sent whole after a node answered `NOSCRIPT`, and commands tried again (`TRYAGAIN`, `CLUSTERDOWN`, a lost connection…). */
@@ -315,7 +317,7 @@ export class RedisFrontier implements CrawlStore {
     this.heardIn = this.buckets.map(() => 0);
     this.left = this.buckets.map(() => -1);
     this.leaseMs = options.leaseMs;
-    this.batches = pageBatches(this.owner, (name, args, bucket) => this.run(name, args, bucket));
+    this.batches = pageBatches(this.owner, (name, args, bucket) => this.run(name, args, bucket), () => this.callId());
     const frontier = this;
     this.pump = new TakePump({
       wanted() { return (frontier.crawl?.maxTasks ?? 1) - frontier.handedOut; },
@@ -416,8 +418,26 @@ export class RedisFrontier implements CrawlStore {
    */
   add(items: readonly QueueItem[]): Promise<number> {
     if (items.length === 0) return Promise.resolve(0);
-    const calls = [...this.byBucket(items)].map(([bucket, group]) => this.run("ADD", triples(group), bucket));
+    const calls = [...this.byBucket(items)].map(([bucket, group]) => this.queue(triples(group), bucket));
     return Promise.all(calls).then(total, () => 0); // A failure stopped the crawl (run()).
+  }
+
+  /** ADD: queues the (url, origin, item) triples not seen in `bucket`; resolves with how many were new. */
+  private queue(found: readonly string[], bucket: number): Promise<number> {
+    return this.run("ADD", [...this.callId(), ...found], bucket).then(Number);
+  }
+
+  /**
+   * A call's id and how long Redis keeps its reply (ADD, PREPARE, FINISH:
+   * scripts.ts's `replayed`): in a Cluster, where `run()` sends a call again
+   * after a broken connection, each call gets its own (`OWNER:N`), so a call
+   * whose reply was lost is answered again as it was the first time, not
+   * run again (a FINISH that stored its records says so again, and this
+   * process reports them; the URLs a PREPARE or ADD queued are counted
+   * again). A single Redis gets none: a broken connection stops the crawl.
+   */
+  private callId(): [string, string] {
+    return this.clustered ? [`${this.owner}:${++this.calls}`, String(this.leaseMs)] : ["", "0"];
   }
 
   /** Items grouped by their origin's bucket. */
@@ -585,12 +605,12 @@ export class RedisFrontier implements CrawlStore {
       groups.delete(bucket);
       let earlier = total(await Promise.all([...groups].map(async ([other, group]) => {
         let added = 0;
-        for (let start = 0; start < group.length; start += FINISH_CHUNK) added += Number(await this.run("ADD", triples(group.slice(start, start + FINISH_CHUNK)), other));
+        for (let start = 0; start < group.length; start += FINISH_CHUNK) added += await this.queue(triples(group.slice(start, start + FINISH_CHUNK)), other);
         return added;
       })));
       const last = Math.max(0, local.length - FINISH_CHUNK);
       for (let start = 0; start < last; start += FINISH_CHUNK) {
-        earlier += Number(await this.run("ADD", triples(local.slice(start, Math.min(start + FINISH_CHUNK, last))), bucket));
+        earlier += await this.queue(triples(local.slice(start, Math.min(start + FINISH_CHUNK, last))), bucket);
       }
       let { record } = visit;
       let links = triples(local.slice(last));
@@ -1094,10 +1114,11 @@ export class RedisFrontier implements CrawlStore {
    * slot moved) sends the script itself (EVAL, which caches it there), and
    * `TRYAGAIN`, `CLUSTERDOWN`, `MASTERDOWN`, `LOADING` or a lost connection
    * (a node failing over) are tried again, after 25 ms doubling to 1 s, for
-   * up to half a lease. A script whose reply was lost may so run twice:
-   * each is written to make that harmless (ADD and FINISH by `seen` and the
-   * record kept first; RENEW, RELEASE by the lease's owner), but for TAKE,
-   * whose first leases then wait out their lease.
+   * up to half a lease. A call whose reply was lost is so sent again: ADD,
+   * PREPARE and FINISH carry an id (`callId`) under which Redis kept their
+   * reply, and answer the same again without running twice; RENEW and
+   * RELEASE are harmless twice (by the lease's owner), and so is STARTED;
+   * a TAKE run twice leaves the first one's leases to wait out their lease.
    */
   private run(name: string, args: readonly string[], bucket = 0): Promise<unknown> {
     if (this.failure !== null) return Promise.reject(this.failure);
@@ -1304,15 +1325,17 @@ interface PageBatches {
 /**
  * The batches of one process (`owner`), sending through `run`: a batch for
  * each script and bucket, since one call runs in one bucket's slot (a
- * single Redis has bucket 0 only).
+ * single Redis has bucket 0 only). Each PREPARE and FINISH call starts with
+ * the owner and the call's id (`callId`: the id, and how long Redis keeps
+ * the reply).
  */
-function pageBatches(owner: string, run: (name: string, args: readonly string[], bucket: number) => Promise<unknown>): PageBatches {
+function pageBatches(owner: string, run: (name: string, args: readonly string[], bucket: number) => Promise<unknown>, callId: () => readonly string[]): PageBatches {
   const batches = new Map<string, ScriptBatch>();
   function batchOf(name: "PREPARE" | "FINISH" | "STARTED", bucket: number): ScriptBatch {
     const key = `${name} ${bucket}`;
     let batch = batches.get(key);
     if (batch === undefined) {
-      batch = name === "STARTED" ? new ScriptBatch((args) => run(name, args, bucket), [], 1) : new ScriptBatch((args) => run(name, args, bucket), [owner], 2);
+      batch = name === "STARTED" ? new ScriptBatch((args) => run(name, args, bucket), [], 1) : new ScriptBatch((args) => run(name, args, bucket), function head() { return [owner, ...callId()]; }, 2);
       batches.set(key, batch);
     }
     return batch;

@@ -177,8 +177,8 @@ export class RedisLog {
     const finished: Array<{ owner: string; url: string }> = [];
     for (const call of this.calls) {
       if (call.name !== "FINISH") continue;
-      // After the prefix, the channel and the owner: url, kind, record, queued already, k, then k triples, for each page.
-      for (let i = 3; i < call.argv.length; i += 5 + 3 * Number(call.argv[i + 4])) finished.push({ owner: call.argv[2] ?? "", url: call.argv[i] ?? "" });
+      // After the prefix, the channel, the owner, the call's id and how long its reply is kept: url, kind, record, queued already, k, then k triples, for each page.
+      for (let i = 5; i < call.argv.length; i += 5 + 3 * Number(call.argv[i + 4])) finished.push({ owner: call.argv[2] ?? "", url: call.argv[i] ?? "" });
     }
     return finished;
   }
