@@ -248,8 +248,17 @@ export class RedisFrontier implements CrawlStore {
   private calls = 0;
   /** Round trips to Redis (script calls and reads), for the measures of the cluster guide. */
   roundTrips = 0;
-  /** In a Cluster: scripts sent whole after a node answered `NOSCRIPT`, and commands tried again (`TRYAGAIN`, `CLUSTERDOWN`, a lost connection…). */
-  readonly clusterEvents = { noscript: 0, retried: 0 };
+  /**
+   * In a Cluster: scripts sent whole after a node answered `NOSCRIPT`,
+   * commands tried again (`TRYAGAIN`, `CLUSTERDOWN`, a lost connection…),
+   * `WAIT`s sent for a page's links on another node (`queueReplicated`), and
+   * those that timed out before a replica had the writes.
+   */
+  readonly clusterEvents = { noscript: 0, retried: 0, waits: 0, waitedOut: 0 };
+  /** In a Cluster: the `WAIT`s of each bucket's node, several pages to one (`replicated`). */
+  private readonly waits = new Map<number, ScriptBatch>();
+  /** In a Cluster: how many replicas each node's `ROLE` listed, and when it was asked (`performance.now()`), by node connection. */
+  private readonly replicaKnown = new WeakMap<object, { replicas: number; at: number }>();
   private readonly leaseMs: number;
   /** Script name → its SHA1, once loaded. */
   private readonly sha = new Map<string, string>();
@@ -440,6 +449,100 @@ export class RedisFrontier implements CrawlStore {
     return this.clustered ? [`${this.owner}:${++this.calls}`, String(this.leaseMs)] : ["", "0"];
   }
 
+  /**
+   * A page's links of another bucket, queued before its record (ADD, in
+   * chunks of {@link FINISH_CHUNK}); in a Cluster, then kept from a crash of
+   * the node serving that bucket: when the node has a replica, this waits
+   * until a replica has them (`replicated`), so that its replica taking over
+   * cannot lose links whose page's record is stored in another bucket, on
+   * another node. When the node's connection broke meanwhile, the links may
+   * have gone with it: they are queued again (ADD queues only what is not
+   * seen), on whichever node serves the bucket now, and waited for there.
+   *
+   * @returns how many URLs the first ADDs queued.
+   * @throws the failure that stopped it, after half a lease of trying.
+   */
+  private async queueReplicated(group: readonly QueueItem[], bucket: number): Promise<number> {
+    const giveUpAt = performance.now() + this.leaseMs / 2;
+    let first: number | null = null;
+    for (;;) {
+      let added = 0;
+      for (let start = 0; start < group.length; start += FINISH_CHUNK) added += await this.queue(triples(group.slice(start, start + FINISH_CHUNK)), bucket);
+      first ??= added;
+      if (!this.clustered || (await this.replicated(bucket, giveUpAt))) return first;
+    }
+  }
+
+  /**
+   * Waits until a replica of the node serving `bucket` has every write this
+   * process sent it so far (`WAIT 1`), or says there is nothing to wait
+   * for (the node has no replica: `ROLE` lists none). The pages waiting on
+   * one node share one `WAIT` (a {@link ScriptBatch} per bucket: those that
+   * come while one is out go in the next, which covers their writes too).
+   * A `WAIT` that times out with a replica connected (it lags) is sent again.
+   *
+   * @returns true once replicated or nothing to wait for; false when the
+   * node's connection broke: what was written there may be lost.
+   * @throws the {@link FrontierError} that stops the crawl, as `run()`'s
+   * failures do: an error reply (an ACL's), or after half a lease (`giveUpAt`).
+   */
+  private async replicated(bucket: number, giveUpAt: number): Promise<boolean> {
+    for (;;) {
+      let acked: number;
+      try {
+        acked = Number((await this.waitBatch(bucket).call(["1"]))[0]);
+      } catch (error) {
+        if (this.closing) throw error;
+        if (explainReply(error, this.options.name) !== null || performance.now() > giveUpAt) {
+          this.fail(error);
+          throw this.failure ?? error;
+        }
+        this.clusterEvents.retried += 1;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        return false;
+      }
+      if (acked !== 0) return true; // A replica has them (or -1: the node has none).
+      this.clusterEvents.waitedOut += 1;
+      if (performance.now() > giveUpAt) {
+        this.fail(new Error(`no replica of the node serving bucket ${bucket} acknowledged this process's writes (WAIT 1) for ${Math.round(this.leaseMs / 2)} ms`));
+        throw this.failure ?? new FrontierError("no replica acknowledged");
+      }
+    }
+  }
+
+  /** The batch of `WAIT`s of one bucket's node (see `replicated`): each call answers, for each part, the replicas that acknowledged, or -1 for a node without one. */
+  private waitBatch(bucket: number): ScriptBatch {
+    let batch = this.waits.get(bucket);
+    if (batch === undefined) {
+      const frontier = this;
+      batch = new ScriptBatch(async function waitOnce(parts) {
+        const acked = await frontier.waitOnNode(bucket);
+        return parts.map(() => acked);
+      }, [], 1);
+      this.waits.set(bucket, batch);
+    }
+    return batch;
+  }
+
+  /** One `WAIT 1` on the node serving `bucket` (on the connection its scripts go through), or -1 without sending it when the node has no replica. */
+  private async waitOnNode(bucket: number): Promise<number> {
+    const node = (await (this.client as Cluster).getNodeClientForKey(this.buckets[bucket]?.meta ?? "", false)) as unknown as Client;
+    const known = this.replicaKnown.get(node);
+    let replicas = known !== undefined && performance.now() - known.at < ROLE_MAX_AGE_MS ? known.replicas : -1;
+    if (replicas < 0) {
+      this.roundTrips += 1;
+      const role = (await node.sendCommand(["ROLE"])) as unknown[];
+      replicas = role[0] === "master" && Array.isArray(role[2]) ? role[2].length : 0;
+      this.replicaKnown.set(node, { replicas, at: performance.now() });
+    }
+    if (replicas === 0) return -1;
+    this.roundTrips += 1;
+    this.clusterEvents.waits += 1;
+    const acked = Number(await node.sendCommand(["WAIT", "1", String(REPLICA_WAIT_MS)]));
+    if (acked === 0) this.replicaKnown.delete(node); // Its replica may be gone: ask ROLE again.
+    return acked;
+  }
+
   /** Items grouped by their origin's bucket. */
   private byBucket(items: readonly QueueItem[]): Map<number, QueueItem[]> {
     const groups = new Map<number, QueueItem[]>();
@@ -598,16 +701,12 @@ export class RedisFrontier implements CrawlStore {
     try {
       // A page with many links: all but the last chunk are queued first, each in a step short enough not to hold Redis up.
       // Safe: if this process dies before FINISH, the URLs queued stay queued and seen, and the page, fetched again, queues none twice.
-      // In a Cluster, the links of other buckets the same way: queued (and so durable) before the record, while this URL's lease keeps the crawl from ending.
+      // In a Cluster, the links of other buckets the same way: queued before the record (and on a replica, when their node has one), while this URL's lease keeps the crawl from ending.
       const bucket = this.buckets.length === 1 ? 0 : this.bucketOf(originOf(item.url));
       const groups = this.byBucket(visit.next);
       const local = groups.get(bucket) ?? [];
       groups.delete(bucket);
-      let earlier = total(await Promise.all([...groups].map(async ([other, group]) => {
-        let added = 0;
-        for (let start = 0; start < group.length; start += FINISH_CHUNK) added += await this.queue(triples(group.slice(start, start + FINISH_CHUNK)), other);
-        return added;
-      })));
+      let earlier = total(await Promise.all([...groups].map(([other, group]) => this.queueReplicated(group, other))));
       const last = Math.max(0, local.length - FINISH_CHUNK);
       for (let start = 0; start < last; start += FINISH_CHUNK) {
         earlier += await this.queue(triples(local.slice(start, Math.min(start + FINISH_CHUNK, last))), bucket);
@@ -1222,6 +1321,16 @@ export class RedisFrontier implements CrawlStore {
  * small read per bucket, twice) and a process's wake-ups cheap.
  */
 const CLUSTER_BUCKETS = 16;
+
+/**
+ * How long one `WAIT` for a replica waits (ms): it holds this process's
+ * connection to that node meanwhile, and one that times out with a replica
+ * connected is sent again.
+ */
+const REPLICA_WAIT_MS = 1_000;
+
+/** How long a node's `ROLE` (its replicas) is taken as true before it is asked again (ms). */
+const ROLE_MAX_AGE_MS = 5_000;
 
 /** The end's collect of one bucket (KEYS: meta, leases, seen): URLs queued, leased, and seen (the bucket's epoch). */
 const COLLECT = "return {tonumber(redis.call('HGET', KEYS[1], 'queued')) or 0, redis.call('ZCARD', KEYS[2]), redis.call('SCARD', KEYS[3])}";
