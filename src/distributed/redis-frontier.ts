@@ -129,12 +129,30 @@ export const ACL_COMMANDS: readonly string[] = [
 ];
 
 /**
+ * What a crawler needs besides {@link ACL_COMMANDS} on a Redis Cluster's
+ * nodes: `SET` (the crawl's number of buckets, stored by its first process)
+ * and `GET` (a call's reply kept for its retry, in ADD, PREPARE and FINISH),
+ * `SPUBLISH` and `SSUBSCRIBE` (each bucket's sharded channel), `CLUSTER
+ * SLOTS` (the client reads the topology), and `ROLE` and `WAIT` (a page's
+ * links on a replica before its record). Of ACL_COMMANDS, a Cluster does not
+ * use `SCRIPT LOAD`, `SUBSCRIBE` and `PUBLISH` ({@link CLUSTER_UNUSED}).
+ */
+export const CLUSTER_ACL_COMMANDS: readonly string[] = ["set", "get", "spublish", "ssubscribe", "cluster|slots", "role", "wait"];
+
+/** The commands of {@link ACL_COMMANDS} a crawl over a Redis Cluster never sends: left out of its ACL rule. */
+export const CLUSTER_UNUSED: readonly string[] = ["script|load", "subscribe", "publish"];
+
+/**
  * The ACL rule of a user that may crawl `name` and do nothing else, as
  * `ACL SETUSER USER on >PASSWORD` takes it: the crawl's keys, its channel,
- * and {@link ACL_COMMANDS}.
+ * and {@link ACL_COMMANDS}. For a Redis Cluster (`cluster`), given on every
+ * node: the keys of the crawl's buckets too (`{NAME:bN}`), their sharded
+ * channels, and the commands a crawl sends there ({@link CLUSTER_ACL_COMMANDS}).
  */
-export function aclRule(name: string): string {
-  return `resetkeys ~coroutine-crawler:{${name}}:* resetchannels &coroutine-crawler:{${name}}:events -@all ${ACL_COMMANDS.map((command) => `+${command}`).join(" ")}`;
+export function aclRule(name: string, cluster = false): string {
+  if (!cluster) return `resetkeys ~coroutine-crawler:{${name}}:* resetchannels &coroutine-crawler:{${name}}:events -@all ${ACL_COMMANDS.map((command) => `+${command}`).join(" ")}`;
+  const commands = [...ACL_COMMANDS.filter((command) => !CLUSTER_UNUSED.includes(command)), ...CLUSTER_ACL_COMMANDS];
+  return `resetkeys ~coroutine-crawler:{${name}}:* ~coroutine-crawler:{${name}:b*}:* resetchannels &coroutine-crawler:{${name}:b*}:events -@all ${commands.map((command) => `+${command}`).join(" ")}`;
 }
 
 /** The PEM files of a TLS connection to Redis (`RedisFrontierOptions.tls`). */
@@ -407,7 +425,7 @@ export class RedisFrontier implements CrawlStore {
     } catch (error) {
       if (frontier !== null) await frontier.close();
       else cluster.destroy();
-      throw new FrontierError(`cannot use Redis at ${redact(resolved.url)}: ${explainReply(error, resolved.name) ?? reason(error)}`, { cause: error });
+      throw new FrontierError(`cannot use Redis at ${redact(resolved.url)}: ${explainReply(error, resolved.name, true) ?? reason(error)}`, { cause: error });
     }
     return frontier;
   }
@@ -493,7 +511,7 @@ export class RedisFrontier implements CrawlStore {
         acked = Number((await this.waitBatch(bucket).call(["1"]))[0]);
       } catch (error) {
         if (this.closing) throw error;
-        if (explainReply(error, this.options.name) !== null || performance.now() > giveUpAt) {
+        if (explainReply(error, this.options.name, true) !== null || performance.now() > giveUpAt) {
           this.fail(error);
           throw this.failure ?? error;
         }
@@ -891,7 +909,7 @@ export class RedisFrontier implements CrawlStore {
 
   /** A read that failed, as a {@link FrontierError}: Redis stopped answering, or refused the command (an error reply, explained). */
   private readFailure(error: unknown): FrontierError {
-    const reply = explainReply(error, this.options.name);
+    const reply = explainReply(error, this.options.name, this.clustered);
     const where = `Redis at ${redact(this.options.url)}`;
     return new FrontierError(reply === null ? `${where} stopped answering: ${reason(error)}` : `${where} refused the crawl's command: ${reply}`, { cause: error });
   }
@@ -1237,7 +1255,7 @@ export class RedisFrontier implements CrawlStore {
             this.clusterEvents.noscript += 1;
             return await this.send(fixed[0], ["EVAL", SCRIPTS[name] ?? "", ...tail]);
           }
-          const retried = /^(TRYAGAIN|CLUSTERDOWN|MASTERDOWN|LOADING)/.test(message) || explainReply(error, this.options.name) === null;
+          const retried = /^(TRYAGAIN|CLUSTERDOWN|MASTERDOWN|LOADING)/.test(message) || explainReply(error, this.options.name, true) === null;
           if (!retried || performance.now() + pause > giveUpAt) throw error;
           this.clusterEvents.retried += 1;
           await new Promise((resolve) => setTimeout(resolve, pause));
@@ -1300,7 +1318,7 @@ export class RedisFrontier implements CrawlStore {
   private fail(error: unknown): void {
     if (this.failure !== null || this.closing) return;
     const where = `Redis at ${redact(this.options.url)}`;
-    const reply = explainReply(error, this.options.name);
+    const reply = explainReply(error, this.options.name, this.clustered);
     const what = reply === null ? `${where} stopped answering: ${reason(error)}` : `${where} refused the crawl's command: ${reply}`;
     const after =
       this.persistent === true
@@ -1707,11 +1725,13 @@ async function redisClient(): Promise<typeof import("@redis/client")> {
  * What a Redis error reply means for the crawl, and what to do, by its code;
  * null for an error that is not a reply (a connection lost, refused).
  */
-function explainReply(error: unknown, name: string): string | null {
+function explainReply(error: unknown, name: string, cluster = false): string | null {
   if (clientModule === null || !(error instanceof clientModule.ErrorReply)) return null;
   const code = /^[A-Z]+/.exec(error.message)?.[0] ?? "";
   const keys = `coroutine-crawler:{${name}}:*`;
-  const acl = `the user needs the keys ~${keys}, the channel &coroutine-crawler:{${name}}:events, and the commands the crawl and its scripts run (Redis checks a script's too), as in ACL SETUSER USER on >PASSWORD ${aclRule(name)}`;
+  const acl = cluster
+    ? `the user needs, on every node of the Cluster, the keys ~${keys} and ~coroutine-crawler:{${name}:b*}:*, the channels &coroutine-crawler:{${name}:b*}:events, and the commands the crawl and its scripts run (Redis checks a script's too), as in ACL SETUSER USER on >PASSWORD ${aclRule(name, true)}`
+    : `the user needs the keys ~${keys}, the channel &coroutine-crawler:{${name}}:events, and the commands the crawl and its scripts run (Redis checks a script's too), as in ACL SETUSER USER on >PASSWORD ${aclRule(name)}`;
   // A command a script runs, refused by the ACL: Redis 7 says ERR, not NOPERM.
   if (code === "ERR" && /can't run this command/.test(error.message)) return `its ACL does not let this user run a command of the crawl's scripts (ERR … can't run this command): ${acl}`;
   switch (code) {
