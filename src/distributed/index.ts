@@ -26,6 +26,8 @@ export {
   FrontierError,
   OVERRIDABLE,
   ACL_COMMANDS,
+  CLUSTER_ACL_COMMANDS,
+  CLUSTER_UNUSED,
   aclRule,
   RedisFrontier,
   resolveFrontierOptions,

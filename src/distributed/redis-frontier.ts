@@ -129,12 +129,30 @@ export const ACL_COMMANDS: readonly string[] = [
 ];
 
 /**
+ * What a crawler needs besides {@link ACL_COMMANDS} on a Redis Cluster's
+ * nodes: `SET` (the crawl's number of buckets, stored by its first process)
+ * and `GET` (a call's reply kept for its retry, in ADD, PREPARE and FINISH),
+ * `SPUBLISH` and `SSUBSCRIBE` (each bucket's sharded channel), `CLUSTER
+ * SLOTS` (the client reads the topology), and `ROLE` and `WAIT` (a page's
+ * links on a replica before its record). Of ACL_COMMANDS, a Cluster does not
+ * use `SCRIPT LOAD`, `SUBSCRIBE` and `PUBLISH` ({@link CLUSTER_UNUSED}).
+ */
+export const CLUSTER_ACL_COMMANDS: readonly string[] = ["set", "get", "spublish", "ssubscribe", "cluster|slots", "role", "wait"];
+
+/** The commands of {@link ACL_COMMANDS} a crawl over a Redis Cluster never sends: left out of its ACL rule. */
+export const CLUSTER_UNUSED: readonly string[] = ["script|load", "subscribe", "publish"];
+
+/**
  * The ACL rule of a user that may crawl `name` and do nothing else, as
  * `ACL SETUSER USER on >PASSWORD` takes it: the crawl's keys, its channel,
- * and {@link ACL_COMMANDS}.
+ * and {@link ACL_COMMANDS}. For a Redis Cluster (`cluster`), given on every
+ * node: the keys of the crawl's buckets too (`{NAME:bN}`), their sharded
+ * channels, and the commands a crawl sends there ({@link CLUSTER_ACL_COMMANDS}).
  */
-export function aclRule(name: string): string {
-  return `resetkeys ~coroutine-crawler:{${name}}:* resetchannels &coroutine-crawler:{${name}}:events -@all ${ACL_COMMANDS.map((command) => `+${command}`).join(" ")}`;
+export function aclRule(name: string, cluster = false): string {
+  if (!cluster) return `resetkeys ~coroutine-crawler:{${name}}:* resetchannels &coroutine-crawler:{${name}}:events -@all ${ACL_COMMANDS.map((command) => `+${command}`).join(" ")}`;
+  const commands = [...ACL_COMMANDS.filter((command) => !CLUSTER_UNUSED.includes(command)), ...CLUSTER_ACL_COMMANDS];
+  return `resetkeys ~coroutine-crawler:{${name}}:* ~coroutine-crawler:{${name}:b*}:* resetchannels &coroutine-crawler:{${name}:b*}:events -@all ${commands.map((command) => `+${command}`).join(" ")}`;
 }
 
 /** The PEM files of a TLS connection to Redis (`RedisFrontierOptions.tls`). */
@@ -244,10 +262,21 @@ export class RedisFrontier implements CrawlStore {
   private cursor = 0;
   /** Each bucket's URLs queued and leased, as this process last saw them (TAKE, the end's collect, a `done` message); -1: not seen yet. */
   private readonly left: number[];
+  /** Calls given an id so far (`callId`). */
+  private calls = 0;
   /** Round trips to Redis (script calls and reads), for the measures of the cluster guide. */
   roundTrips = 0;
-  /** In a Cluster: scripts sent whole after a node answered `NOSCRIPT`, and commands tried again (`TRYAGAIN`, `CLUSTERDOWN`, a lost connection…). */
-  readonly clusterEvents = { noscript: 0, retried: 0 };
+  /**
+   * In a Cluster: scripts sent whole after a node answered `NOSCRIPT`,
+   * commands tried again (`TRYAGAIN`, `CLUSTERDOWN`, a lost connection…),
+   * `WAIT`s sent for a page's links on another node (`queueReplicated`), and
+   * those that timed out before a replica had the writes.
+   */
+  readonly clusterEvents = { noscript: 0, retried: 0, waits: 0, waitedOut: 0 };
+  /** In a Cluster: the `WAIT`s of each bucket's node, several pages to one (`replicated`). */
+  private readonly waits = new Map<number, ScriptBatch>();
+  /** In a Cluster: how many replicas each node's `ROLE` listed, and when it was asked (`performance.now()`), by node connection. */
+  private readonly replicaKnown = new WeakMap<object, { replicas: number; at: number }>();
   private readonly leaseMs: number;
   /** Script name → its SHA1, once loaded. */
   private readonly sha = new Map<string, string>();
@@ -323,7 +352,7 @@ export class RedisFrontier implements CrawlStore {
     this.heardIn = this.buckets.map(() => 0);
     this.left = this.buckets.map(() => -1);
     this.leaseMs = options.leaseMs;
-    this.batches = pageBatches(this.owner, (name, args, bucket) => this.run(name, args, bucket));
+    this.batches = pageBatches(this.owner, (name, args, bucket) => this.run(name, args, bucket), () => this.callId());
     const frontier = this;
     this.pump = new TakePump({
       wanted() { return (frontier.crawl?.maxTasks ?? 1) - frontier.handedOut; },
@@ -404,7 +433,7 @@ export class RedisFrontier implements CrawlStore {
     } catch (error) {
       if (frontier !== null) await frontier.close();
       else cluster.destroy();
-      throw new FrontierError(`cannot use Redis at ${redact(resolved.url)}: ${explainReply(error, resolved.name) ?? reason(error)}`, { cause: error });
+      throw new FrontierError(`cannot use Redis at ${redact(resolved.url)}: ${explainReply(error, resolved.name, true) ?? reason(error)}`, { cause: error });
     }
     return frontier;
   }
@@ -424,8 +453,120 @@ export class RedisFrontier implements CrawlStore {
    */
   add(items: readonly QueueItem[]): Promise<number> {
     if (items.length === 0) return Promise.resolve(0);
-    const calls = [...this.byBucket(items)].map(([bucket, group]) => this.run("ADD", triples(group), bucket));
+    const calls = [...this.byBucket(items)].map(([bucket, group]) => this.queue(triples(group), bucket));
     return Promise.all(calls).then(total, () => 0); // A failure stopped the crawl (run()).
+  }
+
+  /** ADD: queues the (url, origin, item) triples not seen in `bucket`; resolves with how many were new. */
+  private queue(found: readonly string[], bucket: number): Promise<number> {
+    return this.run("ADD", [...this.callId(), ...found], bucket).then(Number);
+  }
+
+  /**
+   * A call's id and how long Redis keeps its reply (ADD, PREPARE, FINISH:
+   * scripts.ts's `replayed`): in a Cluster, where `run()` sends a call again
+   * after a broken connection, each call gets its own (`OWNER:N`), so a call
+   * whose reply was lost is answered again as it was the first time, not
+   * run again (a FINISH that stored its records says so again, and this
+   * process reports them; the URLs a PREPARE or ADD queued are counted
+   * again). A single Redis gets none: a broken connection stops the crawl.
+   */
+  private callId(): [string, string] {
+    return this.clustered ? [`${this.owner}:${++this.calls}`, String(this.leaseMs)] : ["", "0"];
+  }
+
+  /**
+   * A page's links of another bucket, queued before its record (ADD, in
+   * chunks of {@link FINISH_CHUNK}); in a Cluster, then kept from a crash of
+   * the node serving that bucket: when the node has a replica, this waits
+   * until a replica has them (`replicated`), so that its replica taking over
+   * cannot lose links whose page's record is stored in another bucket, on
+   * another node. When the node's connection broke meanwhile, the links may
+   * have gone with it: they are queued again (ADD queues only what is not
+   * seen), on whichever node serves the bucket now, and waited for there.
+   *
+   * @returns how many URLs the first ADDs queued.
+   * @throws the failure that stopped it, after half a lease of trying.
+   */
+  private async queueReplicated(group: readonly QueueItem[], bucket: number): Promise<number> {
+    const giveUpAt = performance.now() + this.leaseMs / 2;
+    let first: number | null = null;
+    for (;;) {
+      let added = 0;
+      for (let start = 0; start < group.length; start += FINISH_CHUNK) added += await this.queue(triples(group.slice(start, start + FINISH_CHUNK)), bucket);
+      first ??= added;
+      if (!this.clustered || (await this.replicated(bucket, giveUpAt))) return first;
+    }
+  }
+
+  /**
+   * Waits until a replica of the node serving `bucket` has every write this
+   * process sent it so far (`WAIT 1`), or says there is nothing to wait
+   * for (the node has no replica: `ROLE` lists none). The pages waiting on
+   * one node share one `WAIT` (a {@link ScriptBatch} per bucket: those that
+   * come while one is out go in the next, which covers their writes too).
+   * A `WAIT` that times out with a replica connected (it lags) is sent again.
+   *
+   * @returns true once replicated or nothing to wait for; false when the
+   * node's connection broke: what was written there may be lost.
+   * @throws the {@link FrontierError} that stops the crawl, as `run()`'s
+   * failures do: an error reply (an ACL's), or after half a lease (`giveUpAt`).
+   */
+  private async replicated(bucket: number, giveUpAt: number): Promise<boolean> {
+    for (;;) {
+      let acked: number;
+      try {
+        acked = Number((await this.waitBatch(bucket).call(["1"]))[0]);
+      } catch (error) {
+        if (this.closing) throw error;
+        if (explainReply(error, this.options.name, true) !== null || performance.now() > giveUpAt) {
+          this.fail(error);
+          throw this.failure ?? error;
+        }
+        this.clusterEvents.retried += 1;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        return false;
+      }
+      if (acked !== 0) return true; // A replica has them (or -1: the node has none).
+      this.clusterEvents.waitedOut += 1;
+      if (performance.now() > giveUpAt) {
+        this.fail(new Error(`no replica of the node serving bucket ${bucket} acknowledged this process's writes (WAIT 1) for ${Math.round(this.leaseMs / 2)} ms`));
+        throw this.failure ?? new FrontierError("no replica acknowledged");
+      }
+    }
+  }
+
+  /** The batch of `WAIT`s of one bucket's node (see `replicated`): each call answers, for each part, the replicas that acknowledged, or -1 for a node without one. */
+  private waitBatch(bucket: number): ScriptBatch {
+    let batch = this.waits.get(bucket);
+    if (batch === undefined) {
+      const frontier = this;
+      batch = new ScriptBatch(async function waitOnce(parts) {
+        const acked = await frontier.waitOnNode(bucket);
+        return parts.map(() => acked);
+      }, [], 1);
+      this.waits.set(bucket, batch);
+    }
+    return batch;
+  }
+
+  /** One `WAIT 1` on the node serving `bucket` (on the connection its scripts go through), or -1 without sending it when the node has no replica. */
+  private async waitOnNode(bucket: number): Promise<number> {
+    const node = (await (this.client as Cluster).getNodeClientForKey(this.buckets[bucket]?.meta ?? "", false)) as unknown as Client;
+    const known = this.replicaKnown.get(node);
+    let replicas = known !== undefined && performance.now() - known.at < ROLE_MAX_AGE_MS ? known.replicas : -1;
+    if (replicas < 0) {
+      this.roundTrips += 1;
+      const role = (await node.sendCommand(["ROLE"])) as unknown[];
+      replicas = role[0] === "master" && Array.isArray(role[2]) ? role[2].length : 0;
+      this.replicaKnown.set(node, { replicas, at: performance.now() });
+    }
+    if (replicas === 0) return -1;
+    this.roundTrips += 1;
+    this.clusterEvents.waits += 1;
+    const acked = Number(await node.sendCommand(["WAIT", "1", String(REPLICA_WAIT_MS)]));
+    if (acked === 0) this.replicaKnown.delete(node); // Its replica may be gone: ask ROLE again.
+    return acked;
   }
 
   /** Items grouped by their origin's bucket. */
@@ -586,20 +727,16 @@ export class RedisFrontier implements CrawlStore {
     try {
       // A page with many links: all but the last chunk are queued first, each in a step short enough not to hold Redis up.
       // Safe: if this process dies before FINISH, the URLs queued stay queued and seen, and the page, fetched again, queues none twice.
-      // In a Cluster, the links of other buckets the same way: queued (and so durable) before the record, while this URL's lease keeps the crawl from ending.
+      // In a Cluster, the links of other buckets the same way: queued before the record (and on a replica, when their node has one), while this URL's lease keeps the crawl from ending.
       const bucket = this.buckets.length === 1 ? 0 : this.bucketOf(originOf(item.url));
       const found = this.unknown(visit.next);
       const groups = this.byBucket(found);
       const local = groups.get(bucket) ?? [];
       groups.delete(bucket);
-      let earlier = groups.size === 0 ? 0 : total(await Promise.all([...groups].map(async ([other, group]) => {
-        let added = 0;
-        for (let start = 0; start < group.length; start += FINISH_CHUNK) added += Number(await this.run("ADD", triples(group.slice(start, start + FINISH_CHUNK)), other));
-        return added;
-      })));
+      let earlier = groups.size === 0 ? 0 : total(await Promise.all([...groups].map(([other, group]) => this.queueReplicated(group, other))));
       const last = Math.max(0, local.length - FINISH_CHUNK);
       for (let start = 0; start < last; start += FINISH_CHUNK) {
-        earlier += Number(await this.run("ADD", triples(local.slice(start, Math.min(start + FINISH_CHUNK, last))), bucket));
+        earlier += await this.queue(triples(local.slice(start, Math.min(start + FINISH_CHUNK, last))), bucket);
       }
       let { record } = visit;
       let links = triples(local.slice(last));
@@ -796,7 +933,7 @@ export class RedisFrontier implements CrawlStore {
 
   /** A read that failed, as a {@link FrontierError}: Redis stopped answering, or refused the command (an error reply, explained). */
   private readFailure(error: unknown): FrontierError {
-    const reply = explainReply(error, this.options.name);
+    const reply = explainReply(error, this.options.name, this.clustered);
     const where = `Redis at ${redact(this.options.url)}`;
     return new FrontierError(reply === null ? `${where} stopped answering: ${reason(error)}` : `${where} refused the crawl's command: ${reply}`, { cause: error });
   }
@@ -1118,10 +1255,11 @@ export class RedisFrontier implements CrawlStore {
    * slot moved) sends the script itself (EVAL, which caches it there), and
    * `TRYAGAIN`, `CLUSTERDOWN`, `MASTERDOWN`, `LOADING` or a lost connection
    * (a node failing over) are tried again, after 25 ms doubling to 1 s, for
-   * up to half a lease. A script whose reply was lost may so run twice:
-   * each is written to make that harmless (ADD and FINISH by `seen` and the
-   * record kept first; RENEW, RELEASE by the lease's owner), but for TAKE,
-   * whose first leases then wait out their lease.
+   * up to half a lease. A call whose reply was lost is so sent again: ADD,
+   * PREPARE and FINISH carry an id (`callId`) under which Redis kept their
+   * reply, and answer the same again without running twice; RENEW and
+   * RELEASE are harmless twice (by the lease's owner), and so is STARTED;
+   * a TAKE run twice leaves the first one's leases to wait out their lease.
    */
   private run(name: string, args: readonly string[], bucket = 0): Promise<unknown> {
     if (this.failure !== null) return Promise.reject(this.failure);
@@ -1141,7 +1279,7 @@ export class RedisFrontier implements CrawlStore {
             this.clusterEvents.noscript += 1;
             return await this.send(fixed[0], ["EVAL", SCRIPTS[name] ?? "", ...tail]);
           }
-          const retried = /^(TRYAGAIN|CLUSTERDOWN|MASTERDOWN|LOADING)/.test(message) || explainReply(error, this.options.name) === null;
+          const retried = /^(TRYAGAIN|CLUSTERDOWN|MASTERDOWN|LOADING)/.test(message) || explainReply(error, this.options.name, true) === null;
           if (!retried || performance.now() + pause > giveUpAt) throw error;
           this.clusterEvents.retried += 1;
           await new Promise((resolve) => setTimeout(resolve, pause));
@@ -1204,7 +1342,7 @@ export class RedisFrontier implements CrawlStore {
   private fail(error: unknown): void {
     if (this.failure !== null || this.closing) return;
     const where = `Redis at ${redact(this.options.url)}`;
-    const reply = explainReply(error, this.options.name);
+    const reply = explainReply(error, this.options.name, this.clustered);
     const what = reply === null ? `${where} stopped answering: ${reason(error)}` : `${where} refused the crawl's command: ${reply}`;
     const after =
       this.persistent === true
@@ -1225,6 +1363,16 @@ export class RedisFrontier implements CrawlStore {
  * small read per bucket, twice) and a process's wake-ups cheap.
  */
 const CLUSTER_BUCKETS = 16;
+
+/**
+ * How long one `WAIT` for a replica waits (ms): it holds this process's
+ * connection to that node meanwhile, and one that times out with a replica
+ * connected is sent again.
+ */
+const REPLICA_WAIT_MS = 1_000;
+
+/** How long a node's `ROLE` (its replicas) is taken as true before it is asked again (ms). */
+const ROLE_MAX_AGE_MS = 5_000;
 
 /** The end's collect of one bucket (KEYS: meta, leases, seen): URLs queued, leased, and seen (the bucket's epoch). */
 const COLLECT = "return {tonumber(redis.call('HGET', KEYS[1], 'queued')) or 0, redis.call('ZCARD', KEYS[2]), redis.call('SCARD', KEYS[3])}";
@@ -1328,15 +1476,17 @@ interface PageBatches {
 /**
  * The batches of one process (`owner`), sending through `run`: a batch for
  * each script and bucket, since one call runs in one bucket's slot (a
- * single Redis has bucket 0 only).
+ * single Redis has bucket 0 only). Each PREPARE and FINISH call starts with
+ * the owner and the call's id (`callId`: the id, and how long Redis keeps
+ * the reply).
  */
-function pageBatches(owner: string, run: (name: string, args: readonly string[], bucket: number) => Promise<unknown>): PageBatches {
+function pageBatches(owner: string, run: (name: string, args: readonly string[], bucket: number) => Promise<unknown>, callId: () => readonly string[]): PageBatches {
   const batches = new Map<string, ScriptBatch>();
   function batchOf(name: "PREPARE" | "FINISH" | "STARTED", bucket: number): ScriptBatch {
     const key = `${name} ${bucket}`;
     let batch = batches.get(key);
     if (batch === undefined) {
-      batch = name === "STARTED" ? new ScriptBatch((args) => run(name, args, bucket), [], 1) : new ScriptBatch((args) => run(name, args, bucket), [owner], 2);
+      batch = name === "STARTED" ? new ScriptBatch((args) => run(name, args, bucket), [], 1) : new ScriptBatch((args) => run(name, args, bucket), function head() { return [owner, ...callId()]; }, 2);
       batches.set(key, batch);
     }
     return batch;
@@ -1606,11 +1756,13 @@ async function redisClient(): Promise<typeof import("@redis/client")> {
  * What a Redis error reply means for the crawl, and what to do, by its code;
  * null for an error that is not a reply (a connection lost, refused).
  */
-function explainReply(error: unknown, name: string): string | null {
+function explainReply(error: unknown, name: string, cluster = false): string | null {
   if (clientModule === null || !(error instanceof clientModule.ErrorReply)) return null;
   const code = /^[A-Z]+/.exec(error.message)?.[0] ?? "";
   const keys = `coroutine-crawler:{${name}}:*`;
-  const acl = `the user needs the keys ~${keys}, the channel &coroutine-crawler:{${name}}:events, and the commands the crawl and its scripts run (Redis checks a script's too), as in ACL SETUSER USER on >PASSWORD ${aclRule(name)}`;
+  const acl = cluster
+    ? `the user needs, on every node of the Cluster, the keys ~${keys} and ~coroutine-crawler:{${name}:b*}:*, the channels &coroutine-crawler:{${name}:b*}:events, and the commands the crawl and its scripts run (Redis checks a script's too), as in ACL SETUSER USER on >PASSWORD ${aclRule(name, true)}`
+    : `the user needs the keys ~${keys}, the channel &coroutine-crawler:{${name}}:events, and the commands the crawl and its scripts run (Redis checks a script's too), as in ACL SETUSER USER on >PASSWORD ${aclRule(name)}`;
   // A command a script runs, refused by the ACL: Redis 7 says ERR, not NOPERM.
   if (code === "ERR" && /can't run this command/.test(error.message)) return `its ACL does not let this user run a command of the crawl's scripts (ERR … can't run this command): ${acl}`;
   switch (code) {

@@ -25,8 +25,9 @@ interface Part {
  * arguments; the rest go in the next.
  *
  * Each part's arguments are sent as they are, one after the other, after
- * the `head` (the owner, for the scripts that take one); the script
- * answers `width` values per part, in the parts' order.
+ * the `head` (the owner, for the scripts that take one; made again for each
+ * call when it is a function, as a call's own id is); the script answers
+ * `width` values per part, in the parts' order.
  *
  * @remarks A part's promise settles when Redis has run the call: what the
  * caller did after it (a journal line written, a lease dropped) happened
@@ -40,8 +41,8 @@ export class ScriptBatch {
   constructor(
     /** Sends one call with these arguments (after the script's keys) and resolves with its reply. */
     private readonly send: (args: readonly string[]) => Promise<unknown>,
-    /** The arguments every call starts with. */
-    private readonly head: readonly string[],
+    /** The arguments every call starts with, or what makes them for each call. */
+    private readonly head: readonly string[] | (() => readonly string[]),
     /** Values of the reply per part. */
     private readonly width: number,
     private readonly maxParts = 64,
@@ -74,8 +75,9 @@ export class ScriptBatch {
   /** Sends the parts waiting (as many as one call holds) in one call. */
   private flush(): void {
     if (this.inFlight || this.waiting.length === 0) return;
+    const head = typeof this.head === "function" ? this.head() : this.head;
     let count = 0;
-    let argCount = this.head.length;
+    let argCount = head.length;
     while (count < this.waiting.length && count < this.maxParts) {
       const size = this.waiting[count]?.args.length ?? 0;
       if (count > 0 && argCount + size > this.maxArgs) break;
@@ -83,7 +85,7 @@ export class ScriptBatch {
       count += 1;
     }
     const parts = this.waiting.splice(0, count);
-    const args: string[] = [...this.head];
+    const args: string[] = [...head];
     for (const part of parts) for (const arg of part.args) args.push(arg);
     this.inFlight = true;
     const batch = this;

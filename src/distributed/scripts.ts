@@ -23,7 +23,10 @@
  * and one list per origin, `…:q:ORIGIN`: its queue items as JSON, taken from the
  * left (the chapter's `Queue`, split by host). Those keys are named by the
  * script from `ARGV[1]`, the prefix `…:q:`; they share the hash tag, so a
- * Cluster keeps them in the same slot as the nine.
+ * Cluster keeps them in the same slot as the nine. In a Cluster, ADD, PREPARE
+ * and FINISH also keep each call's reply for a lease under `…:reply:OWNER:N`
+ * (a string that expires), so that a call sent again after its reply was lost
+ * gets the same answer (`replayed` and `keep` below).
  *
  * The count asyncio's queue keeps in `_unfinished_tasks` is `queued` plus the
  * number of leases, both kept by these scripts only.
@@ -105,15 +108,35 @@ local function queueFound(first, last)
   end
   return added
 end
+-- A call's reply kept under its id (ARGV), for PX ms: the same call sent again because its reply was lost (a Cluster
+-- retries after a broken connection) is answered as the first time, and not run again. An empty id keeps nothing.
+local REPLIES = string.sub(META, 1, -5) .. 'reply:'
+local function replayed(id)
+  if id == '' then return false end
+  local kept = redis.call('GET', REPLIES .. id)
+  if not kept then return false end
+  local reply = {}
+  for n in string.gmatch(kept, '%-?%d+') do reply[#reply + 1] = tonumber(n) end
+  return reply
+end
+local function keep(id, ms, reply)
+  if id ~= '' then redis.call('SET', REPLIES .. id, table.concat(reply, ' '), 'PX', ms) end
+  return reply
+end
 `;
 
 /**
- * ADD: ARGV prefix, channel, then (url, origin, item) triples.
- * Queues each URL not seen, marking it seen in the same step. Returns how many were new.
+ * ADD: ARGV prefix, channel, call id, keep ms, then (url, origin, item) triples.
+ * Queues each URL not seen, marking it seen in the same step. Returns how many
+ * were new; the same call again (its id, within `keep ms`) returns that count
+ * again (see `replayed` in COMMON).
  */
 export const ADD = `${COMMON}
-local added = queueFound(3)
+local again = replayed(ARGV[3])
+if again then return again[1] end
+local added = queueFound(5)
 if added > 0 then redis.call(PUB, CHANNEL, 'queued') end
+keep(ARGV[3], ARGV[4], {added})
 return added
 `;
 
@@ -211,7 +234,7 @@ return reply
 `;
 
 /**
- * FINISH: ARGV prefix, channel, owner, then for each page (several pages in
+ * FINISH: ARGV prefix, channel, owner, call id, keep ms, then for each page (several pages in
  * one call, in the order they finished): url, kind, record, URLs queued
  * already (by ADD or PREPARE, for a page with many links), k, then k (url,
  * origin, item) triples of the (other) URLs its visit found.
@@ -227,12 +250,16 @@ return reply
  * nothing is queued or leased any more, `queued` when URLs were queued or an
  * origin waiting for a slot may go.
  * Returns, for each page, 1 if the record was stored, else 0, and the number
- * of URLs queued.
+ * of URLs queued. The same call again (its id, within `keep ms`: sent again
+ * after its reply was lost) returns the same reply and changes nothing: a
+ * record this call stored is still this caller's, reported as stored.
  */
 export const FINISH = `${COMMON}
+local again = replayed(ARGV[4])
+if again then return again end
 local reply = {}
 local wake = false
-local i = 4
+local i = 6
 while i <= #ARGV do
   local url, kind, record, k = ARGV[i], ARGV[i + 1], ARGV[i + 2], tonumber(ARGV[i + 4])
   local added = queueFound(i + 5, i + 4 + 3 * k) + tonumber(ARGV[i + 3])
@@ -256,23 +283,26 @@ if queued() == 0 and redis.call('ZCARD', LEASES) == 0 then
 elseif wake then
   redis.call(PUB, CHANNEL, 'queued')
 end
-return reply
+return keep(ARGV[4], ARGV[5], reply)
 `;
 
 /**
- * PREPARE: ARGV prefix, channel, owner, then for each page (several in one
+ * PREPARE: ARGV prefix, channel, owner, call id, keep ms, then for each page (several in one
  * call): url, k, then k (url, origin, item) triples of the URLs its visit found.
  * The first of a record's two steps when the process writes the record's line
  * to its own output first (the frontier's `journal`): queues each found URL not
  * seen, as ADD does, and says whether the record may still be stored here:
  * `owner` holds the URL's lease, and the URL has no record. FINISH, with no
  * URLs and this count as the URLs queued already, comes once the line is written.
- * Returns, for each page, the number queued, and 1 or 0.
+ * Returns, for each page, the number queued, and 1 or 0; the same call again
+ * (its id, within `keep ms`) returns the same reply and changes nothing.
  */
 export const PREPARE = `${COMMON}
+local again = replayed(ARGV[4])
+if again then return again end
 local reply = {}
 local total = 0
-local i = 4
+local i = 6
 while i <= #ARGV do
   local url, k = ARGV[i], tonumber(ARGV[i + 1])
   local added = queueFound(i + 2, i + 1 + 3 * k)
@@ -283,7 +313,7 @@ while i <= #ARGV do
   i = i + 2 + 3 * k
 end
 if total > 0 then redis.call(PUB, CHANNEL, 'queued') end
-return reply
+return keep(ARGV[4], ARGV[5], reply)
 `;
 
 /**

@@ -8,14 +8,24 @@
  * change comes mid-crawl: started once the sites have answered a count of
  * requests, never after a time. Then: the crawl finishes, with the records
  * the in-memory crawl makes, each URL recorded once.
+ *
+ * Last, a crash: a primary SIGKILLed while its replica lags behind it
+ * (a proxy in front of it drops the replication stream,
+ * test/helpers/redis-proxy.ts), so the replica that takes over by the
+ * cluster's vote has lost the primary's last writes, among them links that
+ * pages of another bucket, on another node, queued there. Every URL must
+ * still be recorded once: a page's record waits until its links of other
+ * buckets are on a replica (`WAIT 1`).
  */
+import { createClient } from "@redis/client";
 import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
 import { crawl } from "../../src/asyncawait/index.js";
 import type { CrawlOptions } from "../../src/crawl/options.js";
 import type { CrawlResult } from "../../src/crawl/records.js";
 import { bucketIndex, RedisFrontier } from "../../src/distributed/redis-frontier.js";
 import { FixtureSite } from "../../src/site/fixture-site.js";
-import { keySlot, type RedisCluster, startRedisCluster } from "../helpers/redis-cluster.js";
+import { keySlot, type ClusterNode, type RedisCluster, startRedisCluster } from "../helpers/redis-cluster.js";
+import { startRedisProxy } from "../helpers/redis-proxy.js";
 import { describeWithRedis } from "../helpers/redis-server.js";
 import { within } from "../helpers/within.js";
 import { byUrl, withoutTiming } from "./records.js";
@@ -124,4 +134,96 @@ describeWithRedis("a crawl over a Redis Cluster that changes under it", () => {
     expect(answered()).toBeGreaterThan(CHANGE_AFTER);
     expectWhole(results);
   }, 120_000);
+
+  /**
+   * Runs for the crash test: a hub site whose root links to HUB_PAGES pages,
+   * each linking to its own page of a leaf site (found nowhere else), the
+   * two sites' buckets on different nodes. A link lost from the leaf's
+   * bucket after its hub page was recorded is never found again.
+   */
+  const HUB_PAGES = 60;
+
+  /** One command on one node (its own port, not a proxy's), on a connection of its own. */
+  async function ask(node: ClusterNode, args: string[]): Promise<unknown> {
+    const client = createClient({ url: `redis://127.0.0.1:${node.server.port}`, socket: { reconnectStrategy: false } });
+    client.on("error", function ignoreClosed() {});
+    await client.connect();
+    try {
+      return await client.sendCommand(args);
+    } finally {
+      client.destroy();
+    }
+  }
+
+  it("records every URL once when the primary holding a page's links crashes before its replica has them", async () => {
+    const hub = await FixtureSite.start({ delayMs: 20 });
+    const leaf = await FixtureSite.start({ delayMs: 20 });
+    const proxies: Array<{ close(): Promise<void> }> = [];
+    try {
+      const pages = Array.from({ length: HUB_PAGES }, (_, page) => `/h/${page}`);
+      hub.addPage("/", pages);
+      for (const [page, path] of pages.entries()) {
+        hub.addPage(path, [leaf.urlFor(`/l/${page}`)]);
+        leaf.addPage(`/l/${page}`, []);
+      }
+      const options: CrawlOptions = { maxTasks: 4, maxPerHost: 4, robots: false };
+      const wanted = await crawl([hub.urlFor("/")], options);
+      expect(wanted.recorded).toBe(1 + 2 * HUB_PAGES);
+      hub.resetCounters();
+      leaf.resetCounters();
+
+      // A crawl name whose leaf bucket and hub bucket are served by different primaries; the leaf's is the one to crash.
+      const bucketKey = (name: string, site: FixtureSite, key: string): string => `coroutine-crawler:{${name}:b${bucketIndex(new URL(site.urlFor("/")).origin, BUCKETS)}}:${key}`;
+      let name = "";
+      let doomed: ClusterNode | null = null;
+      let hubNode: ClusterNode | null = null;
+      for (let n = 0; doomed === null || hubNode === null || doomed.id === hubNode.id; n += 1) {
+        name = `crash-${++names}-${n}`;
+        doomed = await cluster.ownerOf(keySlot(bucketKey(name, leaf, "seen")));
+        hubNode = await cluster.ownerOf(keySlot(bucketKey(name, hub, "seen")));
+      }
+      if (doomed === null || hubNode === null) throw new Error("no crawl name found");
+      const [victim, hubPrimary] = [doomed, hubNode];
+      // The doomed primary reached through a proxy, by the crawler and by its replica alike.
+      const proxy = await startRedisProxy(victim.server.port, function cutNothing() { return false; });
+      proxies.push(proxy);
+      await cluster.announce(victim, proxy.port);
+      await within(20_000, (async () => {
+        while (proxy.replications === 0) await new Promise((resolve) => setTimeout(resolve, 20));
+      })(), "the replica replicating through the proxy");
+
+      const frontier = await RedisFrontier.open({ url: hubPrimary.url, name, leaseMs: 20_000 });
+      open.push(frontier);
+      const crawling = crawl([hub.urlFor("/")], options, frontier);
+      await within(30_000, (async () => {
+        while (hub.totalRequests < 8) await new Promise((resolve) => setTimeout(resolve, 5));
+      })(), "8 requests to the hub");
+
+      // The replica falls behind from here: what the primary is sent now dies with it.
+      const seenBefore = Number(await ask(victim, ["SCARD", bucketKey(name, leaf, "seen")]));
+      const recordedBefore = Number(await ask(hubPrimary, ["HLEN", bucketKey(name, hub, "records")]));
+      proxy.starveReplicas();
+      await within(30_000, (async () => {
+        for (;;) {
+          const seen = Number(await ask(victim, ["SCARD", bucketKey(name, leaf, "seen")]));
+          const recorded = Number(await ask(hubPrimary, ["HLEN", bucketKey(name, hub, "records")]));
+          const blocked = /blocked_clients:([1-9])/.test(String(await ask(victim, ["INFO", "clients"])));
+          // Links queued on the doomed primary only, and their pages either recorded on the other node or waiting for a replica.
+          if (seen >= seenBefore + 3 && (recorded >= recordedBefore + 3 || blocked)) return;
+          await new Promise((resolve) => setTimeout(resolve, 10));
+        }
+      })(), "links on the lagging primary");
+      await cluster.failover(victim, { kill: true });
+
+      const result = await within(90_000, crawling, "the crawl after the crash");
+      expect(frontier.clusterEvents.waits).toBeGreaterThan(0);
+      const status = await frontier.status();
+      expect({ records: status.records, seen: status.seen, leased: status.leased, queued: status.queued }).toEqual({ records: wanted.recorded, seen: wanted.recorded, leased: 0, queued: 0 });
+      expect(byUrl(result.records).map((record) => record.url)).toEqual(byUrl(wanted.records).map((record) => record.url));
+    } finally {
+      for (const proxy of proxies) await proxy.close();
+      await hub.close();
+      await leaf.close();
+    }
+  }, 180_000);
 });

@@ -7,12 +7,15 @@
  * process has), on one crawl name. Counted, never timed: records, requests
  * per path, requests in flight at once, `robots.txt` reads.
  */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { createClient } from "@redis/client";
 import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
 import { crawl } from "../../src/asyncawait/index.js";
 import type { CrawlOptions } from "../../src/crawl/options.js";
 import type { CrawlResult } from "../../src/crawl/records.js";
-import { bucketIndex, RedisFrontier } from "../../src/distributed/redis-frontier.js";
+import { aclRule, bucketIndex, FrontierError, RedisFrontier } from "../../src/distributed/redis-frontier.js";
+import type { FetchStatistic } from "../../src/crawl/records.js";
 import { FixtureSite } from "../../src/site/fixture-site.js";
 import { keySlot, type RedisCluster, startRedisCluster } from "../helpers/redis-cluster.js";
 import { describeWithRedis } from "../helpers/redis-server.js";
@@ -152,4 +155,57 @@ describeWithRedis("a crawl over a Redis Cluster", () => {
     expect(counts.reduce((sum, count) => sum + count, 0)).toBe(expected.recorded);
     expect(counts.filter((count) => count > 0).length).toBeGreaterThan(1);
   }, 90_000);
+
+  /** Runs `args` on every node of the cluster, each on a connection of its own; their replies, in the nodes' order. */
+  async function onEveryNode(args: string[]): Promise<unknown[]> {
+    return Promise.all(cluster.urls.map(async (url) => {
+      const client = createClient({ url, socket: { reconnectStrategy: false } });
+      client.on("error", function ignoreClosed() {});
+      await client.connect();
+      try {
+        return await client.sendCommand(args);
+      } finally {
+        client.destroy();
+      }
+    }));
+  }
+
+  it("crawls to the end as an ACL user with exactly the Cluster's rule on every node, and no other command refused", async () => {
+    const name = "acl-cluster";
+    await onEveryNode(["ACL", "SETUSER", "crawler", "on", ">crawler-pw", ...aclRule(name, true).split(" ")]);
+    await onEveryNode(["ACL", "LOG", "RESET"]);
+    const url = (cluster.primaries[1]?.url ?? "").replace("redis://", "redis://crawler:crawler-pw@");
+    // Two processes: one writes its own lines first (PREPARE, then FINISH), as the CLI's --jsonl does; the other FINISH alone.
+    const lines: FetchStatistic[] = [];
+    const frontiers = [await RedisFrontier.open({ url, name }), await RedisFrontier.open({ url, name, journal: function writeLine(record) { lines.push(record); return true; } })];
+    open.push(...frontiers);
+    for (const frontier of frontiers) expect(frontier.cluster).toBe(true);
+    const results = await within(60_000, Promise.all(frontiers.map((frontier) => crawl([sites[0]?.urlFor("/") ?? ""], OPTIONS, frontier))), "the crawl of an ACL user");
+    for (const result of results) expect(byUrl(result.records).map(withoutTiming)).toEqual(byUrl(expected.records).map(withoutTiming));
+    expect(lines.length).toBeGreaterThan(0);
+    const [first] = frontiers as [RedisFrontier, RedisFrontier];
+    expect((await first.status()).records).toBe(expected.recorded);
+    let streamed = 0;
+    for await (const chunk of first.recordChunks()) streamed += chunk.length;
+    for await (const chunk of first.seenChunks()) streamed += chunk.length;
+    expect(streamed).toBe(expected.recorded + expected.seen.length);
+    // Refused on any node, and by its nature optional: CONFIG GET (whether Redis keeps its data on disk).
+    const refused = (await onEveryNode(["ACL", "LOG"])).flat() as Array<Record<string, unknown>>;
+    expect(new Set(refused.map((entry) => `${String(entry["reason"])} ${String(entry["object"])}`))).toEqual(new Set(["command config|get"]));
+    // The guide gives the same rule.
+    expect(readFileSync(join(import.meta.dirname, "../../docs/guide-distributed.md"), "utf8")).toContain(`ACL SETUSER crawler on >PASSWORD ${aclRule("NAME", true)}\n`);
+  }, 90_000);
+
+  it("explains a command a script runs that the Cluster's ACL refuses (ERR … can't run this command), with the Cluster's rule", async () => {
+    const name = "acl-cluster-short";
+    const rule = aclRule(name, true).split(" ").filter((part) => part !== "+spublish");
+    await onEveryNode(["ACL", "SETUSER", "short", "on", ">short-pw", ...rule]);
+    const frontier = await RedisFrontier.open({ url: (cluster.primaries[0]?.url ?? "").replace("redis://", "redis://short:short-pw@"), name });
+    open.push(frontier);
+    const failed = await within(30_000, crawl([sites[0]?.urlFor("/") ?? ""], OPTIONS, frontier).then(() => null, (error: unknown) => error), "the crawl's failure");
+    expect(failed).toBeInstanceOf(FrontierError);
+    const message = (failed as Error).message;
+    expect(message).toContain(`refused the crawl's command: its ACL does not let this user run a command of the crawl's scripts (ERR … can't run this command): the user needs, on every node of the Cluster, the keys ~coroutine-crawler:{${name}}:* and ~coroutine-crawler:{${name}:b*}:*, the channels &coroutine-crawler:{${name}:b*}:events, and the commands the crawl and its scripts run (Redis checks a script's too), as in ACL SETUSER USER on >PASSWORD ${aclRule(name, true)}`);
+    expect(message).not.toContain("short-pw");
+  }, 60_000);
 });

@@ -172,13 +172,16 @@ export class RedisLog {
     return written;
   }
 
-  /** The URLs FINISH calls were for (several pages a call), with the process that made each, in Redis's order. */
-  finishes(): Array<{ owner: string; url: string }> {
-    const finished: Array<{ owner: string; url: string }> = [];
+  /** The URLs FINISH calls were for (several pages a call), with the process that made each and the links sent with it, in Redis's order. */
+  finishes(): Array<{ owner: string; url: string; links: string[] }> {
+    const finished: Array<{ owner: string; url: string; links: string[] }> = [];
     for (const call of this.calls) {
       if (call.name !== "FINISH") continue;
-      // After the prefix, the channel and the owner: url, kind, record, queued already, k, then k triples, for each page.
-      for (let i = 3; i < call.argv.length; i += 5 + 3 * Number(call.argv[i + 4])) finished.push({ owner: call.argv[2] ?? "", url: call.argv[i] ?? "" });
+      // After the prefix, the channel, the owner, the call's id and how long its reply is kept: url, kind, record, queued already, k, then k (url, origin, item) triples, for each page.
+      for (let i = 5; i < call.argv.length; i += 5 + 3 * Number(call.argv[i + 4])) {
+        const links = Array.from({ length: Number(call.argv[i + 4]) }, (_none, j) => call.argv[i + 5 + 3 * j] ?? "");
+        finished.push({ owner: call.argv[2] ?? "", url: call.argv[i] ?? "", links });
+      }
     }
     return finished;
   }

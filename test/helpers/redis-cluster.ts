@@ -110,6 +110,24 @@ export class RedisCluster {
     throw new Error(`redis cluster: no node serves slot ${slot}`);
   }
 
+  /**
+   * Makes every node, and so every client, know `node` at `port` instead of
+   * its own (CONFIG SET cluster-announce-port on it, which its pings carry
+   * to the others): the port of a proxy in front of it
+   * (test/helpers/redis-proxy.ts), or its own again. Resolves once every
+   * live node's CLUSTER SLOTS says so.
+   */
+  async announce(node: ClusterNode, port: number): Promise<void> {
+    await command(node.url, ["CONFIG", "SET", "cluster-announce-port", String(port)]);
+    for (const other of [...this.primaries, ...this.replicas]) {
+      if (other.server.pid === undefined) continue;
+      await until(`${other.url} to know ${node.url} at port ${port}`, async () => {
+        const reply = (await command(other.url, ["CLUSTER", "SLOTS"])) as Array<Array<number | [string, number, string]>>;
+        return reply.some((range) => range.slice(2).some((entry) => Array.isArray(entry) && entry[2] === node.id && Number(entry[1]) === port));
+      });
+    }
+  }
+
   /** Resolves once every live node says `cluster_state:ok`. */
   async settled(): Promise<void> {
     for (const node of [...this.primaries, ...this.replicas]) {
