@@ -276,7 +276,7 @@ export class RedisFrontier implements CrawlStore {
   /** In a Cluster: the `WAIT`s of each bucket's node, several pages to one (`replicated`). */
   private readonly waits = new Map<number, ScriptBatch>();
   /** In a Cluster: how many replicas each node's `ROLE` listed, and when it was asked (`performance.now()`), by node connection. */
-  private readonly replicaKnown = new WeakMap<object, { replicas: number; at: number }>();
+  private replicaKnown = new WeakMap<object, { replicas: number; at: number }>();
   private readonly leaseMs: number;
   /** Script name → its SHA1, once loaded. */
   private readonly sha = new Map<string, string>();
@@ -288,6 +288,12 @@ export class RedisFrontier implements CrawlStore {
    * sent again (on a site whose pages link to the same pages, most links are
    * these). Only a cache: Redis's seen set decides; emptied when it reaches
    * {@link KNOWN_SEEN_MOST} URLs.
+   *
+   * @remarks A single Redis only. A single Redis that restarts ends every
+   * process's crawl (no reconnecting), cache and all. A Cluster's primary
+   * that crashes may take writes it had acknowledged with it (its replica
+   * lags), and a page fetched again must then send its links again: in a
+   * Cluster nothing is kept here, and every link goes to Redis.
    */
   private readonly knownSeen = new Set<string>();
   /**
@@ -519,6 +525,11 @@ export class RedisFrontier implements CrawlStore {
         acked = Number((await this.waitBatch(bucket).call(["1"]))[0]);
       } catch (error) {
         if (this.closing) throw error;
+        if (error instanceof Error && error.message.startsWith(WAIT_ON_REPLICA)) {
+          this.replicaKnown = new WeakMap(); // The node asked is a replica now (a failover): where the bucket is, and its replicas, are asked again.
+          this.clusterEvents.retried += 1;
+          return false; // Queued again on the bucket's node now, which may not have had them.
+        }
         if (explainReply(error, this.options.name, true) !== null || performance.now() > giveUpAt) {
           this.fail(error);
           throw this.failure ?? error;
@@ -771,11 +782,13 @@ export class RedisFrontier implements CrawlStore {
   /** Of `found`, those not known here to be seen already (see `knownSeen`). */
   private unknown(found: readonly QueueItem[]): QueueItem[] {
     const known = this.knownSeen;
+    if (known.size === 0) return [...found]; // None known (always, in a Cluster).
     return found.filter(function notKnown(next) { return !known.has(next.url); });
   }
 
   /** Notes a finished page's URL and the links sent with it (those not known already) as seen in Redis (see `knownSeen`). */
   private remember(item: QueueItem, found: readonly QueueItem[]): void {
+    if (this.clustered) return; // See `knownSeen`'s remarks.
     if (this.knownSeen.size + found.length >= KNOWN_SEEN_MOST) this.knownSeen.clear();
     this.knownSeen.add(item.url);
     for (const next of found) this.knownSeen.add(next.url);
@@ -1370,6 +1383,9 @@ const CLUSTER_BUCKETS = 16;
  * connected is sent again.
  */
 const REPLICA_WAIT_MS = 1_000;
+
+/** How Redis refuses a `WAIT` sent to a replica: the node was a primary until a failover the client has not heard of yet. */
+const WAIT_ON_REPLICA = "ERR WAIT cannot be used with replica";
 
 /** How long a node's `ROLE` (its replicas) is taken as true before it is asked again (ms). */
 const ROLE_MAX_AGE_MS = 5_000;
