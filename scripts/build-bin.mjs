@@ -1,16 +1,34 @@
 /**
- * Builds the `crawl` command (package.json's `bin`, dist/cli.js) as a bundle:
- * esbuild joins the command's own modules, htmlparser2's Tokenizer with the
- * entity decoder, and undici's `Client` with what it requires into a few
+ * Builds the `crawl` command (package.json's `bin`, dist/cli.js) as a bundle
+ * that V8 loads from its code cache: esbuild joins the command's own
+ * modules, htmlparser2's Tokenizer with the entity decoder, the DOM packages
+ * `--extract` uses, and undici's `Client` with what it requires into a few
  * files, one per thing the command loads only when it runs it (a stage, the
  * demo site, the timeline, the Redis frontier, `--extract`), plus the chunks
- * they share, in dist/bin/. `npm run build` runs it after `tsc`, whose
- * dist/cli.js it replaces; the library's dist/ (what importers load) is
- * left as tsc wrote it.
+ * they share, in dist/bin/; dist/cli.js is scripts/bin-loader.mjs, which
+ * runs them. `npm run build` runs this after `tsc`, whose dist/cli.js it
+ * replaces; the library's dist/ (what importers load) is left as tsc wrote it.
  *
  * Why: Node 20's module loader costs about as much per file as it costs per
  * kilobyte, and a one-page crawl loaded 66 files (stage 1) to 174 (stage 3)
- * before it fetched anything (docs/benchmarks.md, "Issue 39: start-up").
+ * before it fetched anything (docs/benchmarks.md, "Issue 39: start-up");
+ * bundled, V8 still parsed and compiled the whole bundle at every start, as
+ * Node 20 keeps no code cache for ES modules ("Issue 39: start-up, the code
+ * cache"). So the bundle is built in three steps:
+ *
+ * 1. an ES bundle with code splitting (esbuild splits ES modules only), in
+ *    a scratch folder;
+ * 2. each of its files made a CommonJS module, dist/bin/NAME.cjs, on its own:
+ *    its imports of the other files become `require("./NAME.cjs")` (an
+ *    `import()` of one a promise of that), `import.meta.url` a variable the
+ *    loader gives; the modules of the ES file are listed at its end, one
+ *    `// path` line each (test/startup/lazy-imports.test.ts reads them); and
+ *    the whole wrapped, as written, in the function a CommonJS module runs
+ *    in (so the file is a function expression, which only the loader runs);
+ * 3. the command run once, `crawl --demo --compare -q` with
+ *    `CRAWL_BIN_WRITE_CACHE=1`, which writes each file's V8 code cache,
+ *    dist/bin/NAME.cjs.cache, with the functions the run compiled.
+ *
  * Three things are done to the bundled code, each checked here so that a
  * new release of a package fails the build rather than the command:
  *
@@ -29,8 +47,11 @@
  *   base64, read with `Buffer.from`.
  *
  * Every other package (tldts, robots-parser, iconv-lite, encoding-sniffer,
- * tough-cookie, css-select, the optional Redis client…) stays outside, loaded
- * from node_modules when first needed, as the library loads it.
+ * tough-cookie, the optional Redis client…) stays outside, loaded from
+ * node_modules when first needed, as the library loads it; css-select and
+ * htmlparser2's DOM packages, which `--extract` imports, are bundled (ES
+ * modules only, which a CommonJS bundle could load only through Node 20's
+ * experimental `require()` of ES modules).
  *
  *   node scripts/build-bin.mjs                # writes dist/cli.js and dist/bin/
  *   node scripts/build-bin.mjs --outdir DIR   # writes DIR/cli.js and DIR/bin/ (the bench's copy); DIR
@@ -38,9 +59,10 @@
  *
  * @module
  */
-import { rmSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { dirname, join } from "node:path";
+import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
 
@@ -53,7 +75,7 @@ const requireHere = createRequire(join(ROOT, "package.json"));
  * module log shows which one loaded).
  */
 const ENTRIES = {
-  cli: "src/cli.ts",
+  "bin/cli": "src/cli.ts",
   "bin/callbacks": "src/callbacks/index.ts",
   "bin/generators": "src/generators/index.ts",
   "bin/asyncawait": "src/asyncawait/index.ts",
@@ -65,7 +87,10 @@ const ENTRIES = {
 };
 
 /** Packages bundled into the command; every other bare import stays external. */
-const BUNDLED = /^(?:undici|htmlparser2|entities)(?:\/|$)/;
+const BUNDLED = /^(?:undici|htmlparser2|entities|css-select|css-what|nth-check|boolbase|domhandler|domutils|dom-serializer|domelementtype)(?:\/|$)/;
+
+/** The command's run that makes the code cache (step 3): every stage, against the demo site. */
+const CACHE_RUN = ["--demo", "--compare", "-q"];
 
 /** undici's exports the sources may import, each from the file that defines it (under undici/). */
 const UNDICI_PARTS = {
@@ -143,12 +168,69 @@ function outdir() {
   return dir;
 }
 
-const OUTDIR = outdir();
+/**
+ * Step 2's esbuild plugin: every import but the entry stays outside; an
+ * import of another file of the ES bundle becomes a `require()` of its
+ * CommonJS file, an `import()` of one a module that requires it (which
+ * esbuild turns into a promise of its exports).
+ */
+const filesApart = {
+  name: "crawl-bin-files",
+  setup(builder) {
+    builder.onResolve({ filter: /.*/ }, (args) => {
+      if (args.kind === "entry-point") return undefined;
+      if (args.namespace === "crawl-bin-import" || !args.path.startsWith("./")) return { path: args.path, external: true };
+      const file = args.path.replace(/\.js$/, ".cjs");
+      return args.kind === "dynamic-import" ? { path: file, namespace: "crawl-bin-import" } : { path: file, external: true };
+    });
+    builder.onLoad({ filter: /.*/, namespace: "crawl-bin-import" }, (args) => ({ contents: `module.exports = require(${JSON.stringify(args.path)});`, loader: "js" }));
+  },
+};
+
+/** A file's text with the modules it holds listed before its source map comment, a `// path` line each. */
+function withModuleList(text, modules) {
+  const list = ["", "// The modules of this file (scripts/build-bin.mjs):", ...modules.filter(isModulePath).map((path) => `// ${path}`)].join("\n");
+  const at = text.lastIndexOf("\n//# sourceMappingURL=");
+  return at === -1 ? text + list + "\n" : text.slice(0, at) + list + text.slice(at);
+}
+
+/**
+ * A CommonJS module's text as the loader compiles it: inside the function
+ * CommonJS wraps a module in, whose parameters scripts/bin-loader.mjs passes
+ * in this order, on a line of its own (so the source map gains one line);
+ * every character ASCII (esbuild escapes them in code, not in the comments it
+ * keeps), so that the loader reads it as Latin-1, a string of a byte a
+ * character. The command's `#!` line would be a syntax error inside the
+ * function: a comment keeps its line and columns.
+ */
+function wrapped(text) {
+  const ascii = text.replace(/^#!/, "//").replace(/[^\x00-\x7f]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`);
+  return `(function (exports, require, module, __filename, __dirname, __crawl_import_meta_url) {\n${ascii}\n})`;
+}
+
+/** A source map of a file made by {@link wrapped}: its lines one further down. */
+function wrappedMap(text) {
+  const map = JSON.parse(text);
+  map.mappings = `;${map.mappings}`;
+  return JSON.stringify(map);
+}
+
+/** Whether an esbuild input is a file (not one of the plugin's made-up modules). */
+function isModulePath(path) {
+  return !path.includes(":") && /\.[cm]?[jt]s$/.test(path);
+}
+
+const OUTDIR = resolve(outdir());
+const ESM_DIR = join(OUTDIR, ".bin-esm");
 rmSync(join(OUTDIR, "bin"), { recursive: true, force: true });
-await build({
+rmSync(ESM_DIR, { recursive: true, force: true });
+rmSync(join(OUTDIR, "cli.js.map"), { force: true }); // tsc's, or an older build's: the loader has none
+
+// Step 1: the ES bundle, split, in the scratch folder.
+const esm = await build({
   absWorkingDir: ROOT,
   entryPoints: ENTRIES,
-  outdir: OUTDIR,
+  outdir: ESM_DIR,
   chunkNames: "bin/chunk-[hash]",
   bundle: true,
   splitting: true,
@@ -157,8 +239,50 @@ await build({
   target: "node20",
   sourcemap: true,
   sourcesContent: false, // the package ships src/; the maps point into it
-  // undici is CommonJS: its require()s of Node's modules need a `require` in the ES module.
-  banner: { js: 'import { createRequire as createRequireForBundle } from "node:module";\nconst require = createRequireForBundle(import.meta.url);' },
+  metafile: true,
   plugins: [bundling],
   logLevel: "warning",
 });
+
+// Step 2: each of its files a CommonJS module of dist/bin/, with its modules listed.
+const modulesOf = new Map();
+const entryPoints = {};
+for (const [output, { inputs }] of Object.entries(esm.metafile.outputs)) {
+  if (!output.endsWith(".js")) continue;
+  const path = resolve(ROOT, output);
+  const name = relative(ESM_DIR, path).replace(/\.js$/, "");
+  entryPoints[name] = path;
+  modulesOf.set(`${name}.cjs`, Object.keys(inputs));
+}
+const cjs = await build({
+  absWorkingDir: ROOT,
+  entryPoints,
+  outdir: OUTDIR,
+  outExtension: { ".js": ".cjs" },
+  bundle: true,
+  format: "cjs",
+  platform: "node",
+  target: "node20",
+  define: { "import.meta.url": "__crawl_import_meta_url" }, // given by scripts/bin-loader.mjs
+  sourcemap: true, // through step 1's maps, into src/
+  sourcesContent: false,
+  plugins: [filesApart],
+  write: false,
+  logLevel: "warning",
+});
+mkdirSync(join(OUTDIR, "bin"), { recursive: true });
+for (const file of cjs.outputFiles) {
+  const name = relative(OUTDIR, file.path);
+  const modules = modulesOf.get(name);
+  if (modules === undefined) writeFileSync(file.path, name.endsWith(".map") ? wrappedMap(file.text) : file.contents);
+  else writeFileSync(file.path, wrapped(withModuleList(file.text, modules)));
+}
+rmSync(ESM_DIR, { recursive: true, force: true });
+copyFileSync(join(ROOT, "scripts", "bin-loader.mjs"), join(OUTDIR, "cli.js"));
+
+// Step 3: the code cache, from a run of the command (no NODE_OPTIONS: the run's V8 flags are the loader's alone).
+const { NODE_OPTIONS: _ignored, ...env } = process.env;
+const run = spawnSync(process.execPath, [join(OUTDIR, "cli.js"), ...CACHE_RUN], { env: { ...env, CRAWL_BIN_WRITE_CACHE: "1" }, encoding: "utf8", stdio: ["ignore", "ignore", "pipe"] });
+if (run.status !== 0) throw new Error(`build-bin: crawl ${CACHE_RUN.join(" ")} failed (${run.status ?? run.signal}), so no code cache was made: ${run.stderr}`);
+const uncached = readdirSync(join(OUTDIR, "bin")).filter((name) => name.endsWith(".cjs") && !existsSync(join(OUTDIR, "bin", `${name}.cache`)));
+if (uncached.length > 0) throw new Error(`build-bin: no code cache was made for ${uncached.join(", ")}`);
