@@ -29,7 +29,7 @@
  *    `CRAWL_BIN_WRITE_CACHE=1`, which writes each file's V8 code cache,
  *    dist/bin/NAME.cjs.cache, with the functions the run compiled.
  *
- * Three things are done to the bundled code, each checked here so that a
+ * Four things are done to the bundled code, each checked here so that a
  * new release of a package fails the build rather than the command:
  *
  * - undici: the sources import `Client`, `buildConnector` and `util` from
@@ -38,6 +38,10 @@
  *   those exports from the file that defines it, after checking that it is
  *   the very object the index exports; an import the list below lacks is an
  *   esbuild error naming it.
+ * - undici's HTTP/2 client (lib/dispatcher/client-h2.js) requires
+ *   `node:http2`, and with it `node:tls` and `node:crypto`, as it loads; the
+ *   command speaks HTTP/1.1 over `http:` and never asks for h2, so the bundle
+ *   loads that file the first time a connection would use it.
  * - htmlparser2: src/crawl/htmlparser2-parts.ts loads the Tokenizer from its
  *   file at run time (the package's `exports` map names only its index);
  *   the bundle imports that file, so it is bundled.
@@ -141,7 +145,36 @@ function htmlparser2Parts(source) {
   return source.replace(runtimeLoad, `import TokenizerClass from ${file};\nexport const Tokenizer = TokenizerClass;`);
 }
 
-/** The esbuild plugin that does the three things above and keeps every other package external. */
+/** The suffix by which the stand-in requires the file it stands for (esbuild resolves the path without it, and keeps the two apart). */
+const EAGER = "?eager";
+
+/** undici's HTTP/2 client, and how undici's Client calls it (the one use the lazy stand-in serves). */
+const CLIENT_H2 = { file: "lib/dispatcher/client-h2.js", requiredBy: "lib/dispatcher/client.js", require: "const connectH2 = require('./client-h2.js')", call: /connectH2\(client, socket\)/g };
+
+/**
+ * A stand-in for undici's client-h2.js that requires it on the first call:
+ * checked to be a function of (client, socket) that client.js requires once
+ * and calls in one place, with those two arguments.
+ */
+function lazyClientH2() {
+  const folder = dirname(requireHere.resolve("undici"));
+  const real = join(folder, CLIENT_H2.file);
+  const client = readFileSync(join(folder, CLIENT_H2.requiredBy), "utf8");
+  const connectH2 = requireHere(real);
+  const ok = typeof connectH2 === "function" && connectH2.length === 2 && client.split(CLIENT_H2.require).length === 2 && client.match(CLIENT_H2.call)?.length === 1 && client.split("connectH2").length === 3;
+  if (!ok) throw new Error(`build-bin: undici's ${CLIENT_H2.requiredBy} no longer uses ${CLIENT_H2.file} as this script expects (undici ${requireHere("undici/package.json").version}): update CLIENT_H2`);
+  return [
+    "// undici's HTTP/2 client, required when a connection first negotiates h2 (scripts/build-bin.mjs):",
+    "// node:http2, node:tls and node:crypto are not loaded by a crawl of http: URLs.",
+    "let connect;",
+    "module.exports = function connectH2(client, socket) {",
+    `  connect ??= require(${JSON.stringify(real + EAGER)});`,
+    "  return connect(client, socket);",
+    "};",
+  ].join("\n");
+}
+
+/** The esbuild plugin that does the four things above and keeps every other package external. */
 const bundling = {
   name: "crawl-bin",
   setup(builder) {
@@ -151,6 +184,7 @@ const bundling = {
       if (args.path.startsWith("node:") || BUNDLED.test(args.path) || args.namespace === "crawl-bin") return undefined;
       return { path: args.path, external: true };
     });
+    builder.onLoad({ filter: /[/\\]undici[/\\]lib[/\\]dispatcher[/\\]client-h2\.js$/ }, (args) => (args.suffix === EAGER ? undefined : { contents: lazyClientH2(), loader: "js", resolveDir: dirname(args.path) }));
     builder.onLoad({ filter: /[/\\]entities[/\\]dist[/\\]generated[/\\]decode-data-html\.js$/ }, () => ({ contents: htmlDecodeTable(), loader: "js" }));
     builder.onLoad({ filter: /[/\\]src[/\\]crawl[/\\]htmlparser2-parts\.ts$/ }, async (args) => {
       const { readFile } = await import("node:fs/promises");

@@ -154,6 +154,13 @@ describe("a crawl of UTF-8 pages that name their charset", () => {
     expect([...parts].sort()).toEqual(["asyncawait", "htmlparser2", "undici"]);
     expect(modules.filter((module) => module.includes("node_modules/undici/")).length).toBeLessThan(40); // the index brings 110
   });
+
+  it("in stage 3 loads node:http, and not node:http2, node:tls or node:crypto, which undici's HTTP/2 client would bring", async () => {
+    const { code, builtins } = await partsLoaded(["--stage", "asyncawait", "-q", site.urlFor("/")]);
+    expect(code).toBe(0);
+    expect(builtins.has("http")).toBe(true); // the log works: undici's Client requires it
+    expect(["http2", "tls", "crypto"].filter((name) => builtins.has(name))).toEqual([]);
+  });
 });
 
 describe("the bundled command (scripts/build-bin.mjs)", () => {
