@@ -23,8 +23,12 @@
  * comes back here, every other `require()` goes to Node's, from dist/bin/.
  * Each file loaded is put in Node's CommonJS cache (`require.cache`) under its
  * path, as `require()` would, so a second `require()` of it, here or
- * anywhere, gets the same module. `import()` in the bundle (the optional
- * Redis client, a `--script` module) is Node's, from this file.
+ * anywhere, gets the same module. The bundle's `import()`s (the optional
+ * Redis client, a `--script` module) were made calls of
+ * `__crawl_import`, {@link importForBundle} here: an `import()` in a
+ * `vm.Script` needs `importModuleDynamically`, which in Node 20 wants
+ * `--experimental-vm-modules` and is not found at all from code that came
+ * from the cache.
  *
  * @remarks V8 takes a cache only if it was made from the same source, by the
  * same V8, under the same V8 flags; otherwise it sets `cachedDataRejected`
@@ -91,7 +95,7 @@ function load(name) {
   requireFromBin.cache[filename] = module;
   try {
     // The parameters scripts/build-bin.mjs wrapped the module in, in its order.
-    script.runInThisContext().call(module.exports, module.exports, requireForBundle, module, filename, BIN, pathToFileURL(filename).href);
+    script.runInThisContext().call(module.exports, module.exports, requireForBundle, module, filename, BIN, pathToFileURL(filename).href, importForBundle);
   } catch (error) {
     delete requireFromBin.cache[filename];
     throw error;
@@ -103,7 +107,7 @@ function load(name) {
 /** Compiles a bundle file, wrapped, with its cache if there is one. */
 function compile(filename, cachedData) {
   const source = readFileSync(filename, "latin1");
-  const script = new Script(source, { filename, cachedData, importModuleDynamically: importForBundle });
+  const script = new Script(source, { filename, cachedData });
   compiled.set(filename, script);
   return script;
 }
@@ -121,7 +125,7 @@ function requireForBundle(specifier) {
   return specifier.startsWith("./") ? load(specifier.slice(2)) : requireFromBin(specifier);
 }
 
-/** The bundle's `import()`: Node's (the optional Redis client, a `--script` module by its URL). */
+/** The bundle's `import()`: Node's, from this file (an ES module). */
 function importForBundle(specifier) {
   return import(specifier);
 }

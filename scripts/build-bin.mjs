@@ -24,7 +24,8 @@
  *    loader gives; the modules of the ES file are listed at its end, one
  *    `// path` line each (test/startup/lazy-imports.test.ts reads them); and
  *    the whole wrapped, as written, in the function a CommonJS module runs
- *    in (so the file is a function expression, which only the loader runs);
+ *    in (so the file is a function expression, which only the loader runs),
+ *    its `await import(` calls of the loader's `__crawl_import`;
  * 3. the command run once, `crawl --demo --compare -q` with
  *    `CRAWL_BIN_WRITE_CACHE=1`, which writes each file's V8 code cache,
  *    dist/bin/NAME.cjs.cache, with the functions the run compiled (should
@@ -240,7 +241,21 @@ function withModuleList(text, modules) {
  */
 function wrapped(text) {
   const ascii = text.replace(/^#!/, "//").replace(/[^\x00-\x7f]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`);
-  return `(function (exports, require, module, __filename, __dirname, __crawl_import_meta_url) {\n${ascii}\n})`;
+  return `(function (exports, require, module, __filename, __dirname, __crawl_import_meta_url, __crawl_import) {\n${withoutImport(ascii)}\n})`;
+}
+
+/**
+ * A file's text with each `await import(` made `await __crawl_import(`, the
+ * loader's `import()` (see scripts/bin-loader.mjs: an `import()` in a
+ * `vm.Script` fails in Node 20). Every `import()` of the sources is awaited
+ * where it is written; one that is not, in code rather than a comment, fails
+ * the build here.
+ */
+function withoutImport(text) {
+  const replaced = text.replace(/\bawait import\(/g, "await __crawl_import(");
+  const left = replaced.split("\n").filter((line) => /(?<![\w$.])import\(/.test(line) && !/^\s*(?:\*|\/\/|\/\*)/.test(line));
+  if (left.length > 0) throw new Error(`build-bin: an import() the loader cannot serve (not right after \`await\`): ${left[0].trim()}`);
+  return replaced;
 }
 
 /** A source map of a file made by {@link wrapped}: its lines one further down. */
