@@ -1,17 +1,37 @@
 /**
- * Builds the `crawl` command (package.json's `bin`, dist/cli.js) as a bundle:
- * esbuild joins the command's own modules, htmlparser2's Tokenizer with the
- * entity decoder, and undici's `Client` with what it requires into a few
+ * Builds the `crawl` command (package.json's `bin`, dist/cli.js) as a bundle
+ * that V8 loads from its code cache: esbuild joins the command's own
+ * modules, htmlparser2's Tokenizer with the entity decoder, the DOM packages
+ * `--extract` uses, and undici's `Client` with what it requires into a few
  * files, one per thing the command loads only when it runs it (a stage, the
  * demo site, the timeline, the Redis frontier, `--extract`), plus the chunks
- * they share, in dist/bin/. `npm run build` runs it after `tsc`, whose
- * dist/cli.js it replaces; the library's dist/ (what importers load) is
- * left as tsc wrote it.
+ * they share, in dist/bin/; dist/cli.js is scripts/bin-loader.mjs, which
+ * runs them. `npm run build` runs this after `tsc`, whose dist/cli.js it
+ * replaces; the library's dist/ (what importers load) is left as tsc wrote it.
  *
  * Why: Node 20's module loader costs about as much per file as it costs per
  * kilobyte, and a one-page crawl loaded 66 files (stage 1) to 174 (stage 3)
- * before it fetched anything (docs/benchmarks.md, "Issue 39: start-up").
- * Three things are done to the bundled code, each checked here so that a
+ * before it fetched anything (docs/benchmarks.md, "Issue 39: start-up");
+ * bundled, V8 still parsed and compiled the whole bundle at every start, as
+ * Node 20 keeps no code cache for ES modules ("Issue 39: start-up, the code
+ * cache"). So the bundle is built in three steps:
+ *
+ * 1. an ES bundle with code splitting (esbuild splits ES modules only), in
+ *    a scratch folder;
+ * 2. each of its files made a CommonJS module, dist/bin/NAME.cjs, on its own:
+ *    its imports of the other files become `require("./NAME.cjs")` (an
+ *    `import()` of one a promise of that), `import.meta.url` a variable the
+ *    loader gives; the modules of the ES file are listed at its end, one
+ *    `// path` line each (test/startup/lazy-imports.test.ts reads them); and
+ *    the whole wrapped, as written, in the function a CommonJS module runs
+ *    in (so the file is a function expression, which only the loader runs),
+ *    its `await import(` calls of the loader's `__crawl_import`;
+ * 3. the command run once, `crawl --demo --compare -q` with
+ *    `CRAWL_BIN_WRITE_CACHE=1`, which writes each file's V8 code cache,
+ *    dist/bin/NAME.cjs.cache, with the functions the run compiled (should
+ *    that run fail, `crawl --version` writes caches of each file's top level).
+ *
+ * Four things are done to the bundled code, each checked here so that a
  * new release of a package fails the build rather than the command:
  *
  * - undici: the sources import `Client`, `buildConnector` and `util` from
@@ -20,6 +40,10 @@
  *   those exports from the file that defines it, after checking that it is
  *   the very object the index exports; an import the list below lacks is an
  *   esbuild error naming it.
+ * - undici's HTTP/2 client (lib/dispatcher/client-h2.js) requires
+ *   `node:http2`, and with it `node:tls` and `node:crypto`, as it loads; the
+ *   command speaks HTTP/1.1 over `http:` and never asks for h2, so the bundle
+ *   loads that file the first time a connection would use it.
  * - htmlparser2: src/crawl/htmlparser2-parts.ts loads the Tokenizer from its
  *   file at run time (the package's `exports` map names only its index);
  *   the bundle imports that file, so it is bundled.
@@ -29,8 +53,11 @@
  *   base64, read with `Buffer.from`.
  *
  * Every other package (tldts, robots-parser, iconv-lite, encoding-sniffer,
- * tough-cookie, css-select, the optional Redis client…) stays outside, loaded
- * from node_modules when first needed, as the library loads it.
+ * tough-cookie, the optional Redis client…) stays outside, loaded from
+ * node_modules when first needed, as the library loads it; css-select and
+ * htmlparser2's DOM packages, which `--extract` imports, are bundled (ES
+ * modules only, which a CommonJS bundle could load only through Node 20's
+ * experimental `require()` of ES modules).
  *
  *   node scripts/build-bin.mjs                # writes dist/cli.js and dist/bin/
  *   node scripts/build-bin.mjs --outdir DIR   # writes DIR/cli.js and DIR/bin/ (the bench's copy); DIR
@@ -38,9 +65,10 @@
  *
  * @module
  */
-import { rmSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { dirname, join } from "node:path";
+import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
 
@@ -53,7 +81,7 @@ const requireHere = createRequire(join(ROOT, "package.json"));
  * module log shows which one loaded).
  */
 const ENTRIES = {
-  cli: "src/cli.ts",
+  "bin/cli": "src/cli.ts",
   "bin/callbacks": "src/callbacks/index.ts",
   "bin/generators": "src/generators/index.ts",
   "bin/asyncawait": "src/asyncawait/index.ts",
@@ -65,7 +93,10 @@ const ENTRIES = {
 };
 
 /** Packages bundled into the command; every other bare import stays external. */
-const BUNDLED = /^(?:undici|htmlparser2|entities)(?:\/|$)/;
+const BUNDLED = /^(?:undici|htmlparser2|entities|css-select|css-what|nth-check|boolbase|domhandler|domutils|dom-serializer|domelementtype)(?:\/|$)/;
+
+/** The command's run that makes the code cache (step 3): every stage, against the demo site. */
+const CACHE_RUN = ["--demo", "--compare", "-q"];
 
 /** undici's exports the sources may import, each from the file that defines it (under undici/). */
 const UNDICI_PARTS = {
@@ -116,7 +147,36 @@ function htmlparser2Parts(source) {
   return source.replace(runtimeLoad, `import TokenizerClass from ${file};\nexport const Tokenizer = TokenizerClass;`);
 }
 
-/** The esbuild plugin that does the three things above and keeps every other package external. */
+/** The suffix by which the stand-in requires the file it stands for (esbuild resolves the path without it, and keeps the two apart). */
+const EAGER = "?eager";
+
+/** undici's HTTP/2 client, and how undici's Client calls it (the one use the lazy stand-in serves). */
+const CLIENT_H2 = { file: "lib/dispatcher/client-h2.js", requiredBy: "lib/dispatcher/client.js", require: "const connectH2 = require('./client-h2.js')", call: /connectH2\(client, socket\)/g };
+
+/**
+ * A stand-in for undici's client-h2.js that requires it on the first call:
+ * checked to be a function of (client, socket) that client.js requires once
+ * and calls in one place, with those two arguments.
+ */
+function lazyClientH2() {
+  const folder = dirname(requireHere.resolve("undici"));
+  const real = join(folder, CLIENT_H2.file);
+  const client = readFileSync(join(folder, CLIENT_H2.requiredBy), "utf8");
+  const connectH2 = requireHere(real);
+  const ok = typeof connectH2 === "function" && connectH2.length === 2 && client.split(CLIENT_H2.require).length === 2 && client.match(CLIENT_H2.call)?.length === 1 && client.split("connectH2").length === 3;
+  if (!ok) throw new Error(`build-bin: undici's ${CLIENT_H2.requiredBy} no longer uses ${CLIENT_H2.file} as this script expects (undici ${requireHere("undici/package.json").version}): update CLIENT_H2`);
+  return [
+    "// undici's HTTP/2 client, required when a connection first negotiates h2 (scripts/build-bin.mjs):",
+    "// node:http2, node:tls and node:crypto are not loaded by a crawl of http: URLs.",
+    "let connect;",
+    "module.exports = function connectH2(client, socket) {",
+    `  connect ??= require(${JSON.stringify(real + EAGER)});`,
+    "  return connect(client, socket);",
+    "};",
+  ].join("\n");
+}
+
+/** The esbuild plugin that does the four things above and keeps every other package external. */
 const bundling = {
   name: "crawl-bin",
   setup(builder) {
@@ -126,6 +186,7 @@ const bundling = {
       if (args.path.startsWith("node:") || BUNDLED.test(args.path) || args.namespace === "crawl-bin") return undefined;
       return { path: args.path, external: true };
     });
+    builder.onLoad({ filter: /[/\\]undici[/\\]lib[/\\]dispatcher[/\\]client-h2\.js$/ }, (args) => (args.suffix === EAGER ? undefined : { contents: lazyClientH2(), loader: "js", resolveDir: dirname(args.path) }));
     builder.onLoad({ filter: /[/\\]entities[/\\]dist[/\\]generated[/\\]decode-data-html\.js$/ }, () => ({ contents: htmlDecodeTable(), loader: "js" }));
     builder.onLoad({ filter: /[/\\]src[/\\]crawl[/\\]htmlparser2-parts\.ts$/ }, async (args) => {
       const { readFile } = await import("node:fs/promises");
@@ -143,12 +204,83 @@ function outdir() {
   return dir;
 }
 
-const OUTDIR = outdir();
+/**
+ * Step 2's esbuild plugin: every import but the entry stays outside; an
+ * import of another file of the ES bundle becomes a `require()` of its
+ * CommonJS file, an `import()` of one a module that requires it (which
+ * esbuild turns into a promise of its exports).
+ */
+const filesApart = {
+  name: "crawl-bin-files",
+  setup(builder) {
+    builder.onResolve({ filter: /.*/ }, (args) => {
+      if (args.kind === "entry-point") return undefined;
+      if (args.namespace === "crawl-bin-import" || !args.path.startsWith("./")) return { path: args.path, external: true };
+      const file = args.path.replace(/\.js$/, ".cjs");
+      return args.kind === "dynamic-import" ? { path: file, namespace: "crawl-bin-import" } : { path: file, external: true };
+    });
+    builder.onLoad({ filter: /.*/, namespace: "crawl-bin-import" }, (args) => ({ contents: `module.exports = require(${JSON.stringify(args.path)});`, loader: "js" }));
+  },
+};
+
+/** A file's text with the modules it holds listed before its source map comment, a `// path` line each. */
+function withModuleList(text, modules) {
+  const list = ["", "// The modules of this file (scripts/build-bin.mjs):", ...modules.filter(isModulePath).map((path) => `// ${path}`)].join("\n");
+  const at = text.lastIndexOf("\n//# sourceMappingURL=");
+  return at === -1 ? text + list + "\n" : text.slice(0, at) + list + text.slice(at);
+}
+
+/**
+ * A CommonJS module's text as the loader compiles it: inside the function
+ * CommonJS wraps a module in, whose parameters scripts/bin-loader.mjs passes
+ * in this order, on a line of its own (so the source map gains one line);
+ * every character ASCII (esbuild escapes them in code, not in the comments it
+ * keeps), so that the loader reads it as Latin-1, a string of a byte a
+ * character. The command's `#!` line would be a syntax error inside the
+ * function: a comment keeps its line and columns.
+ */
+function wrapped(text) {
+  const ascii = text.replace(/^#!/, "//").replace(/[^\x00-\x7f]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`);
+  return `(function (exports, require, module, __filename, __dirname, __crawl_import_meta_url, __crawl_import) {\n${withoutImport(ascii)}\n})`;
+}
+
+/**
+ * A file's text with each `await import(` made `await __crawl_import(`, the
+ * loader's `import()` (see scripts/bin-loader.mjs: an `import()` in a
+ * `vm.Script` fails in Node 20). Every `import()` of the sources is awaited
+ * where it is written; one that is not, in code rather than a comment, fails
+ * the build here.
+ */
+function withoutImport(text) {
+  const replaced = text.replace(/\bawait import\(/g, "await __crawl_import(");
+  const left = replaced.split("\n").filter((line) => /(?<![\w$.])import\(/.test(line) && !/^\s*(?:\*|\/\/|\/\*)/.test(line));
+  if (left.length > 0) throw new Error(`build-bin: an import() the loader cannot serve (not right after \`await\`): ${left[0].trim()}`);
+  return replaced;
+}
+
+/** A source map of a file made by {@link wrapped}: its lines one further down. */
+function wrappedMap(text) {
+  const map = JSON.parse(text);
+  map.mappings = `;${map.mappings}`;
+  return JSON.stringify(map);
+}
+
+/** Whether an esbuild input is a file (not one of the plugin's made-up modules). */
+function isModulePath(path) {
+  return !path.includes(":") && /\.[cm]?[jt]s$/.test(path);
+}
+
+const OUTDIR = resolve(outdir());
+const ESM_DIR = join(OUTDIR, ".bin-esm");
 rmSync(join(OUTDIR, "bin"), { recursive: true, force: true });
-await build({
+rmSync(ESM_DIR, { recursive: true, force: true });
+rmSync(join(OUTDIR, "cli.js.map"), { force: true }); // tsc's, or an older build's: the loader has none
+
+// Step 1: the ES bundle, split, in the scratch folder.
+const esm = await build({
   absWorkingDir: ROOT,
   entryPoints: ENTRIES,
-  outdir: OUTDIR,
+  outdir: ESM_DIR,
   chunkNames: "bin/chunk-[hash]",
   bundle: true,
   splitting: true,
@@ -157,8 +289,56 @@ await build({
   target: "node20",
   sourcemap: true,
   sourcesContent: false, // the package ships src/; the maps point into it
-  // undici is CommonJS: its require()s of Node's modules need a `require` in the ES module.
-  banner: { js: 'import { createRequire as createRequireForBundle } from "node:module";\nconst require = createRequireForBundle(import.meta.url);' },
+  metafile: true,
   plugins: [bundling],
   logLevel: "warning",
 });
+
+// Step 2: each of its files a CommonJS module of dist/bin/, with its modules listed.
+const modulesOf = new Map();
+const entryPoints = {};
+for (const [output, { inputs }] of Object.entries(esm.metafile.outputs)) {
+  if (!output.endsWith(".js")) continue;
+  const path = resolve(ROOT, output);
+  const name = relative(ESM_DIR, path).replace(/\.js$/, "");
+  entryPoints[name] = path;
+  modulesOf.set(`${name}.cjs`, Object.keys(inputs));
+}
+const cjs = await build({
+  absWorkingDir: ROOT,
+  entryPoints,
+  outdir: OUTDIR,
+  outExtension: { ".js": ".cjs" },
+  bundle: true,
+  format: "cjs",
+  platform: "node",
+  target: "node20",
+  define: { "import.meta.url": "__crawl_import_meta_url" }, // given by scripts/bin-loader.mjs
+  sourcemap: true, // through step 1's maps, into src/
+  sourcesContent: false,
+  plugins: [filesApart],
+  write: false,
+  logLevel: "warning",
+});
+mkdirSync(join(OUTDIR, "bin"), { recursive: true });
+for (const file of cjs.outputFiles) {
+  const name = relative(OUTDIR, file.path);
+  const modules = modulesOf.get(name);
+  if (modules === undefined) writeFileSync(file.path, name.endsWith(".map") ? wrappedMap(file.text) : file.contents);
+  else writeFileSync(file.path, wrapped(withModuleList(file.text, modules)));
+}
+rmSync(ESM_DIR, { recursive: true, force: true });
+copyFileSync(join(ROOT, "scripts", "bin-loader.mjs"), join(OUTDIR, "cli.js"));
+
+// Step 3: the code cache, from a run of the command (no NODE_OPTIONS: the run's V8 flags are the loader's alone).
+// Should the demo crawl fail here (no loopback, say), `--version` still makes every file's cache of its top level.
+const { NODE_OPTIONS: _ignored, ...env } = process.env;
+for (const args of [CACHE_RUN, ["--version"]]) {
+  const run = spawnSync(process.execPath, [join(OUTDIR, "cli.js"), ...args], { env: { ...env, CRAWL_BIN_WRITE_CACHE: "1" }, encoding: "utf8", stdio: ["ignore", "ignore", "pipe"] });
+  if (run.status === 0) break;
+  const failed = `build-bin: crawl ${args.join(" ")} failed (${run.status ?? run.signal}) as it made the code cache: ${run.stderr}`;
+  if (args !== CACHE_RUN) throw new Error(failed);
+  console.warn(`${failed}\nbuild-bin: making the cache with crawl --version instead (each file's top level only)`);
+}
+const uncached = readdirSync(join(OUTDIR, "bin")).filter((name) => name.endsWith(".cjs") && !existsSync(join(OUTDIR, "bin", `${name}.cache`)));
+if (uncached.length > 0) throw new Error(`build-bin: no code cache was made for ${uncached.join(", ")}`);

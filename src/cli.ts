@@ -6,6 +6,9 @@
  * This file only starts {@link main} and exits with its status; the command
  * lives in `src/cli/`, and loads each part (a stage, undici, the Redis
  * client, the demo site, the timeline) only when the command uses it.
+ * Built, it is the bundle's first file, dist/bin/cli.cjs, a CommonJS module
+ * (hence no top-level `await`) that dist/cli.js runs from V8's code cache,
+ * after setting the V8 flags below itself (scripts/bin-loader.mjs).
  *
  * @module
  */
@@ -31,8 +34,7 @@ setFlagsFromString("--liftoff-only");
 if (!process.execArgv.some(isHeapGrowingFlag)) setFlagsFromString(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
 
 process.stdout.on("error", stdoutFailed);
-const status = await main(process.argv.slice(2)).catch(crashed);
-exitWhenFlushed(status);
+main(process.argv.slice(2)).catch(crashed).then(exitWhenFlushed);
 
 /** Whether a node option sets the old generation's growth itself. */
 function isHeapGrowingFlag(option: string): boolean {

@@ -153,7 +153,8 @@ describe("the packed tarball, installed in a scratch project", () => {
         "dist/index.js",
         "dist/index.d.ts",
         "dist/cli.js",
-        "dist/bin/asyncawait.js", // the command's bundle (scripts/build-bin.mjs)
+        "dist/bin/asyncawait.cjs", // the command's bundle (scripts/build-bin.mjs)
+        "dist/bin/asyncawait.cjs.cache", // and its V8 code cache
         "src/index.ts",
         "schema/crawl-result.schema.json",
         // The notebook, for users of the package (README, "Notebook"; scripts/notebook-check.sh runs it from here).
@@ -176,9 +177,15 @@ describe("the packed tarball, installed in a scratch project", () => {
     expect(stdout).toBe(`crawl (coroutine-crawler) ${pkg.version}\n`);
   });
 
-  it("runs the bundled crawl command's every stage from the package (dist/bin/, scripts/build-bin.mjs)", async () => {
-    const { stdout } = await run(process.execPath, [join(installed, "dist", "cli.js"), "--demo", "--compare"], { cwd: scratch });
+  it("runs the bundled crawl command's every stage from the package (dist/bin/, scripts/build-bin.mjs), each file from its code cache", async () => {
+    // NODE_DEBUG=crawl-bin: the loader (scripts/bin-loader.mjs) says of each file whether V8 took its cache;
+    // npm's tarball gives every file the same date, which must not make a cache look older than its file.
+    const env = { ...process.env, NODE_DEBUG: "crawl-bin" };
+    const { stdout, stderr } = await run(process.execPath, [join(installed, "dist", "cli.js"), "--demo", "--compare"], { cwd: scratch, env });
     expect(stdout).toContain("identical: the 3 stages made the same records");
+    const said = stderr.split("\n").filter((line) => line.startsWith("CRAWL-BIN"));
+    expect(said.filter((line) => line.endsWith(": code cache accepted")).length).toBeGreaterThanOrEqual(4); // the command, its three stages
+    expect(said.filter((line) => !line.endsWith(": code cache accepted"))).toEqual([]);
   });
 
   /** Runs one consumer script in the scratch project and reads what it prints. */

@@ -2,10 +2,12 @@
  * The built `crawl` command loads only what the command it runs needs
  * (docs/benchmarks.md, start-up): each run is a child process preloaded
  * with module-log.mjs, which lists every file it loaded, ES and CommonJS.
- * The command is a bundle (scripts/build-bin.mjs): a file of dist/bin/ holds
- * several modules, each after a `// path` line that esbuild writes, so the
- * modules of every bundle file loaded are read from those lines (all of a
- * loaded file's modules count as loaded, evaluated or not).
+ * The command is a bundle (scripts/build-bin.mjs): dist/cli.js loads the
+ * files of dist/bin/, each a CommonJS module that it puts in Node's CommonJS
+ * cache as `require()` would; a file holds several modules, listed at its end
+ * one `// path` line each, so the modules of every bundle file loaded are read
+ * from those lines (all of a loaded file's modules count as loaded, evaluated
+ * or not).
  */
 import { execFile } from "node:child_process";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
@@ -75,6 +77,8 @@ interface Loaded {
   files: string[];
   /** Modules: the bundle's by source path, and every other file loaded. */
   modules: string[];
+  /** Node's own modules loaded, public and internal: `http2`, `internal/http2/core`. */
+  builtins: Set<string>;
 }
 
 /** Runs `node dist/cli.js ...args` with the module log, and resolves with what it loaded. */
@@ -99,10 +103,11 @@ async function partsLoaded(args: readonly string[]): Promise<Loaded> {
   for (const module of modules) {
     for (const [part, marker] of Object.entries(PARTS) as [Part, RegExp][]) if (marker.test(module)) parts.add(part);
   }
-  return { code, parts, files, modules };
+  const builtins = new Set([...entries].filter((entry) => entry.startsWith("builtin:")).map((entry) => entry.slice("builtin:".length)));
+  return { code, parts, files, modules, builtins };
 }
 
-/** The modules esbuild put in a bundle file: the `// path` line before each, e.g. `// src/crawl/core.ts`. */
+/** The modules esbuild put in a bundle file: its `// path` lines, e.g. `// src/crawl/core.ts`. */
 function bundledModules(text: string): string[] {
   return [...text.matchAll(/^\/\/ ((?:\.\.\/)*[\w@.-]+\/\S+\.[cm]?[jt]s)$/gm)].map(function path(match) {
     return match[1] as string;
@@ -148,6 +153,13 @@ describe("a crawl of UTF-8 pages that name their charset", () => {
     // The bundle takes Client, buildConnector and util from the files the index takes them from (scripts/build-bin.mjs).
     expect([...parts].sort()).toEqual(["asyncawait", "htmlparser2", "undici"]);
     expect(modules.filter((module) => module.includes("node_modules/undici/")).length).toBeLessThan(40); // the index brings 110
+  });
+
+  it("in stage 3 loads node:http, and not node:http2, node:tls or node:crypto, which undici's HTTP/2 client would bring", async () => {
+    const { code, builtins } = await partsLoaded(["--stage", "asyncawait", "-q", site.urlFor("/")]);
+    expect(code).toBe(0);
+    expect(builtins.has("http")).toBe(true); // the log works: undici's Client requires it
+    expect(["http2", "tls", "crypto"].filter((name) => builtins.has(name))).toEqual([]);
   });
 });
 

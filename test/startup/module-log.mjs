@@ -3,7 +3,10 @@
  * named by MODULE_LOG every module the process loads. ES modules are logged
  * as they load, by the loader hook in module-log-hooks.mjs; CommonJS modules
  * (undici, iconv-lite, redis, and what `require()` loads) at exit, from the
- * CommonJS cache, which the hooks of Node 20 do not see.
+ * CommonJS cache, which the hooks of Node 20 do not see. Node's own modules,
+ * public and internal, are logged at exit too, as `builtin:NAME` (`builtin:http2`,
+ * `builtin:internal/http2/core`), from `process.moduleLoadList` (undocumented,
+ * but Node's own list of what it loaded).
  */
 import { appendFileSync } from "node:fs";
 import { createRequire, register } from "node:module";
@@ -13,5 +16,6 @@ if (log === undefined) throw new Error("module-log.mjs: set MODULE_LOG to the fi
 register("./module-log-hooks.mjs", import.meta.url);
 const cache = createRequire(import.meta.url).cache;
 process.on("exit", function logCommonJs() {
-  appendFileSync(log, `${Object.keys(cache).join("\n")}\n`);
+  const builtins = process.moduleLoadList.filter((entry) => entry.startsWith("NativeModule ")).map((entry) => `builtin:${entry.slice("NativeModule ".length)}`);
+  appendFileSync(log, `${[...Object.keys(cache), ...builtins].join("\n")}\n`);
 });

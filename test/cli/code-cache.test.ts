@@ -1,0 +1,95 @@
+/**
+ * The built command runs its bundle from V8's code cache (scripts/build-bin.mjs
+ * makes it, scripts/bin-loader.mjs reads it), and runs without it when V8
+ * refuses it. Each run is the built `crawl` with `NODE_DEBUG=crawl-bin`, under
+ * which the loader says, of each bundle file it loads, whether V8 took its
+ * cache (`cachedDataRejected`), or that it had none to give.
+ */
+import { execFile } from "node:child_process";
+import { cpSync, mkdtempSync, readFileSync, rmSync, utimesSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { FixtureSite } from "../../src/site/index.js";
+import { CLI_PATH, requireBuiltCli } from "./cli-process.js";
+
+let site: FixtureSite;
+let folder: string;
+
+beforeAll(async () => {
+  requireBuiltCli();
+  folder = mkdtempSync(join(tmpdir(), "code-cache-"));
+  site = await FixtureSite.start();
+  site.addPage("/", ["/a", "/b"]).addPage("/a", ["/"]).addPage("/b", []);
+});
+
+afterAll(async () => {
+  await site?.close();
+  if (folder !== undefined) rmSync(folder, { recursive: true, force: true });
+});
+
+/** How a run ended, and what the loader said of each file: `["cli.cjs", "code cache accepted"]`. */
+interface Run {
+  code: number;
+  stdout: string;
+  loads: [file: string, outcome: string][];
+}
+
+/** Runs `node ...nodeArgs CLI ...args` with the loader's debug lines on. */
+function runWithDebug(nodeArgs: readonly string[], cli: string, args: readonly string[]): Promise<Run> {
+  const env = { ...process.env, NODE_DEBUG: "crawl-bin" };
+  return new Promise(function run(resolve, reject) {
+    execFile(process.execPath, [...nodeArgs, cli, ...args], { env, timeout: 30_000, encoding: "utf8" }, function exited(error, stdout, stderr) {
+      if (error !== null && typeof error.code !== "number") {
+        reject(error);
+        return;
+      }
+      const loads = [...stderr.matchAll(/^CRAWL-BIN \d+: (\S+\.cjs): (.*)$/gm)].map(function load(match): [string, string] {
+        return [match[1] as string, match[2] as string];
+      });
+      resolve({ code: error === null ? 0 : Number(error.code), stdout, loads });
+    });
+  });
+}
+
+/** The URLs of a `--jsonl` file's records, sorted. */
+function urlsIn(file: string): string[] {
+  const lines = readFileSync(file, "utf8").split("\n").filter(Boolean);
+  return lines.map((line) => (JSON.parse(line) as { url: string }).url).sort();
+}
+
+describe("the command's code cache", () => {
+  it.each(["callbacks", "generators", "asyncawait"] as const)("is taken by V8 for every bundle file a one-page crawl loads in stage %s", async (stage) => {
+    const { code, loads } = await runWithDebug([], CLI_PATH, ["--stage", stage, "-q", site.urlFor("/")]);
+    expect(code).toBe(0);
+    expect(loads.map(([file]) => file)).toEqual(expect.arrayContaining(["cli.cjs", `${stage}.cjs`]));
+    expect(loads.filter(([, outcome]) => outcome !== "code cache accepted")).toEqual([]);
+  });
+
+  it("is refused under V8 flags it was not made with, and the command compiles the bundle and crawls alike", async () => {
+    const cached = join(folder, "cached.jsonl");
+    const refused = join(folder, "refused.jsonl");
+    const withCache = await runWithDebug([], CLI_PATH, ["--stage", "asyncawait", "-q", "--jsonl", cached, site.urlFor("/")]);
+    // Any V8 flag that changes nothing the crawl does: V8 keys a cache to the flags it was made under.
+    const withFlag = await runWithDebug(["--no-lazy-feedback-allocation"], CLI_PATH, ["--stage", "asyncawait", "-q", "--jsonl", refused, site.urlFor("/")]);
+    expect([withCache.code, withFlag.code]).toEqual([0, 0]);
+    expect(withFlag.loads.length).toBeGreaterThanOrEqual(2);
+    expect(withFlag.loads.filter(([, outcome]) => outcome !== "code cache rejected")).toEqual([]);
+    expect(urlsIn(refused)).toEqual(urlsIn(cached));
+    expect(urlsIn(cached)).toEqual([site.urlFor("/"), site.urlFor("/a"), site.urlFor("/b")].sort());
+  });
+
+  it("is not given to V8 for a bundle file changed after the build", async () => {
+    // A copy of the command, whose cli.cjs is then dated after its cache, as an edit would leave it.
+    const copy = join(folder, "command");
+    cpSync(CLI_PATH, join(copy, "cli.js"));
+    cpSync(join(dirname(CLI_PATH), "bin"), join(copy, "bin"), { recursive: true, preserveTimestamps: true });
+    const later = new Date(Date.now() + 60_000);
+    utimesSync(join(copy, "bin", "cli.cjs"), later, later);
+    const { code, stdout, loads } = await runWithDebug([], join(copy, "cli.js"), ["--help"]);
+    expect(code).toBe(0);
+    expect(stdout).toContain("--stage");
+    expect(loads).toContainEqual(["cli.cjs", "compiled without a code cache"]);
+    expect(loads.filter(([file]) => file !== "cli.cjs").every(([, outcome]) => outcome === "code cache accepted")).toBe(true);
+  });
+});
