@@ -183,9 +183,12 @@ export function report(result: CrawlResult, options: ReportOptions = {}): string
   const kept = result.records.length === result.recorded;
   const stats = kept ? Stats.of(result.records) : (options.stats ?? null);
   if (kept) {
-    for (const record of [...result.records].sort(byUrl)) {
-      if (options.quiet !== true || record.error !== null) lines.push(urlLine(record, { referrer: options.verbose === true }));
-    }
+    // Only the lines printed are sorted: `quiet` lists the errors alone, and a
+    // sort of every record compares every URL, which makes V8 flatten each one
+    // still held as two joined strings: a new copy of every URL at the end of a
+    // big crawl (docs/benchmarks.md, "Issue 39: memory with records kept").
+    const listed = options.quiet === true ? result.records.filter(isFailure) : [...result.records];
+    for (const record of listed.sort(byUrl)) lines.push(urlLine(record, { referrer: options.verbose === true }));
   } else {
     lines.push(unlistedLine(result.recorded, stats, options.recordsIn));
   }
@@ -205,6 +208,11 @@ function unlistedLine(recorded: number, stats: Stats | null, recordsIn: string |
   const records = `${recorded} record${recorded === 1 ? "" : "s"}`;
   if (stats === null) return `${records} not kept: neither listed nor counted here`;
   return `${records} not listed here: ${recordsIn === undefined ? "they were not kept" : `see ${recordsIn}`}`;
+}
+
+/** Whether the record is of a failed fetch: the records `quiet` lists. */
+function isFailure(record: FetchStatistic): boolean {
+  return record.error !== null;
 }
 
 function byUrl(a: FetchStatistic, b: FetchStatistic): number {

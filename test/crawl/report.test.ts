@@ -74,6 +74,27 @@ describe("report", () => {
     expect(lines).toContain("Done: 8");
   });
 
+  it("reads no URL of a record it does not list when quiet", () => {
+    // Each record's `url` counts its reads: a quiet report sorts the errors it prints, not every record.
+    let urlReads = 0;
+    const counted = records.map(function countingUrlReads(record) {
+      const copy = { ...record };
+      Object.defineProperty(copy, "url", {
+        enumerable: true,
+        get() {
+          if (record.error === null) urlReads += 1;
+          return record.url;
+        },
+      });
+      return copy;
+    });
+    const given = result(counted);
+    urlReads = 0; // The result's seen list read them.
+    const lines = report(given, { quiet: true }).split("\n");
+    expect(lines.filter((line) => line.startsWith("http://"))).toHaveLength(3);
+    expect(urlReads).toBe(0);
+  });
+
   it("adds the timestamps and the options in force when verbose", () => {
     const options = resolveOptions({ maxTasks: 3, exclude: "\\.pdf$", maxPages: 50, userAgent: "bot/1" });
     const text = report(result(records, { options }), { verbose: true });
