@@ -927,11 +927,34 @@ export class RedisFrontier implements CrawlStore {
     } while (cursor !== "0");
   }
 
-  /** One command to the node that serves `key` (any node for none), counted as a round trip. */
-  private send(key: string | undefined, args: readonly string[]): Promise<unknown> {
+  /**
+   * One command to the node that serves `key` (any node for none), counted as
+   * a round trip. In a Cluster, a command a node could not answer for now
+   * (`TRYAGAIN`, `CLUSTERDOWN`, `MASTERDOWN`, `LOADING`, a lost connection
+   * during a failover) is sent again, with back-off, for up to half a lease:
+   * every script is written to make a repeat harmless (ADD, PREPARE and
+   * FINISH answer a repeat with their first reply), and reads are reads.
+   */
+  private async send(key: string | undefined, args: readonly string[]): Promise<unknown> {
     this.roundTrips += 1;
-    if (this.clustered) return (this.client as Cluster).sendCommand(key, false, [...args]);
-    return (this.client as Client).sendCommand([...args]);
+    if (!this.clustered) return (this.client as Client).sendCommand([...args]);
+    const giveUpAt = performance.now() + this.leaseMs / 2;
+    for (let pause = 25; ; pause = Math.min(1000, pause * 2)) {
+      try {
+        return await (this.client as Cluster).sendCommand(key, false, [...args]);
+      } catch (error) {
+        if (this.closing || !this.passing(error) || performance.now() + pause > giveUpAt) throw error;
+        this.clusterEvents.retried += 1;
+        await new Promise((resolve) => setTimeout(resolve, pause));
+      }
+    }
+  }
+
+  /** Whether a Cluster's error is one of a node's passing states (see `send`), not an answer: no error reply the crawl explains, and no `NOSCRIPT`. */
+  private passing(error: unknown): boolean {
+    const message = error instanceof Error ? error.message : "";
+    if (message.startsWith("NOSCRIPT")) return false;
+    return /^(TRYAGAIN|CLUSTERDOWN|MASTERDOWN|LOADING)/.test(message) || explainReply(error, this.options.name, true) === null;
   }
 
   /** Chunks read from Redis, an error while reading them a {@link FrontierError} that says what it was. */
@@ -1281,22 +1304,12 @@ export class RedisFrontier implements CrawlStore {
     this.unanswered.add(call);
     const tail = [String(fixed.length), ...fixed, queuePrefix, publish, ...args];
     const attempt = async (): Promise<unknown> => {
-      const giveUpAt = performance.now() + this.leaseMs / 2;
-      for (let pause = 25; ; pause = Math.min(1000, pause * 2)) {
-        try {
-          return await this.send(fixed[0], ["EVALSHA", this.sha.get(name) ?? "", ...tail]);
-        } catch (error) {
-          if (!this.clustered || this.closing) throw error;
-          const message = error instanceof Error ? error.message : "";
-          if (message.startsWith("NOSCRIPT")) {
-            this.clusterEvents.noscript += 1;
-            return await this.send(fixed[0], ["EVAL", SCRIPTS[name] ?? "", ...tail]);
-          }
-          const retried = /^(TRYAGAIN|CLUSTERDOWN|MASTERDOWN|LOADING)/.test(message) || explainReply(error, this.options.name, true) === null;
-          if (!retried || performance.now() + pause > giveUpAt) throw error;
-          this.clusterEvents.retried += 1;
-          await new Promise((resolve) => setTimeout(resolve, pause));
-        }
+      try {
+        return await this.send(fixed[0], ["EVALSHA", this.sha.get(name) ?? "", ...tail]);
+      } catch (error) {
+        if (!this.clustered || this.closing || !(error instanceof Error) || !error.message.startsWith("NOSCRIPT")) throw error;
+        this.clusterEvents.noscript += 1; // A node new to the crawl (a failover's replica, a resharding's target): the script sent whole.
+        return await this.send(fixed[0], ["EVAL", SCRIPTS[name] ?? "", ...tail]);
       }
     };
     return attempt().then(

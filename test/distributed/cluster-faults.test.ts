@@ -17,14 +17,13 @@
  * still be recorded once: a page's record waits until its links of other
  * buckets are on a replica (`WAIT 1`).
  */
-import { createClient } from "@redis/client";
 import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
 import { crawl } from "../../src/asyncawait/index.js";
 import type { CrawlOptions } from "../../src/crawl/options.js";
 import type { CrawlResult } from "../../src/crawl/records.js";
 import { bucketIndex, RedisFrontier } from "../../src/distributed/redis-frontier.js";
 import { FixtureSite } from "../../src/site/fixture-site.js";
-import { keySlot, type ClusterNode, type RedisCluster, startRedisCluster } from "../helpers/redis-cluster.js";
+import { command, keySlot, type ClusterNode, type RedisCluster, startRedisCluster } from "../helpers/redis-cluster.js";
 import { startRedisProxy } from "../helpers/redis-proxy.js";
 import { describeWithRedis } from "../helpers/redis-server.js";
 import { within } from "../helpers/within.js";
@@ -144,15 +143,8 @@ describeWithRedis("a crawl over a Redis Cluster that changes under it", () => {
   const HUB_PAGES = 60;
 
   /** One command on one node (its own port, not a proxy's), on a connection of its own. */
-  async function ask(node: ClusterNode, args: string[]): Promise<unknown> {
-    const client = createClient({ url: `redis://127.0.0.1:${node.server.port}`, socket: { reconnectStrategy: false } });
-    client.on("error", function ignoreClosed() {});
-    await client.connect();
-    try {
-      return await client.sendCommand(args);
-    } finally {
-      client.destroy();
-    }
+  function ask(node: ClusterNode, args: string[]): Promise<unknown> {
+    return command(`redis://127.0.0.1:${node.server.port}`, args);
   }
 
   it("records every URL once when the primary holding a page's links crashes before its replica has them", async () => {

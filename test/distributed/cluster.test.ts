@@ -17,7 +17,7 @@ import type { CrawlResult } from "../../src/crawl/records.js";
 import { aclRule, bucketIndex, FrontierError, RedisFrontier } from "../../src/distributed/redis-frontier.js";
 import type { FetchStatistic } from "../../src/crawl/records.js";
 import { FixtureSite } from "../../src/site/fixture-site.js";
-import { keySlot, type RedisCluster, startRedisCluster } from "../helpers/redis-cluster.js";
+import { command, keySlot, type RedisCluster, startRedisCluster } from "../helpers/redis-cluster.js";
 import { describeWithRedis } from "../helpers/redis-server.js";
 import { within } from "../helpers/within.js";
 import { byUrl, withoutTiming } from "./records.js";
@@ -157,17 +157,8 @@ describeWithRedis("a crawl over a Redis Cluster", () => {
   }, 90_000);
 
   /** Runs `args` on every node of the cluster, each on a connection of its own; their replies, in the nodes' order. */
-  async function onEveryNode(args: string[]): Promise<unknown[]> {
-    return Promise.all(cluster.urls.map(async (url) => {
-      const client = createClient({ url, socket: { reconnectStrategy: false } });
-      client.on("error", function ignoreClosed() {});
-      await client.connect();
-      try {
-        return await client.sendCommand(args);
-      } finally {
-        client.destroy();
-      }
-    }));
+  function onEveryNode(args: string[]): Promise<unknown[]> {
+    return Promise.all(cluster.urls.map((url) => command(url, args)));
   }
 
   it("crawls to the end as an ACL user with exactly the Cluster's rule on every node, and no other command refused", async () => {

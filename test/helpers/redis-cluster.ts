@@ -40,8 +40,8 @@ export interface ClusterNode {
 
 type Client = ReturnType<typeof createClient>;
 
-/** Runs one command on one node, on a connection of its own, closed after. */
-async function command(url: string, args: string[]): Promise<unknown> {
+/** Runs one command on one node (or any Redis), on a connection of its own, closed after. */
+export async function command(url: string, args: string[]): Promise<unknown> {
   const client: Client = createClient({ url, socket: { reconnectStrategy: false } });
   client.on("error", function ignoreClosedConnection() {});
   await client.connect();
