@@ -525,7 +525,7 @@ export class RedisFrontier implements CrawlStore {
         acked = Number((await this.waitBatch(bucket).call(["1"]))[0]);
       } catch (error) {
         if (this.closing) throw error;
-        if (error instanceof Error && error.message.startsWith(WAIT_ON_REPLICA)) {
+        if (error instanceof Error && (error.message.startsWith(WAIT_ON_REPLICA) || error.message.startsWith("UNBLOCKED"))) {
           this.replicaKnown = new WeakMap(); // The node asked is a replica now (a failover): where the bucket is, and its replicas, are asked again.
           this.clusterEvents.retried += 1;
           return false; // Queued again on the bucket's node now, which may not have had them.
@@ -931,9 +931,13 @@ export class RedisFrontier implements CrawlStore {
    * One command to the node that serves `key` (any node for none), counted as
    * a round trip. In a Cluster, a command a node could not answer for now
    * (`TRYAGAIN`, `CLUSTERDOWN`, `MASTERDOWN`, `LOADING`, a lost connection
-   * during a failover) is sent again, with back-off, for up to half a lease:
+   * during a failover, a script that met a key its slot's migration had
+   * moved already: "non local key") is sent again, with back-off, for up to half a lease:
    * every script is written to make a repeat harmless (ADD, PREPARE and
    * FINISH answer a repeat with their first reply), and reads are reads.
+   * The "non local key" of a slot being migrated meets ADD, PREPARE and
+   * FINISH at their first read (the key of their kept reply, which never
+   * exists before the call), before they write anything.
    */
   private async send(key: string | undefined, args: readonly string[]): Promise<unknown> {
     this.roundTrips += 1;
@@ -954,7 +958,7 @@ export class RedisFrontier implements CrawlStore {
   private passing(error: unknown): boolean {
     const message = error instanceof Error ? error.message : "";
     if (message.startsWith("NOSCRIPT")) return false;
-    return /^(TRYAGAIN|CLUSTERDOWN|MASTERDOWN|LOADING)/.test(message) || explainReply(error, this.options.name, true) === null;
+    return /^(TRYAGAIN|CLUSTERDOWN|MASTERDOWN|LOADING|ERR Script attempted to access a non local key)/.test(message) || explainReply(error, this.options.name, true) === null;
   }
 
   /** Chunks read from Redis, an error while reading them a {@link FrontierError} that says what it was. */
@@ -1397,7 +1401,11 @@ const CLUSTER_BUCKETS = 16;
  */
 const REPLICA_WAIT_MS = 1_000;
 
-/** How Redis refuses a `WAIT` sent to a replica: the node was a primary until a failover the client has not heard of yet. */
+/**
+ * How Redis refuses a `WAIT` sent to a replica: the node was a primary until a
+ * failover the client has not heard of yet. (A `WAIT` the failover caught
+ * under way is ended with `UNBLOCKED … (master -> replica?)`, taken the same way.)
+ */
 const WAIT_ON_REPLICA = "ERR WAIT cannot be used with replica";
 
 /** How long a node's `ROLE` (its replicas) is taken as true before it is asked again (ms). */
