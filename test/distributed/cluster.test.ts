@@ -20,7 +20,7 @@ import { FixtureSite } from "../../src/site/fixture-site.js";
 import { command, keySlot, type RedisCluster, startRedisCluster } from "../helpers/redis-cluster.js";
 import { describeWithRedis } from "../helpers/redis-server.js";
 import { within } from "../helpers/within.js";
-import { byUrl, withoutTiming } from "./records.js";
+import { byUrl, streamedCount, withoutTiming } from "./records.js";
 
 /** The sites, each on its own port (so its own origin and bucket). */
 const SITES = 8;
@@ -176,10 +176,7 @@ describeWithRedis("a crawl over a Redis Cluster", () => {
     expect(lines.length).toBeGreaterThan(0);
     const [first] = frontiers as [RedisFrontier, RedisFrontier];
     expect((await first.status()).records).toBe(expected.recorded);
-    let streamed = 0;
-    for await (const chunk of first.recordChunks()) streamed += chunk.length;
-    for await (const chunk of first.seenChunks()) streamed += chunk.length;
-    expect(streamed).toBe(expected.recorded + expected.seen.length);
+    expect(await streamedCount(first)).toBe(expected.recorded + expected.seen.length);
     // Refused on any node, and by its nature optional: CONFIG GET (whether Redis keeps its data on disk).
     const refused = (await onEveryNode(["ACL", "LOG"])).flat() as Array<Record<string, unknown>>;
     expect(new Set(refused.map((entry) => `${String(entry["reason"])} ${String(entry["object"])}`))).toEqual(new Set(["command config|get"]));

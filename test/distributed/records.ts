@@ -15,3 +15,11 @@ export function withoutTiming(record: FetchStatistic): Omit<FetchStatistic, "num
 export function byUrl(records: readonly FetchStatistic[]): FetchStatistic[] {
   return [...records].sort((a, b) => (a.url < b.url ? -1 : a.url > b.url ? 1 : 0));
 }
+
+/** How many records and seen URLs a frontier streams out at the end (`recordChunks()` then `seenChunks()`), counted. */
+export async function streamedCount(frontier: { recordChunks(): AsyncIterable<unknown[]>; seenChunks(): AsyncIterable<unknown[]> }): Promise<number> {
+  let streamed = 0;
+  for await (const chunk of frontier.recordChunks()) streamed += chunk.length;
+  for await (const chunk of frontier.seenChunks()) streamed += chunk.length;
+  return streamed;
+}

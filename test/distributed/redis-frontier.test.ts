@@ -18,7 +18,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { requireBuiltCli, runCli } from "../cli/cli-process.js";
-import { byUrl, withoutTiming } from "./records.js";
+import { byUrl, streamedCount, withoutTiming } from "./records.js";
 import { RedisLog } from "./redis-log.js";
 
 describeWithRedis("RedisFrontier", () => {
@@ -509,10 +509,7 @@ describeWithRedis("RedisFrontier's errors", () => {
         for (const result of results) expect(byUrl(result.records).map(withoutTiming)).toEqual(byUrl(expected.records).map(withoutTiming));
         const [first] = frontiers as [RedisFrontier, RedisFrontier];
         expect((await first.status()).records).toBe(expected.recorded);
-        let streamed = 0;
-        for await (const chunk of first.recordChunks()) streamed += chunk.length;
-        for await (const chunk of first.seenChunks()) streamed += chunk.length;
-        expect(streamed).toBe(expected.recorded + expected.seen.length);
+        expect(await streamedCount(first)).toBe(expected.recorded + expected.seen.length);
         expect(lines.length).toBeGreaterThan(0);
       } finally {
         for (const frontier of frontiers) await frontier.close();
