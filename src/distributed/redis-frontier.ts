@@ -111,9 +111,10 @@ export const OVERRIDABLE: readonly string[] = ["maxPerHost", "delayMs"];
  * Every command a crawler process sends to Redis, for an ACL user made for
  * it: those it sends itself (`EVALSHA` and `SCRIPT LOAD` for the scripts,
  * `EVAL` for the counts at the end, `SUBSCRIBE` to the crawl's channel,
- * `HMGET` for the `robots.txt` rules others read, `SSCAN` and `HSCAN` to read
+ * `HMGET` for the `robots.txt` rules others read, `HEXISTS` after a reconnection (`stillThere`), `SSCAN` and `HSCAN` to read
  * the crawl out, `INFO` to see whether Redis is a Cluster node), and every command its scripts run, which Redis checks
- * against the ACL too (src/distributed/scripts.ts). With the keys and the
+ * against the ACL too (src/distributed/scripts.ts), `GET` and `SET` among them (a call's reply kept for its retry, in
+ * ADD, PREPARE, FINISH and TAKE). With the keys and the
  * channel of {@link aclRule}, that is all a crawl needs, from its start to
  * `--status` and `--json` at its end.
  *
@@ -125,19 +126,18 @@ export const ACL_COMMANDS: readonly string[] = [
   "evalsha", "script|load", "eval", "subscribe", "hmget", "sscan", "hscan", "info",
   "time", "publish", "llen", "lpush", "rpush", "lpop", "sadd", "scard",
   "hget", "hset", "hdel", "hexists", "hincrby", "hlen", "hvals", "hgetall",
-  "zadd", "zrem", "zscore", "zcard", "zrange", "zrangebyscore",
+  "zadd", "zrem", "zscore", "zcard", "zrange", "zrangebyscore", "set", "get",
 ];
 
 /**
  * What a crawler needs besides {@link ACL_COMMANDS} on a Redis Cluster's
- * nodes: `SET` (the crawl's number of buckets, stored by its first process)
- * and `GET` (a call's reply kept for its retry, in ADD, PREPARE and FINISH),
- * `SPUBLISH` and `SSUBSCRIBE` (each bucket's sharded channel), `CLUSTER
- * SLOTS` (the client reads the topology), and `ROLE` and `WAIT` (a page's
- * links on a replica before its record). Of ACL_COMMANDS, a Cluster does not
- * use `SCRIPT LOAD`, `SUBSCRIBE` and `PUBLISH` ({@link CLUSTER_UNUSED}).
+ * nodes (whose `SET` also stores the crawl's number of buckets, by its first
+ * process): `SPUBLISH` and `SSUBSCRIBE` (each bucket's sharded channel),
+ * `CLUSTER SLOTS` (the client reads the topology), and `ROLE` and `WAIT` (a
+ * page's links on a replica before its record). Of ACL_COMMANDS, a Cluster
+ * does not use `SCRIPT LOAD`, `SUBSCRIBE` and `PUBLISH` ({@link CLUSTER_UNUSED}).
  */
-export const CLUSTER_ACL_COMMANDS: readonly string[] = ["set", "get", "spublish", "ssubscribe", "cluster|slots", "role", "wait"];
+export const CLUSTER_ACL_COMMANDS: readonly string[] = ["spublish", "ssubscribe", "cluster|slots", "role", "wait"];
 
 /** The commands of {@link ACL_COMMANDS} a crawl over a Redis Cluster never sends: left out of its ACL rule. */
 export const CLUSTER_UNUSED: readonly string[] = ["script|load", "subscribe", "publish"];
@@ -267,12 +267,18 @@ export class RedisFrontier implements CrawlStore {
   /** Round trips to Redis (script calls and reads), for the measures of the cluster guide. */
   roundTrips = 0;
   /**
-   * In a Cluster: scripts sent whole after a node answered `NOSCRIPT`,
-   * commands tried again (`TRYAGAIN`, `CLUSTERDOWN`, a lost connection…),
-   * `WAIT`s sent for a page's links on another node (`queueReplicated`), and
-   * those that timed out before a replica had the writes.
+   * Scripts sent whole after Redis answered `NOSCRIPT` (a Cluster's node new
+   * to the crawl, a single Redis restarted), commands tried again (a lost
+   * connection, `LOADING`, in a Cluster `TRYAGAIN`, `CLUSTERDOWN`…), and in
+   * a Cluster, `WAIT`s sent for a page's links on another node
+   * (`queueReplicated`) and those that timed out before a replica had the
+   * writes.
    */
   readonly clusterEvents = { noscript: 0, retried: 0, waits: 0, waitedOut: 0 };
+  /** In a single Redis: how many times the connection was made again after it broke (each empties `knownSeen`). */
+  reconnects = 0;
+  /** What broke the connection to a single Redis last: what a command failing for good while it is down reports. */
+  private connectionError: unknown = null;
   /** In a Cluster: the `WAIT`s of each bucket's node, several pages to one (`replicated`). */
   private readonly waits = new Map<number, ScriptBatch>();
   /** In a Cluster: how many replicas each node's `ROLE` listed, and when it was asked (`performance.now()`), by node connection. */
@@ -289,11 +295,15 @@ export class RedisFrontier implements CrawlStore {
    * these). Only a cache: Redis's seen set decides; emptied when it reaches
    * {@link KNOWN_SEEN_MOST} URLs.
    *
-   * @remarks A single Redis only. A single Redis that restarts ends every
-   * process's crawl (no reconnecting), cache and all. A Cluster's primary
-   * that crashes may take writes it had acknowledged with it (its replica
-   * lags), and a page fetched again must then send its links again: in a
-   * Cluster nothing is kept here, and every link goes to Redis.
+   * @remarks A single Redis only, and emptied each time the connection to it
+   * is made again (`reconnected`): a Redis that restarted may have lost
+   * writes it had acknowledged (with `appendfsync everysec`, up to a second
+   * or two of them; without persistence, all), and a link known here may then
+   * be unknown there, so it must be sent again. A Cluster's primary that
+   * crashes may take writes it had acknowledged with it (its replica lags)
+   * with no connection of this process's breaking, and a page fetched again
+   * must then send its links again: in a Cluster nothing is kept here, and
+   * every link goes to Redis.
    */
   private readonly knownSeen = new Set<string>();
   /**
@@ -378,14 +388,26 @@ export class RedisFrontier implements CrawlStore {
   static async open(options: RedisFrontierOptions): Promise<RedisFrontier> {
     const resolved = resolveFrontierOptions(options);
     const { createClient } = await redisClient();
-    const socket = { connectTimeout: resolved.connectTimeoutMs, reconnectStrategy: false as const, ...(await tlsOptions(resolved)) };
-    // No reconnecting and no offline queue: a command fails at once when Redis is gone, and the crawl stops cleanly.
-    const client: Client = createClient({ url: resolved.url, socket, disableOfflineQueue: true });
-    if (await clusterEnabled(client, resolved)) return RedisFrontier.openCluster(resolved, socket);
+    const base = { connectTimeout: resolved.connectTimeoutMs, ...(await tlsOptions(resolved)) };
+    const opened: { frontier: RedisFrontier | null } = { frontier: null };
+    // A connection that breaks once the frontier is open is made again, every 50–500 ms, until the frontier fails or closes:
+    // not while opening (nothing there: open() fails at once), so a Redis that is not there is said at once.
+    function singleReconnect(retries: number): number | false {
+      const frontier = opened.frontier;
+      return frontier === null || frontier.failure !== null || frontier.closing ? false : Math.min(500, 50 * (retries + 1));
+    }
+    // No offline queue: a command sent while the connection is down fails at once, and send() sends it again (with back-off, for half a lease).
+    const client: Client = createClient({ url: resolved.url, socket: { ...base, reconnectStrategy: singleReconnect }, disableOfflineQueue: true });
+    // Listened to before connecting, and never let go of: node-redis's client is a view of its emitter, and a listener
+    // removed from the view leaves the view listeners of its own, which the emitter never calls.
+    // A broken connection is not the crawl's failure: it is made again, and send() retries; a command that fails for good stops the crawl.
+    client.on("error", function connectionLost(error: unknown) { if (opened.frontier !== null) opened.frontier.connectionError = error; });
+    client.on("ready", function reconnected() { opened.frontier?.reconnected(); }); // Once open: each is a connection made again.
+    if (await clusterEnabled(client, resolved)) return RedisFrontier.openCluster(resolved, base);
     const subscriber: Client = client.duplicate();
+    // node-redis subscribes again once it is back; the pump's slow look covers the messages missed meanwhile.
+    subscriber.on("error", function channelLost() {});
     const frontier = new RedisFrontier(client, subscriber, resolved);
-    client.on("error", (error: unknown) => frontier.fail(error));
-    subscriber.on("error", (error: unknown) => frontier.fail(error));
     try {
       await subscriber.connect();
       for (const [name, script] of Object.entries(SCRIPTS)) {
@@ -397,6 +419,7 @@ export class RedisFrontier implements CrawlStore {
       await frontier.close();
       throw new FrontierError(`cannot use Redis at ${redact(resolved.url)}: ${explainReply(error, resolved.name) ?? reason(error)}`, { cause: error });
     }
+    opened.frontier = frontier;
     return frontier;
   }
 
@@ -418,7 +441,7 @@ export class RedisFrontier implements CrawlStore {
     };
     // A node lost in a failover is reconnected to (the topology read again), and the commands sent meanwhile are retried (run()).
     const cluster: Cluster = createCluster({
-      rootNodes: [{ url: resolved.url, socket }],
+      rootNodes: [{ url: resolved.url, socket: { ...socket, reconnectStrategy: false } }],
       defaults: { ...credentials, socket: { ...socket, reconnectStrategy: clusterReconnect } },
       topologyRefreshOnReconnectionAttemptStrategy: 100,
     });
@@ -469,16 +492,18 @@ export class RedisFrontier implements CrawlStore {
   }
 
   /**
-   * A call's id and how long Redis keeps its reply (ADD, PREPARE, FINISH:
-   * scripts.ts's `replayed`): in a Cluster, where `run()` sends a call again
-   * after a broken connection, each call gets its own (`OWNER:N`), so a call
-   * whose reply was lost is answered again as it was the first time, not
-   * run again (a FINISH that stored its records says so again, and this
-   * process reports them; the URLs a PREPARE or ADD queued are counted
-   * again). A single Redis gets none: a broken connection stops the crawl.
+   * A call's id and how long Redis keeps its reply (ADD, PREPARE, FINISH,
+   * TAKE: scripts.ts's `replayed`): `run()` sends a call again after a
+   * broken connection (a Cluster's node failing over, a single Redis
+   * restarting or a network cutting the connection), so each call gets its
+   * own (`OWNER:N`), and a call whose reply was lost is answered again as it
+   * was the first time, not run again (a FINISH that stored its records says
+   * so again, and this process reports them; the URLs a PREPARE or ADD
+   * queued are counted again; a TAKE hands out the URLs it leased). Its cost:
+   * one `GET` and one `SET … PX` in Redis per call, not per page.
    */
   private callId(): [string, string] {
-    return this.clustered ? [`${this.owner}:${++this.calls}`, String(this.leaseMs)] : ["", "0"];
+    return [`${this.owner}:${++this.calls}`, String(this.leaseMs)];
   }
 
   /**
@@ -928,33 +953,76 @@ export class RedisFrontier implements CrawlStore {
   }
 
   /**
-   * One command to the node that serves `key` (any node for none), counted as
-   * a round trip. In a Cluster, a command a node could not answer for now
-   * (`TRYAGAIN`, `CLUSTERDOWN`, `MASTERDOWN`, `LOADING`, a lost connection
-   * during a failover, a script that met a key its slot's migration had
-   * moved already: "non local key") is sent again, with back-off, for up to half a lease:
-   * every script is written to make a repeat harmless (ADD, PREPARE and
-   * FINISH answer a repeat with their first reply), and reads are reads.
-   * The "non local key" of a slot being migrated meets ADD, PREPARE and
-   * FINISH at their first read (the key of their kept reply, which never
-   * exists before the call), before they write anything.
+   * One command to the node that serves `key` (any node for none; in a
+   * single Redis, to it), counted as a round trip. A command Redis could not
+   * answer for now is sent again, with back-off (25 ms doubling to 1 s), for
+   * up to half a lease: a lost connection (a single Redis restarting, a
+   * network cutting it, a Cluster's node failing over: the client makes it
+   * again meanwhile, and a command sent while it is down fails at once),
+   * `LOADING` (a Redis reading its append-only file), and in a Cluster
+   * `TRYAGAIN`, `CLUSTERDOWN`, `MASTERDOWN` and a script that met a key its
+   * slot's migration had moved already ("non local key"). Every script is
+   * written to make a repeat harmless (ADD, PREPARE, FINISH and TAKE answer
+   * a repeat with their first reply), and reads are reads. The "non local
+   * key" of a slot being migrated meets ADD, PREPARE, FINISH and TAKE at
+   * their first read (the key of their kept reply, which never exists
+   * before the call), before they write anything.
+   *
+   * @throws the last failure: an error reply, or after half a lease (for a
+   * connection still down, what broke it).
    */
   private async send(key: string | undefined, args: readonly string[]): Promise<unknown> {
     this.roundTrips += 1;
-    if (!this.clustered) return (this.client as Client).sendCommand([...args]);
     const giveUpAt = performance.now() + this.leaseMs / 2;
     for (let pause = 25; ; pause = Math.min(1000, pause * 2)) {
       try {
-        return await (this.client as Cluster).sendCommand(key, false, [...args]);
+        return await (this.clustered ? (this.client as Cluster).sendCommand(key, false, [...args]) : (this.client as Client).sendCommand([...args]));
       } catch (error) {
-        if (this.closing || !this.passing(error) || performance.now() + pause > giveUpAt) throw error;
+        if (this.closing || this.failure !== null || !this.passing(error) || performance.now() + pause > giveUpAt) throw this.lostBy(error);
         this.clusterEvents.retried += 1;
         await new Promise((resolve) => setTimeout(resolve, pause));
       }
     }
   }
 
-  /** Whether a Cluster's error is one of a node's passing states (see `send`), not an answer: no error reply the crawl explains, and no `NOSCRIPT`. */
+  /** A command's failure as reported: when it failed because a single Redis's connection was down (the client offline or closed), what broke the connection, which says why. */
+  private lostBy(error: unknown): unknown {
+    const lost = this.connectionError;
+    if (lost === null || clientModule === null) return error;
+    return error instanceof clientModule.ClientOfflineError || error instanceof clientModule.ClientClosedError ? lost : error;
+  }
+
+  /**
+   * The connection to a single Redis was made again: what this process knows
+   * Redis has seen may be more than it has now (see `knownSeen`), and Redis
+   * may have come back with nothing (`stillThere`).
+   */
+  private reconnected(): void {
+    this.reconnects += 1;
+    this.knownSeen.clear();
+    void this.stillThere();
+  }
+
+  /**
+   * After a new connection, once the crawl began here: whether the crawl's
+   * record (`created`, which BEGIN stores and nothing deletes) is still in
+   * Redis. A Redis that came back without it (restarted with nothing on
+   * disk, or its keys deleted) has lost the crawl, and its empty queue is
+   * not the crawl's end: the crawl stops, saying so.
+   */
+  private async stillThere(): Promise<void> {
+    if (this.crawl === null) return;
+    try {
+      await this.begun;
+      const meta = this.buckets[0]?.meta ?? "";
+      if (this.failure !== null || Number(await this.send(meta, ["HEXISTS", meta, "created"])) === 1) return;
+      this.fail(new Error("it came back without this crawl's keys (restarted with nothing on disk, or they were deleted)"));
+    } catch {
+      // Redis away again: the commands waiting for it stop the crawl if it does not come back.
+    }
+  }
+
+  /** Whether an error is one of Redis's passing states (see `send`), not an answer: no error reply the crawl explains, and no `NOSCRIPT`. */
   private passing(error: unknown): boolean {
     const message = error instanceof Error ? error.message : "";
     if (message.startsWith("NOSCRIPT")) return false;
@@ -1101,7 +1169,7 @@ export class RedisFrontier implements CrawlStore {
   /** One TAKE in one bucket: the items leased (held here), the URLs queued and leased there after it, and the ms until its next origin may start (-1: none waits for time). */
   private async takeFrom(bucket: number, count: number, jitter: number, unknown: Set<string>): Promise<{ items: QueueItem[]; left: number; waitMs: number }> {
     const sent = performance.now();
-    const reply = (await this.run("TAKE", [this.owner, String(this.leaseMs), String(count), String(jitter)], bucket)) as Array<number | string>;
+    const reply = (await this.run("TAKE", [this.owner, String(this.leaseMs), String(count), String(jitter), ...this.callId()], bucket)) as Array<number | string>;
     const items: QueueItem[] = [];
     for (let i = 3; i + 2 < reply.length; i += 3) {
       const next = JSON.parse(String(reply[i])) as QueueItem;
@@ -1290,16 +1358,17 @@ export class RedisFrontier implements CrawlStore {
    * with the {@link FrontierError} that says what it was.
    *
    * @remarks In a Cluster the client sends it to the node of the bucket's
-   * slot and follows `MOVED` and `ASK`; this adds what a resharding or a
-   * failover needs: `NOSCRIPT` (a node that never ran it: a new primary, a
-   * slot moved) sends the script itself (EVAL, which caches it there), and
-   * `TRYAGAIN`, `CLUSTERDOWN`, `MASTERDOWN`, `LOADING` or a lost connection
-   * (a node failing over) are tried again, after 25 ms doubling to 1 s, for
-   * up to half a lease. A call whose reply was lost is so sent again: ADD,
-   * PREPARE and FINISH carry an id (`callId`) under which Redis kept their
-   * reply, and answer the same again without running twice; RENEW and
-   * RELEASE are harmless twice (by the lease's owner), and so is STARTED;
-   * a TAKE run twice leaves the first one's leases to wait out their lease.
+   * slot and follows `MOVED` and `ASK`; this adds what a resharding, a
+   * failover or a single Redis's restart needs: `NOSCRIPT` (a node that
+   * never ran it: a new primary, a slot moved; a Redis restarted, its
+   * scripts gone) sends the script itself (EVAL, which caches it there), and
+   * a lost connection, `LOADING`, and in a Cluster `TRYAGAIN`, `CLUSTERDOWN`
+   * and `MASTERDOWN` are tried again, after 25 ms doubling to 1 s, for up to
+   * half a lease (`send`). A call whose reply was lost is so sent again:
+   * ADD, PREPARE, FINISH and TAKE carry an id (`callId`) under which Redis
+   * kept their reply, and answer the same again without running twice;
+   * RENEW and RELEASE are harmless twice (by the lease's owner), and so are
+   * STARTED, HOLD, ROBOTS (a later next start, at most) and BEGIN.
    */
   private run(name: string, args: readonly string[], bucket = 0): Promise<unknown> {
     if (this.failure !== null) return Promise.reject(this.failure);
@@ -1311,8 +1380,8 @@ export class RedisFrontier implements CrawlStore {
       try {
         return await this.send(fixed[0], ["EVALSHA", this.sha.get(name) ?? "", ...tail]);
       } catch (error) {
-        if (!this.clustered || this.closing || !(error instanceof Error) || !error.message.startsWith("NOSCRIPT")) throw error;
-        this.clusterEvents.noscript += 1; // A node new to the crawl (a failover's replica, a resharding's target): the script sent whole.
+        if (this.closing || !(error instanceof Error) || !error.message.startsWith("NOSCRIPT")) throw error;
+        this.clusterEvents.noscript += 1; // A node new to the crawl (a failover's replica, a resharding's target) or a Redis restarted: the script sent whole.
         return await this.send(fixed[0], ["EVAL", SCRIPTS[name] ?? "", ...tail]);
       }
     };
@@ -1480,14 +1549,11 @@ function clusterReconnect(retries: number): number | Error {
  * @throws FrontierError (a rejection) when Redis cannot be reached.
  */
 async function clusterEnabled(client: Client, resolved: Required<RedisFrontierOptions>): Promise<boolean> {
-  client.on("error", ignore); // The connection's failure is the rejection of connect(); later ones are the frontier's.
   try {
-    await client.connect();
+    await client.connect(); // The connection's failure is the rejection of connect() (the client has an "error" listener).
   } catch (error) {
     client.destroy();
     throw new FrontierError(`cannot use Redis at ${redact(resolved.url)}: ${explainReply(error, resolved.name) ?? reason(error)}`, { cause: error });
-  } finally {
-    client.off("error", ignore);
   }
   let info = "";
   try {

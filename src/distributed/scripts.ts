@@ -23,10 +23,10 @@
  * and one list per origin, `…:q:ORIGIN`: its queue items as JSON, taken from the
  * left (the chapter's `Queue`, split by host). Those keys are named by the
  * script from `ARGV[1]`, the prefix `…:q:`; they share the hash tag, so a
- * Cluster keeps them in the same slot as the nine. In a Cluster, ADD, PREPARE
- * and FINISH also keep each call's reply for a lease under `…:reply:OWNER:N`
- * (a string that expires), so that a call sent again after its reply was lost
- * gets the same answer (`replayed` and `keep` below).
+ * Cluster keeps them in the same slot as the nine. ADD, PREPARE, FINISH and
+ * TAKE also keep each call's reply for a lease under `…:reply:OWNER:N` (a
+ * string that expires), so that a call sent again after its reply was lost
+ * gets the same answer (`replayed` and `keep` below; TAKE's as JSON).
  *
  * The count asyncio's queue keeps in `_unfinished_tasks` is `queued` plus the
  * number of leases, both kept by these scripts only.
@@ -108,7 +108,7 @@ local function queueFound(first, last)
   end
   return added
 end
--- A call's reply kept under its id (ARGV), for PX ms: the same call sent again because its reply was lost (a Cluster
+-- A call's reply kept under its id (ARGV), for PX ms: the same call sent again because its reply was lost (the frontier
 -- retries after a broken connection) is answered as the first time, and not run again. An empty id keeps nothing.
 local REPLIES = string.sub(META, 1, -5) .. 'reply:'
 local function replayed(id)
@@ -165,7 +165,7 @@ return {ARGV[3], redis.call('SCARD', SEEN)}
 `;
 
 /**
- * TAKE: ARGV prefix, channel, owner, lease ms, count, jitter (a fraction of the delay, drawn by the caller).
+ * TAKE: ARGV prefix, channel, owner, lease ms, count, jitter (a fraction of the delay, drawn by the caller), call id, keep ms.
  * First puts back at the front of their queues the URLs whose lease has expired
  * (their process died, or stopped renewing); then leases up to `count` URLs to
  * `owner`, from the origins whose next start has come and that have a free slot,
@@ -177,9 +177,17 @@ return {ARGV[3], redis.call('SCARD', SEEN)}
  * whose lease expired finished it after all.
  * Returns the URLs queued and leased after the step, the ms until the next
  * origin may start (-1: none waits for time), then (item, origin, 1 if the taker
- * reads the origin's robots.txt else 0) for each URL taken.
+ * reads the origin's robots.txt else 0) for each URL taken. The same call
+ * again (its id, within `keep ms`: sent again after its reply was lost)
+ * returns the same reply and changes nothing, so the URLs the first one
+ * leased are handed out, not left to wait out their lease. Its reply has
+ * strings, so it is kept as JSON (cjson), not as COMMON's `keep` keeps numbers.
  */
 export const TAKE = `${COMMON}
+if ARGV[7] ~= '' then
+  local kept = redis.call('GET', REPLIES .. ARGV[7])
+  if kept then return cjson.decode(kept) end
+end
 local t = now()
 local expired = redis.call('ZRANGEBYSCORE', LEASES, '-inf', t, 'LIMIT', 0, 1000)
 for _, url in ipairs(expired) do
@@ -230,6 +238,7 @@ reply[1] = queued()
 reply[2] = redis.call('ZCARD', LEASES)
 local first = redis.call('ZRANGE', HOSTS, 0, 0, 'WITHSCORES')
 if first[2] and tonumber(first[2]) < FULL then reply[3] = math.max(0, tonumber(first[2]) - t) end
+if ARGV[7] ~= '' then redis.call('SET', REPLIES .. ARGV[7], cjson.encode(reply), 'PX', ARGV[8]) end
 return reply
 `;
 

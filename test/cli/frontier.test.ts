@@ -166,7 +166,8 @@ describeWithRedis("crawl --frontier", () => {
   it("stops with status 1 and the frontier's message when Redis goes away during the crawl", async () => {
     const doomed = await startRedis();
     try {
-      const crawl = new CliProcess(["--frontier", doomed.url, "--crawl-name", "doomed", "-v", "--ignore-robots", `${site.url}/slow`]);
+      // A lease of 1 s: Redis is waited for half of it before the crawl stops.
+      const crawl = new CliProcess(["--frontier", doomed.url, "--crawl-name", "doomed", "-v", "--ignore-robots", "--lease", "1", `${site.url}/slow`]);
       await crawl.waitForStdout(`${site.url}/slow 200`);
       await doomed.kill();
       const { code, stderr } = await crawl.outcome();

@@ -368,10 +368,10 @@ describeWithRedis("RedisFrontier", () => {
     expect(idle.summary(0)).toMatchObject({ recorded: 1, todo: 0 });
   });
 
-  it("stops the crawl when Redis goes away: summary() throws a FrontierError, and nothing more is handed out", async () => {
+  it("stops the crawl when Redis goes away for longer than half a lease: summary() throws a FrontierError, and nothing more is handed out", async () => {
     const own = await startRedis();
     try {
-      const frontier = await RedisFrontier.open({ url: own.url, name: "gone" });
+      const frontier = await RedisFrontier.open({ url: own.url, name: "gone", leaseMs: 1_000 }); // Redis is waited for half a lease, 0.5 s.
       open.push(frontier);
       let stops = 0;
       frontier.open(resolveOptions({ maxTasks: 2 }), () => (stops += 1), ["http://a.test/"]);
@@ -414,7 +414,12 @@ describeWithRedis("RedisFrontier", () => {
     await client.connect();
     try {
       const keys = await client.keys("coroutine-crawler:{alpha}:*");
-      expect(keys.sort()).toEqual(["coroutine-crawler:{alpha}:hosts", "coroutine-crawler:{alpha}:meta", "coroutine-crawler:{alpha}:q:http://a.test", "coroutine-crawler:{alpha}:seen"]);
+      const replies = keys.filter((key) => key.startsWith("coroutine-crawler:{alpha}:reply:"));
+      expect(keys.filter((key) => !replies.includes(key)).sort()).toEqual(["coroutine-crawler:{alpha}:hosts", "coroutine-crawler:{alpha}:meta", "coroutine-crawler:{alpha}:q:http://a.test", "coroutine-crawler:{alpha}:seen"]);
+      // The ADD's reply, kept for a retry under its call id, for a lease (the default 30 s) at most.
+      expect(replies).toEqual([`coroutine-crawler:{alpha}:reply:${a.owner}:1`]);
+      const ttl = await client.pTTL(replies[0] ?? "");
+      expect(ttl > 0 && ttl <= 30_000).toBe(true);
     } finally {
       await client.close();
     }

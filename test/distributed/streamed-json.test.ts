@@ -80,7 +80,7 @@ describeWithRedis("crawl --frontier --json, streamed from Redis", () => {
 
   it("leaves no file, and rejects with a FrontierError, when Redis stops answering while the records are streamed", async () => {
     const file = join(dir, "lost.json");
-    const frontier = await RedisFrontier.open({ url: redis.url, name: "streamed" });
+    const frontier = await RedisFrontier.open({ url: redis.url, name: "streamed", leaseMs: 1_000 }); // Redis is waited for half a lease, 0.5 s.
     const document = JSON.parse(readFileSync(join(dir, "crawl.json"), "utf8")) as CrawlResultJson;
     let chunks = 0;
     const failing = {

@@ -11,7 +11,10 @@
  * forwarded whole.
  *
  * A command `cut` picks whose reply is an error (a `NOSCRIPT`: nothing ran)
- * is passed on, and the next one picked is cut instead.
+ * is passed on, and the next one picked is cut instead. With
+ * `everyConnection`, the cut ends every connection through the proxy at
+ * once (a client's others too: its Pub/Sub connection), as a Redis that
+ * restarts would, and the proxy forwards the new ones whole.
  *
  * A replica replicating from the node through the proxy (its `PSYNC` went
  * through it) gets the replication stream as it is, unread, until
@@ -41,6 +44,8 @@ export class RedisProxy {
   replications = 0;
   /** Whether the replication stream is dropped (`starveReplicas`). */
   starving = false;
+  /** Whether a cut ends every connection through the proxy, not only its own (see the module). */
+  everyConnection = false;
   private readonly sockets = new Set<Socket>();
 
   constructor(
@@ -60,6 +65,11 @@ export class RedisProxy {
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
 
+  /** Ends every connection through the proxy now; the proxy goes on accepting new ones. */
+  dropConnections(): void {
+    for (const socket of this.sockets) socket.destroy();
+  }
+
   /** Tracks a socket so that `close()` ends it. */
   track(socket: Socket): void {
     this.sockets.add(socket);
@@ -69,9 +79,10 @@ export class RedisProxy {
 
 /**
  * Starts a proxy on a free loopback port to Redis at `targetPort`, which
- * cuts the first command for which `cut` returns true (see the module).
+ * cuts the first command for which `cut` returns true (see the module),
+ * and with `everyConnection` every connection then.
  */
-export async function startRedisProxy(targetPort: number, cut: (args: readonly string[]) => boolean): Promise<RedisProxy> {
+export async function startRedisProxy(targetPort: number, cut: (args: readonly string[]) => boolean, options: { everyConnection?: boolean } = {}): Promise<RedisProxy> {
   let proxy: RedisProxy | null = null;
   const server = createServer(function accepted(client) {
     if (proxy === null) return void client.destroy();
@@ -88,6 +99,7 @@ export async function startRedisProxy(targetPort: number, cut: (args: readonly s
   const address = server.address();
   if (address === null || typeof address === "string") throw new Error("redis proxy: no port");
   proxy = new RedisProxy(server, address.port);
+  proxy.everyConnection = options.everyConnection ?? false;
   return proxy;
 }
 
@@ -156,6 +168,7 @@ function pipeThrough(proxy: RedisProxy, client: Socket, upstream: Socket, cut: (
         }
         proxy.cut.push({ args: awaitedArgs, reply: Buffer.from(reply) });
         end();
+        if (proxy.everyConnection) proxy.dropConnections();
         return;
       }
       answered += 1;
