@@ -17,7 +17,9 @@
  * output (`onRecord`) and once in Redis, the links counted as new adding
  * up to the URLs found (a call sent again is answered as the first time),
  * and the crawl's channel listened to again; a TAKE sent again hands out
- * the URLs the first one leased; a Redis back empty, or gone for good,
+ * the URLs the first one leased; a page fetched again after a new
+ * connection sends its links again (the cache of what Redis has seen is
+ * emptied); a Redis back empty, or gone for good,
  * stops the crawl with its FrontierError (the latter after the warning of
  * its silence).
  */
@@ -27,13 +29,13 @@ import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
 import { crawl } from "../../src/asyncawait/index.js";
 import { resolveOptions } from "../../src/crawl/options.js";
 import type { CrawlOptions } from "../../src/crawl/options.js";
-import type { CrawlResult, FetchStatistic } from "../../src/crawl/records.js";
+import { type CrawlResult, errorRecord, type FetchStatistic } from "../../src/crawl/records.js";
 import { FrontierError, RedisFrontier } from "../../src/distributed/redis-frontier.js";
 import { FINISH, TAKE } from "../../src/distributed/scripts.js";
 import { FixtureSite } from "../../src/site/fixture-site.js";
 import { type RedisProxy, startRedisProxy } from "../helpers/redis-proxy.js";
 import { describeWithRedis, type RedisServer, startRedis } from "../helpers/redis-server.js";
-import { taken } from "../helpers/store-steps.js";
+import { finished, taken } from "../helpers/store-steps.js";
 import { within } from "../helpers/within.js";
 import { byUrl, withoutTiming } from "./records.js";
 
@@ -174,6 +176,29 @@ describeWithRedis("RedisFrontier on a single Redis that goes away", () => {
     expect(byUrl(result.records).map(withoutTiming)).toEqual(byUrl(expected.records).map(withoutTiming));
     const status = await frontier.status();
     expect({ records: status.records, seen: status.seen, queued: status.queued, leased: status.leased }).toEqual({ records: expected.recorded, seen: expected.seen.length, queued: 0, leased: 0 });
+  });
+
+  it("sends a page's links again after a reconnection, though it had sent them before: Redis may have lost them", async () => {
+    const server = await redisServer(false);
+    // Without open(): no crawl whose keys a Redis back empty would stop; only the cache of what Redis has seen is at stake.
+    const frontier = await RedisFrontier.open({ url: server.url, name: `forgot-${++names}` });
+    open.push(frontier);
+    const root = { url: "http://a.test/", maxRedirect: 10 };
+    const links = ["http://a.test/x", "http://a.test/y"].map((url) => ({ url, maxRedirect: 10 }));
+    async function fetchRootOnce(): Promise<void> {
+      await frontier.add([root]);
+      const item = await within(10_000, taken(frontier), "the root");
+      expect(await finished(frontier, item, { record: errorRecord(item.url, "NetworkError"), next: links })).not.toBeNull();
+    }
+    await fetchRootOnce();
+    expect((await frontier.status()).queued).toBe(2);
+    // Redis restarted with nothing: the links this process sent are gone from it.
+    await server.kill();
+    await server.restart();
+    await within(10_000, (async () => { while (frontier.reconnects === 0) await new Promise((resolve) => setTimeout(resolve, 20)); })(), "the new connection");
+    await fetchRootOnce();
+    const status = await frontier.status();
+    expect({ queued: status.queued, seen: status.seen, records: status.records }).toEqual({ queued: 2, seen: 3, records: 1 });
   });
 
   it("stops the crawl with its FrontierError when Redis comes back without the crawl's keys (restarted with nothing on disk)", async () => {
