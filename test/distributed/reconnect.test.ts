@@ -154,7 +154,8 @@ describeWithRedis("RedisFrontier on a single Redis that goes away", () => {
   it("goes on when Redis is SIGKILLed and restarted from its append-only file mid-crawl: every record once, in the output and in Redis", async () => {
     const server = await redisServer(true);
     const name = `restarted-${++names}`;
-    const frontier = await RedisFrontier.open({ url: server.url, name, leaseMs: 20_000 });
+    // Half a lease, 15 s, for the restart: generous on a loaded machine.
+    const frontier = await RedisFrontier.open({ url: server.url, name, leaseMs: 30_000 });
     open.push(frontier);
     const reported: FetchStatistic[] = [];
     let restarted: Promise<void> | null = null;
@@ -203,7 +204,7 @@ describeWithRedis("RedisFrontier on a single Redis that goes away", () => {
 
   it("stops the crawl with its FrontierError when Redis comes back without the crawl's keys (restarted with nothing on disk)", async () => {
     const server = await redisServer(false);
-    const frontier = await RedisFrontier.open({ url: server.url, name: `emptied-${++names}`, leaseMs: 20_000 });
+    const frontier = await RedisFrontier.open({ url: server.url, name: `emptied-${++names}`, leaseMs: 30_000 });
     open.push(frontier);
     let restarted: Promise<void> | null = null;
     let records = 0;
