@@ -180,7 +180,8 @@ return {ARGV[3], redis.call('SCARD', SEEN)}
  * reads the origin's robots.txt else 0) for each URL taken. The same call
  * again (its id, within `keep ms`: sent again after its reply was lost)
  * returns the same reply and changes nothing, so the URLs the first one
- * leased are handed out, not left to wait out their lease. Its reply has
+ * leased are handed out, not left to wait out their lease (a reply is kept
+ * only when it leased some: a TAKE that leased none is harmless twice). Its reply has
  * strings, so it is kept as JSON (cjson), not as COMMON's `keep` keeps numbers.
  */
 export const TAKE = `${COMMON}
@@ -238,7 +239,8 @@ reply[1] = queued()
 reply[2] = redis.call('ZCARD', LEASES)
 local first = redis.call('ZRANGE', HOSTS, 0, 0, 'WITHSCORES')
 if first[2] and tonumber(first[2]) < FULL then reply[3] = math.max(0, tonumber(first[2]) - t) end
-if ARGV[7] ~= '' then redis.call('SET', REPLIES .. ARGV[7], cjson.encode(reply), 'PX', ARGV[8]) end
+-- Kept only when it leased URLs: a TAKE that leased none, run again, leaves nothing behind.
+if ARGV[7] ~= '' and #reply > 3 then redis.call('SET', REPLIES .. ARGV[7], cjson.encode(reply), 'PX', ARGV[8]) end
 return reply
 `;
 
