@@ -34,8 +34,11 @@
  * same V8, under the same V8 flags; otherwise it sets `cachedDataRejected`
  * and compiles the source as if there were no cache, so another Node version
  * or `node --some-v8-flag dist/cli.js` still runs, only without the saving.
- * The flags src/cli.ts sets are therefore set here first, before anything is
- * compiled, in the build's run as in every other. A cache older than its
+ * Nothing here sets a flag: the command sets its own when its crawl starts,
+ * after its files are loaded (src/cli/v8-flags.ts), and not at all in the
+ * build's run, so the caches, written at that run's exit, carry V8's
+ * defaults, the flags every file is compiled under (Node's own modules'
+ * caches too, made under the same defaults). A cache older than its
  * file (the file edited after the build) is not used. `NODE_DEBUG=crawl-bin`
  * prints, for each file loaded, whether its cache was accepted.
  * @see scripts/build-bin.mjs
@@ -46,7 +49,6 @@ import { createRequire, Module } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { debuglog } from "node:util";
-import { setFlagsFromString } from "node:v8";
 import { Script } from "node:vm";
 
 /** The bundle's folder. */
@@ -64,19 +66,8 @@ const requireFromBin = createRequire(join(BIN, "cli.cjs"));
 /** The scripts compiled, by file, for the cache writer. */
 const compiled = new Map();
 
-// As src/cli.ts does, and before anything is compiled (see @remarks): undici's
-// WebAssembly parser stays on V8's baseline tier, and the old generation grows
-// by 20 % past what survived a full collection unless `node` was told otherwise.
-setFlagsFromString("--liftoff-only");
-if (!process.execArgv.some(isHeapGrowingFlag)) setFlagsFromString("--heap-growing-percent=20");
-
 if (WRITE_CACHE) process.on("exit", writeCaches);
 load("cli.cjs");
-
-/** Whether a node option sets the old generation's growth itself (as src/cli.ts asks). */
-function isHeapGrowingFlag(option) {
-  return /^--heap[-_]growing[-_]percent/.test(option);
-}
 
 /**
  * Runs the bundle file `name` (of dist/bin/) once, and returns its exports.

@@ -330,7 +330,7 @@ for (const file of cjs.outputFiles) {
 rmSync(ESM_DIR, { recursive: true, force: true });
 copyFileSync(join(ROOT, "scripts", "bin-loader.mjs"), join(OUTDIR, "cli.js"));
 
-// Step 3: the code cache, from a run of the command (no NODE_OPTIONS: the run's V8 flags are the loader's alone).
+// Step 3: the code cache, from a run of the command (no NODE_OPTIONS: the caches are made under V8's default flags, src/cli/v8-flags.ts).
 // Should the demo crawl fail here (no loopback, say), `--version` still makes every file's cache of its top level.
 const { NODE_OPTIONS: _ignored, ...env } = process.env;
 for (const args of [CACHE_RUN, ["--version"]]) {

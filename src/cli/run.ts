@@ -37,6 +37,7 @@ import { countFetches, CrawlCounters, ProgressLine, StatsLines } from "./progres
 import { RecordLines } from "./record-lines.js";
 import { writeStreamedJson } from "./streamed-json.js";
 import { jsonDocument, resultJson } from "./result-json.js";
+import { setCrawlFlags } from "./v8-flags.js";
 import type { ComparisonJson, CrawlResultJson } from "./result-json.js";
 
 /** Exit statuses of the `crawl` command. */
@@ -418,6 +419,7 @@ async function runStage(
   try {
     // --frontier comes with stage 3 only (a usage error otherwise).
     const crawl = await STAGES[stage]();
+    setCrawlFlags(); // now that everything the crawl runs is loaded (src/cli/v8-flags.ts)
     const result = await crawl(roots, options, frontier ?? undefined);
     follow?.end();
     return { stage, result, stats: counters.stats, peakInFlight: counters.peakInFlight };
