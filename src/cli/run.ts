@@ -270,6 +270,9 @@ async function crawlCommand(commandLine: CommandLine, outputs: OpenedOutputs, fr
     if (commandLine.demo) demo = await (await import("../site/index.js")).startDemoSite();
     const roots = demo === null ? commandLine.roots : [demo.url];
     const stages = commandLine.compare ? STAGE_NAMES : [commandLine.stage];
+    // Every stage to run is loaded before the first crawl sets V8's flags (src/cli/v8-flags.ts).
+    for (const stage of stages) await STAGES[stage]();
+    setCrawlFlags();
     const runs: StageRun[] = [];
     for (const stage of stages) {
       // After Ctrl-C no further stage starts; the first always runs (an aborted
@@ -419,7 +422,6 @@ async function runStage(
   try {
     // --frontier comes with stage 3 only (a usage error otherwise).
     const crawl = await STAGES[stage]();
-    setCrawlFlags(); // now that everything the crawl runs is loaded (src/cli/v8-flags.ts)
     const result = await crawl(roots, options, frontier ?? undefined);
     follow?.end();
     return { stage, result, stats: counters.stats, peakInFlight: counters.peakInFlight };

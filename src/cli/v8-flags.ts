@@ -1,7 +1,7 @@
 /**
  * The V8 flags the `crawl` command crawls under, set when its first crawl
- * starts: after the stage, and every Node module the command needs, has been
- * loaded, and before the first fetch.
+ * starts: after the stage (every stage, with `--compare`), and every Node
+ * module the command needs, has been loaded, and before the first fetch.
  *
  * Why then and not at the command's first line: V8 keys every code cache to
  * the flags it was made under (a hash of all of them), and Node keeps one for

@@ -112,11 +112,14 @@ describe("the command's V8 flags", () => {
     ["a one-page crawl in stage callbacks", ["--stage", "callbacks", "-q"]],
     ["a one-page crawl in stage generators", ["--stage", "generators", "-q"]],
     ["a one-page crawl in stage asyncawait", ["--stage", "asyncawait", "-q"]],
+    ["a crawl of --compare (the three stages)", ["--compare", "-q"]],
     ["--help", ["--help"]],
   ])("leave V8 taking the code cache of every Node module loaded by %s", async (_name, args) => {
-    const crawls = args[0] === "--stage";
-    const { code, stderr } = await runWithDebug([], CLI_PATH, crawls ? [...args, site.urlFor("/")] : args, "CODE_CACHE");
+    const crawls = args[0] !== "--help";
+    const { code, stderr, loads } = await runWithDebug([], CLI_PATH, crawls ? [...args, site.urlFor("/")] : args, "CODE_CACHE");
     expect(code).toBe(0);
+    // The bundle's files too: with --compare, the second and third stages load before the first crawl sets the flags.
+    expect(loads.filter(([, outcome]) => outcome !== "code cache accepted")).toEqual([]);
     const caches = nodeModuleCaches(stderr);
     // node:fs/promises and node:net load in every command; node:http with undici.
     expect(caches).toContainEqual(["fs/promises", "accepted"]);
