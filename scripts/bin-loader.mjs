@@ -16,9 +16,10 @@
  * How: each bundle file is a CommonJS module (esbuild's output, one per
  * file of the ES bundle it was made from) written inside the function
  * CommonJS wraps a module in (plus `__crawl_import_meta_url`, the file's URL,
- * which the bundle reads for `import.meta.url`), all ASCII: read whole as
- * Latin-1 (a string of a byte a character, nothing to decode and nothing
- * copied to wrap it), compiled with its cache, and the function run once
+ * which the bundle reads for `import.meta.url`), all ASCII: read whole, with
+ * its cache, into one buffer reused for every file, made a Latin-1 string (a
+ * byte a character, nothing to decode and nothing copied to wrap it),
+ * compiled with its cache, and the function run once
  * with the module's arguments; its `require("./NAME.cjs")` of another bundle file
  * comes back here, every other `require()` goes to Node's, from dist/bin/.
  * Each file loaded is put in Node's CommonJS cache (`require.cache`) under its
@@ -34,19 +35,21 @@
  * same V8, under the same V8 flags; otherwise it sets `cachedDataRejected`
  * and compiles the source as if there were no cache, so another Node version
  * or `node --some-v8-flag dist/cli.js` still runs, only without the saving.
- * The flags src/cli.ts sets are therefore set here first, before anything is
- * compiled, in the build's run as in every other. A cache older than its
+ * Nothing here sets a flag: the command sets its own when its crawl starts,
+ * after its files are loaded (src/cli/v8-flags.ts), and not at all in the
+ * build's run, so the caches, written at that run's exit, carry V8's
+ * defaults, the flags every file is compiled under (Node's own modules'
+ * caches too, made under the same defaults). A cache older than its
  * file (the file edited after the build) is not used. `NODE_DEBUG=crawl-bin`
  * prints, for each file loaded, whether its cache was accepted.
  * @see scripts/build-bin.mjs
  * @module
  */
-import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { closeSync, fstatSync, openSync, readdirSync, readSync, statSync, writeFileSync } from "node:fs";
 import { createRequire, Module } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { debuglog } from "node:util";
-import { setFlagsFromString } from "node:v8";
 import { Script } from "node:vm";
 
 /** The bundle's folder. */
@@ -64,19 +67,18 @@ const requireFromBin = createRequire(join(BIN, "cli.cjs"));
 /** The scripts compiled, by file, for the cache writer. */
 const compiled = new Map();
 
-// As src/cli.ts does, and before anything is compiled (see @remarks): undici's
-// WebAssembly parser stays on V8's baseline tier, and the old generation grows
-// by 20 % past what survived a full collection unless `node` was told otherwise.
-setFlagsFromString("--liftoff-only");
-if (!process.execArgv.some(isHeapGrowingFlag)) setFlagsFromString("--heap-growing-percent=20");
+/**
+ * The one buffer every bundle file and cache is read into, in turn, grown to
+ * the largest: each file is read into memory already touched, not into a
+ * buffer of its own (of fresh pages, one page fault each, mapped and unmapped
+ * again for a file over 128 KiB), and what is kept is copied out of it (the
+ * source, as a string) or used before the next read (the cache, which V8
+ * reads as it compiles).
+ */
+let scratch = Buffer.allocUnsafeSlow(0);
 
 if (WRITE_CACHE) process.on("exit", writeCaches);
 load("cli.cjs");
-
-/** Whether a node option sets the old generation's growth itself (as src/cli.ts asks). */
-function isHeapGrowingFlag(option) {
-  return /^--heap[-_]growing[-_]percent/.test(option);
-}
 
 /**
  * Runs the bundle file `name` (of dist/bin/) once, and returns its exports.
@@ -86,9 +88,9 @@ function load(name) {
   const filename = join(BIN, name);
   const known = requireFromBin.cache[filename];
   if (known !== undefined) return known.exports;
-  const cachedData = WRITE_CACHE ? undefined : cacheOf(filename);
-  const script = compile(filename, cachedData);
-  if (cachedData === undefined) debug("%s: compiled without a code cache", name);
+  const withCache = !WRITE_CACHE && hasCache(filename);
+  const script = compile(filename, withCache);
+  if (!withCache) debug("%s: compiled without a code cache", name);
   else debug("%s: code cache %s", name, script.cachedDataRejected ? "rejected" : "accepted");
   const module = new Module(filename, undefined);
   module.filename = filename;
@@ -104,20 +106,36 @@ function load(name) {
   return module.exports;
 }
 
-/** Compiles a bundle file, wrapped, with its cache if there is one. */
-function compile(filename, cachedData) {
-  const source = readFileSync(filename, "latin1");
-  const script = new Script(source, { filename, cachedData });
+/** A file's bytes, in {@link scratch}: valid until the next read. */
+function readWhole(path) {
+  const fd = openSync(path, "r");
+  try {
+    const size = fstatSync(fd).size;
+    if (scratch.length < size) scratch = Buffer.allocUnsafeSlow(size);
+    let read = 0;
+    while (read < size) {
+      const count = readSync(fd, scratch, read, size - read, read);
+      if (count === 0) break;
+      read += count;
+    }
+    return scratch.subarray(0, read);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Compiles a bundle file, wrapped, with its cache if there is one (read after the source: see {@link scratch}). */
+function compile(filename, withCache) {
+  const source = readWhole(filename).toString("latin1");
+  const script = new Script(source, { filename, cachedData: withCache ? readWhole(`${filename}.cache`) : undefined });
   compiled.set(filename, script);
   return script;
 }
 
-/** A bundle file's code cache, or undefined if it has none or the file is newer than it. */
-function cacheOf(filename) {
-  const cache = `${filename}.cache`;
-  const made = statSync(cache, { throwIfNoEntry: false });
-  if (made === undefined || made.mtimeMs < statSync(filename).mtimeMs) return undefined;
-  return readFileSync(cache);
+/** Whether a bundle file has a code cache no older than itself. */
+function hasCache(filename) {
+  const made = statSync(`${filename}.cache`, { throwIfNoEntry: false });
+  return made !== undefined && made.mtimeMs >= statSync(filename).mtimeMs;
 }
 
 /** The bundle's `require()`: another bundle file from here, anything else from Node. */
@@ -139,7 +157,7 @@ function writeCaches() {
   for (const name of readdirSync(BIN)) {
     if (!name.endsWith(".cjs")) continue;
     const filename = join(BIN, name);
-    const script = compiled.get(filename) ?? compile(filename, undefined);
+    const script = compiled.get(filename) ?? compile(filename, false);
     writeFileSync(`${filename}.cache`, script.createCachedData());
   }
 }

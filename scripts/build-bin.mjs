@@ -31,7 +31,7 @@
  *    dist/bin/NAME.cjs.cache, with the functions the run compiled (should
  *    that run fail, `crawl --version` writes caches of each file's top level).
  *
- * Four things are done to the bundled code, each checked here so that a
+ * Five things are done to the bundled code, each checked here so that a
  * new release of a package fails the build rather than the command:
  *
  * - undici: the sources import `Client`, `buildConnector` and `util` from
@@ -44,6 +44,13 @@
  *   `node:http2`, and with it `node:tls` and `node:crypto`, as it loads; the
  *   command speaks HTTP/1.1 over `http:` and never asks for h2, so the bundle
  *   loads that file the first time a connection would use it.
+ * - llhttp, undici's HTTP parser: its WebAssembly comes as base64 in a
+ *   JavaScript string (lib/llhttp/llhttp-wasm.js and llhttp_simd-wasm.js,
+ *   72 KB each, 29 % of stage 3's file), which every start read, kept as the
+ *   source's text and, for the one the build's run loaded, in the code cache
+ *   too, then decoded. The bundle has stand-ins that read the bytes from
+ *   dist/bin/llhttp.wasm and llhttp_simd.wasm, written by the build, when
+ *   undici first asks for them (the first connection).
  * - htmlparser2: src/crawl/htmlparser2-parts.ts loads the Tokenizer from its
  *   file at run time (the package's `exports` map names only its index);
  *   the bundle imports that file, so it is bundled.
@@ -68,7 +75,7 @@
 import { spawnSync } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { dirname, join, relative, resolve } from "node:path";
+import { basename, dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
 
@@ -176,7 +183,39 @@ function lazyClientH2() {
   ].join("\n");
 }
 
-/** The esbuild plugin that does the four things above and keeps every other package external. */
+/** llhttp's two builds of WebAssembly in undici (lib/llhttp/), each the bytes its module exports, and the file of dist/bin/ they go to. */
+const LLHTTP_WASM = { "llhttp-wasm.js": "llhttp.wasm", "llhttp_simd-wasm.js": "llhttp_simd.wasm" };
+
+/** llhttp's WebAssembly, by the file of dist/bin/ it is written to: checked to be WebAssembly (its magic number). */
+function llhttpWasm() {
+  const folder = join(dirname(requireHere.resolve("undici")), "lib", "llhttp");
+  const files = new Map();
+  for (const [module, file] of Object.entries(LLHTTP_WASM)) {
+    const bytes = requireHere(join(folder, module));
+    if (!Buffer.isBuffer(bytes) || bytes.subarray(0, 4).toString("latin1") !== "\0asm") throw new Error(`build-bin: undici's lib/llhttp/${module} no longer exports WebAssembly's bytes (undici ${requireHere("undici/package.json").version}): update LLHTTP_WASM`);
+    files.set(file, bytes);
+  }
+  return files;
+}
+
+/** A stand-in for one of undici's lib/llhttp/*-wasm.js: exports the bytes of its file of dist/bin/, read when first asked for, as the original decodes them. */
+function llhttpWasmModule(module) {
+  return [
+    "// llhttp's WebAssembly, read from the file the build wrote beside the bundle (scripts/build-bin.mjs)",
+    "// rather than decoded from base64 kept in the bundle's source.",
+    'const { readFileSync } = require("node:fs");',
+    'const { join } = require("node:path");',
+    "let bytes;",
+    'Object.defineProperty(module, "exports", {',
+    "  get: function wasmBytes() {",
+    `    bytes ??= readFileSync(join(__dirname, ${JSON.stringify(LLHTTP_WASM[module])}));`,
+    "    return bytes;",
+    "  },",
+    "});",
+  ].join("\n");
+}
+
+/** The esbuild plugin that does the five things above and keeps every other package external. */
 const bundling = {
   name: "crawl-bin",
   setup(builder) {
@@ -187,6 +226,7 @@ const bundling = {
       return { path: args.path, external: true };
     });
     builder.onLoad({ filter: /[/\\]undici[/\\]lib[/\\]dispatcher[/\\]client-h2\.js$/ }, (args) => (args.suffix === EAGER ? undefined : { contents: lazyClientH2(), loader: "js", resolveDir: dirname(args.path) }));
+    builder.onLoad({ filter: /[/\\]undici[/\\]lib[/\\]llhttp[/\\]llhttp(?:_simd)?-wasm\.js$/ }, (args) => ({ contents: llhttpWasmModule(basename(args.path)), loader: "js" }));
     builder.onLoad({ filter: /[/\\]entities[/\\]dist[/\\]generated[/\\]decode-data-html\.js$/ }, () => ({ contents: htmlDecodeTable(), loader: "js" }));
     builder.onLoad({ filter: /[/\\]src[/\\]crawl[/\\]htmlparser2-parts\.ts$/ }, async (args) => {
       const { readFile } = await import("node:fs/promises");
@@ -328,9 +368,10 @@ for (const file of cjs.outputFiles) {
   else writeFileSync(file.path, wrapped(withModuleList(file.text, modules)));
 }
 rmSync(ESM_DIR, { recursive: true, force: true });
+for (const [file, bytes] of llhttpWasm()) writeFileSync(join(OUTDIR, "bin", file), bytes);
 copyFileSync(join(ROOT, "scripts", "bin-loader.mjs"), join(OUTDIR, "cli.js"));
 
-// Step 3: the code cache, from a run of the command (no NODE_OPTIONS: the run's V8 flags are the loader's alone).
+// Step 3: the code cache, from a run of the command (no NODE_OPTIONS: the caches are made under V8's default flags, src/cli/v8-flags.ts).
 // Should the demo crawl fail here (no loopback, say), `--version` still makes every file's cache of its top level.
 const { NODE_OPTIONS: _ignored, ...env } = process.env;
 for (const args of [CACHE_RUN, ["--version"]]) {

@@ -32,14 +32,15 @@ afterAll(async () => {
 interface Run {
   code: number;
   stdout: string;
+  stderr: string;
   loads: [file: string, outcome: string][];
 }
 
-/** Runs `node ...nodeArgs CLI ...args` with the loader's debug lines on. */
-function runWithDebug(nodeArgs: readonly string[], cli: string, args: readonly string[]): Promise<Run> {
-  const env = { ...process.env, NODE_DEBUG: "crawl-bin" };
+/** Runs `node ...nodeArgs CLI ...args` with the loader's debug lines on (and Node's own, `NODE_DEBUG_NATIVE`, when given). */
+function runWithDebug(nodeArgs: readonly string[], cli: string, args: readonly string[], nativeDebug?: string): Promise<Run> {
+  const env = { ...process.env, NODE_DEBUG: "crawl-bin", ...(nativeDebug === undefined ? {} : { NODE_DEBUG_NATIVE: nativeDebug }) };
   return new Promise(function run(resolve, reject) {
-    execFile(process.execPath, [...nodeArgs, cli, ...args], { env, timeout: 30_000, encoding: "utf8" }, function exited(error, stdout, stderr) {
+    execFile(process.execPath, [...nodeArgs, cli, ...args], { env, timeout: 30_000, encoding: "utf8", maxBuffer: 16 * 1024 * 1024 }, function exited(error, stdout, stderr) {
       if (error !== null && typeof error.code !== "number") {
         reject(error);
         return;
@@ -47,8 +48,18 @@ function runWithDebug(nodeArgs: readonly string[], cli: string, args: readonly s
       const loads = [...stderr.matchAll(/^CRAWL-BIN \d+: (\S+\.cjs): (.*)$/gm)].map(function load(match): [string, string] {
         return [match[1] as string, match[2] as string];
       });
-      resolve({ code: error === null ? 0 : Number(error.code), stdout, loads });
+      resolve({ code: error === null ? 0 : Number(error.code), stdout, stderr, loads });
     });
+  });
+}
+
+/**
+ * What Node said (`NODE_DEBUG_NATIVE=CODE_CACHE`) of the code cache of each of
+ * its own modules it compiled: `["net", "accepted"]`.
+ */
+function nodeModuleCaches(stderr: string): [module: string, outcome: string][] {
+  return [...stderr.matchAll(/^Code cache of (\S+) \(\w+\) is (accepted|rejected)$/gm)].map(function cache(match): [string, string] {
+    return [match[1] as string, match[2] as string];
   });
 }
 
@@ -91,5 +102,37 @@ describe("the command's code cache", () => {
     expect(stdout).toContain("--stage");
     expect(loads).toContainEqual(["cli.cjs", "compiled without a code cache"]);
     expect(loads.filter(([file]) => file !== "cli.cjs").every(([, outcome]) => outcome === "code cache accepted")).toBe(true);
+  });
+});
+
+describe("the command's V8 flags", () => {
+  // Node's own modules have code caches made under V8's default flags: a flag
+  // the command set before they load would make V8 refuse every one.
+  it.each([
+    ["a one-page crawl in stage callbacks", ["--stage", "callbacks", "-q"]],
+    ["a one-page crawl in stage generators", ["--stage", "generators", "-q"]],
+    ["a one-page crawl in stage asyncawait", ["--stage", "asyncawait", "-q"]],
+    ["a crawl of --compare (the three stages)", ["--compare", "-q"]],
+    ["--help", ["--help"]],
+  ])("leave V8 taking the code cache of every Node module loaded by %s", async (_name, args) => {
+    const crawls = args[0] !== "--help";
+    const { code, stderr, loads } = await runWithDebug([], CLI_PATH, crawls ? [...args, site.urlFor("/")] : args, "CODE_CACHE");
+    expect(code).toBe(0);
+    // The bundle's files too: with --compare, the second and third stages load before the first crawl sets the flags.
+    expect(loads.filter(([, outcome]) => outcome !== "code cache accepted")).toEqual([]);
+    const caches = nodeModuleCaches(stderr);
+    // node:fs/promises and node:net load in every command; node:http with undici.
+    expect(caches).toContainEqual(["fs/promises", "accepted"]);
+    if (args[1] === "asyncawait") expect(caches).toContainEqual(["http", "accepted"]);
+    expect(caches.filter(([, outcome]) => outcome !== "accepted")).toEqual([]);
+  });
+
+  it("keep undici's WebAssembly parser on V8's baseline tier through a stage-3 crawl", async () => {
+    // V8 prints a line for each WebAssembly function it compiles, naming the tier, on stdout.
+    const { code, stdout } = await runWithDebug(["--trace-wasm-compilation-times"], CLI_PATH, ["--stage", "asyncawait", "-q", site.urlFor("/")]);
+    expect(code).toBe(0);
+    const tiers = [...stdout.matchAll(/^Compiled function \S+ using (\w+)/gm)].map((match) => match[1]);
+    expect(tiers).toContain("Liftoff");
+    expect(tiers.filter((tier) => tier !== "Liftoff")).toEqual([]);
   });
 });

@@ -12,7 +12,7 @@
 import { execFile } from "node:child_process";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FixtureSite } from "../../src/site/index.js";
@@ -178,6 +178,29 @@ describe("the bundled command (scripts/build-bin.mjs)", () => {
     expect(code).toBe(0);
     expect(files.length).toBeLessThanOrEqual(16);
     expect(files.filter((file) => file.includes("/node_modules/"))).toEqual([]);
+  });
+});
+
+describe("llhttp's WebAssembly in the bundled command (scripts/build-bin.mjs)", () => {
+  const bin = join(dirname(CLI_PATH), "bin");
+
+  it("is two files beside the bundle, not base64 in stage 3's source", async () => {
+    // "AGFzbQ" is base64 for WebAssembly's magic number, "\0asm", which undici's llhttp-wasm.js files hold.
+    expect(await readFile(join(bin, "asyncawait.cjs"), "latin1")).not.toContain("AGFzbQ");
+    for (const file of ["llhttp.wasm", "llhttp_simd.wasm"]) expect((await readFile(join(bin, file))).subarray(0, 4).toString("latin1")).toBe("\0asm");
+  });
+
+  it.each(["1", "0"])("is read by a stage-3 crawl, UNDICI_NO_WASM_SIMD=%s", async (noSimd) => {
+    // undici picks the build: UNDICI_NO_WASM_SIMD=1 the plain one, llhttp.wasm; 0 the SIMD one.
+    const env = { ...process.env, UNDICI_NO_WASM_SIMD: noSimd };
+    const stdout = await new Promise<string>(function run(resolve, reject) {
+      execFile(process.execPath, [CLI_PATH, "--stage", "asyncawait", "-q", "--jsonl", "-", site.urlFor("/")], { env, timeout: 30_000, encoding: "utf8" }, function exited(error, out) {
+        if (error !== null) reject(error);
+        else resolve(out);
+      });
+    });
+    const records = stdout.split("\n").filter(Boolean).map((line) => JSON.parse(line) as { url: string; status: number });
+    expect(records.find((record) => record.url === site.urlFor("/"))?.status).toBe(200);
   });
 });
 
