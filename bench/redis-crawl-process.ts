@@ -138,7 +138,9 @@ export class RedisProbe {
     const bytes: Record<string, number> = {};
     for await (const keys of this.client.scanIterator({ MATCH: `${prefix}*`, COUNT: 1000 })) {
       for (const key of keys) {
-        const short = key.slice(prefix.length).startsWith("q:") ? "q:*" : key.slice(prefix.length);
+        const rest = key.slice(prefix.length);
+        // One line for each kind of key: every origin's queue (q:ORIGIN) together, every call's kept reply (reply:OWNER:N) together.
+        const short = rest.startsWith("q:") ? "q:*" : rest.startsWith("reply:") ? "reply:*" : rest;
         bytes[short] = (bytes[short] ?? 0) + Number(await this.client.sendCommand(["MEMORY", "USAGE", key, "SAMPLES", "0"]));
       }
     }
