@@ -31,7 +31,7 @@
  *    dist/bin/NAME.cjs.cache, with the functions the run compiled (should
  *    that run fail, `crawl --version` writes caches of each file's top level).
  *
- * Five things are done to the bundled code, each checked here so that a
+ * Six things are done to the bundled code, each checked here so that a
  * new release of a package fails the build rather than the command:
  *
  * - undici: the sources import `Client`, `buildConnector` and `util` from
@@ -44,6 +44,9 @@
  *   `node:http2`, and with it `node:tls` and `node:crypto`, as it loads; the
  *   command speaks HTTP/1.1 over `http:` and never asks for h2, so the bundle
  *   loads that file the first time a connection would use it.
+ * - undici checks its own invariants with `node:assert`, which loads four
+ *   of Node's modules; the bundle gives undici a stand-in that loads
+ *   `node:assert` only when a check fails.
  * - llhttp, undici's HTTP parser: its WebAssembly comes as base64 in a
  *   JavaScript string (lib/llhttp/llhttp-wasm.js and llhttp_simd-wasm.js,
  *   72 KB each, 29 % of stage 3's file), which every start read, kept as the
@@ -183,6 +186,38 @@ function lazyClientH2() {
   ].join("\n");
 }
 
+/** How each file of undici requires `node:assert`. */
+const UNDICI_ASSERT = "const assert = require('node:assert')";
+
+/**
+ * Checks that undici's `file` requires `node:assert` as {@link UNDICI_ASSERT}
+ * and uses it only by calling it, `assert(value[, message])`, all that
+ * {@link lazyAssert} serves: a build of a release that uses more of it fails.
+ */
+function checkUndiciAssert(file) {
+  const text = readFileSync(file, "utf8");
+  const rest = text.split(UNDICI_ASSERT);
+  const other = /(?<![\w$.'"])assert\b(?!\s*\()/.exec(rest.join(""));
+  if (rest.length !== 2 || other !== null) throw new Error(`build-bin: undici's ${relative(ROOT, file)} uses node:assert otherwise than \`assert(value, message)\` (undici ${requireHere("undici/package.json").version}): update lazyAssert`);
+}
+
+/**
+ * A stand-in for `node:assert` in undici's files: undici calls it to check
+ * its own invariants, and a crawl whose invariants hold never needs
+ * `node:assert` itself, which loads four of Node's modules (170 page faults
+ * and some 4 M instructions at every start of stage 3). The first assertion
+ * that fails loads it and fails as it would have (its message, if undici gave
+ * none, is made from this call rather than undici's).
+ */
+function lazyAssert() {
+  return [
+    "// node:assert for undici's own checks, loaded when one fails (scripts/build-bin.mjs).",
+    "module.exports = function assert(value, message) {",
+    '  if (!value) require("node:assert")(value, message);',
+    "};",
+  ].join("\n");
+}
+
 /** llhttp's two builds of WebAssembly in undici (lib/llhttp/), each the bytes its module exports, and the file of dist/bin/ they go to. */
 const LLHTTP_WASM = { "llhttp-wasm.js": "llhttp.wasm", "llhttp_simd-wasm.js": "llhttp_simd.wasm" };
 
@@ -215,12 +250,18 @@ function llhttpWasmModule(module) {
   ].join("\n");
 }
 
-/** The esbuild plugin that does the five things above and keeps every other package external. */
+/** The esbuild plugin that does the six things above and keeps every other package external. */
 const bundling = {
   name: "crawl-bin",
   setup(builder) {
     builder.onResolve({ filter: /^undici$/ }, () => ({ path: "undici-parts", namespace: "crawl-bin" }));
     builder.onLoad({ filter: /^undici-parts$/, namespace: "crawl-bin" }, () => ({ contents: undiciParts(), loader: "js", resolveDir: ROOT }));
+    builder.onResolve({ filter: /^node:assert$/ }, (args) => {
+      if (!/[/\\]node_modules[/\\]undici[/\\]/.test(args.importer)) return undefined;
+      checkUndiciAssert(args.importer);
+      return { path: "lazy-assert", namespace: "crawl-bin" };
+    });
+    builder.onLoad({ filter: /^lazy-assert$/, namespace: "crawl-bin" }, () => ({ contents: lazyAssert(), loader: "js" }));
     builder.onResolve({ filter: /^[^./]/ }, (args) => {
       if (args.path.startsWith("node:") || BUNDLED.test(args.path) || args.namespace === "crawl-bin") return undefined;
       return { path: args.path, external: true };

@@ -161,6 +161,13 @@ describe("a crawl of UTF-8 pages that name their charset", () => {
     expect(builtins.has("http")).toBe(true); // the log works: undici's Client requires it
     expect(["http2", "tls", "crypto"].filter((name) => builtins.has(name))).toEqual([]);
   });
+
+  it("in stage 3 does not load node:assert, which undici loads only when one of its checks fails", async () => {
+    const { code, builtins } = await partsLoaded(["--stage", "asyncawait", "-q", site.urlFor("/")]);
+    expect(code).toBe(0);
+    expect(builtins.has("net")).toBe(true); // the log works
+    expect(builtins.has("assert")).toBe(false);
+  });
 });
 
 describe("the bundled command (scripts/build-bin.mjs)", () => {
