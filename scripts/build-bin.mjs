@@ -47,7 +47,7 @@
  *   command speaks HTTP/1.1 over `http:` and never asks for h2, so the bundle
  *   loads that file the first time a connection would use it.
  * - undici checks its own invariants with `node:assert`, which loads four
- *   of Node's modules; the bundle gives undici a stand-in that loads
+ *   more of Node's modules; the bundle gives undici a stand-in that loads
  *   `node:assert` only when a check fails.
  * - llhttp, undici's HTTP parser: its WebAssembly comes as base64 in a
  *   JavaScript string (lib/llhttp/llhttp-wasm.js and llhttp_simd-wasm.js,
@@ -206,8 +206,8 @@ function checkUndiciAssert(file) {
 /**
  * A stand-in for `node:assert` in undici's files: undici calls it to check
  * its own invariants, and a crawl whose invariants hold never needs
- * `node:assert` itself, which loads four of Node's modules (170 page faults
- * and some 4 M instructions at every start of stage 3). The first assertion
+ * `node:assert` itself, five of Node's modules with those it loads (some
+ * 5 M instructions at every start of stage 3). The first assertion
  * that fails loads it and fails as it would have (its message, if undici gave
  * none, is made from this call rather than undici's).
  */
@@ -397,9 +397,10 @@ const cjs = await build({
   platform: "node",
   target: "node20",
   define: { "import.meta.url": "__crawl_import_meta_url" }, // given by scripts/bin-loader.mjs
-  // Whitespace and comments out (names kept): stage 3's file 349 -> 230 KB, cli.cjs 112 -> 89 KB, read,
-  // kept as source text and scanned at every start; 60-140 fewer page faults a one-page crawl, -1.6 to
-  // -1.9 % of its CPU (docs/benchmarks.md, "Issue 39: start-up, whitespace and node:assert").
+  // Whitespace and comments out (names kept): stage 3's file 349 -> 230 KB, cli.cjs 112 -> 89 KB, each
+  // read and kept as source text at every start; a one-page crawl takes 130 fewer page faults in stage 3
+  // (about 1 % of its CPU), 17 in stages 1 and 2 (docs/benchmarks.md, "Issue 39: start-up, whitespace
+  // and node:assert").
   minifyWhitespace: true,
   sourcemap: true, // through step 1's maps, into src/
   sourcesContent: false,
