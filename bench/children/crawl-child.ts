@@ -11,6 +11,7 @@
  */
 import { performance } from "node:perf_hooks";
 import { setFlagsFromString, writeHeapSnapshot } from "node:v8";
+import { keepFreedMemory } from "../../src/cli/freed-memory.js";
 import { RecordLines } from "../../src/cli/record-lines.js";
 import type { FetchStatistic } from "../../src/crawl/records.js";
 import type { CrawlOptions } from "../../src/crawl/options.js";
@@ -81,6 +82,8 @@ const request = JSON.parse(process.argv[2] ?? "{}") as CrawlRequest; // written 
 // As the crawl command does (src/cli.ts): undici's WebAssembly parser stays on V8's baseline tier.
 setFlagsFromString("--liftoff-only");
 const crawl = await loadCrawl(request.stage);
+// As the command does when its crawl starts (src/cli/freed-memory.ts): the compiler threads' memory is kept.
+keepFreedMemory();
 let traceEvents = 0;
 function countEvent(_event: TraceEvent): void {
   traceEvents += 1;

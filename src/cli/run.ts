@@ -37,6 +37,7 @@ import { countFetches, CrawlCounters, ProgressLine, StatsLines } from "./progres
 import { RecordLines } from "./record-lines.js";
 import { writeStreamedJson } from "./streamed-json.js";
 import { jsonDocument, resultJson } from "./result-json.js";
+import { keepFreedMemory } from "./freed-memory.js";
 import { setCrawlFlags } from "./v8-flags.js";
 import type { ComparisonJson, CrawlResultJson } from "./result-json.js";
 
@@ -273,6 +274,7 @@ async function crawlCommand(commandLine: CommandLine, outputs: OpenedOutputs, fr
     // Every stage to run is loaded before the first crawl sets V8's flags (src/cli/v8-flags.ts).
     for (const stage of stages) await STAGES[stage]();
     setCrawlFlags();
+    keepFreedMemory();
     const runs: StageRun[] = [];
     for (const stage of stages) {
       // After Ctrl-C no further stage starts; the first always runs (an aborted
