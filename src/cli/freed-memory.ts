@@ -8,9 +8,8 @@
  * done. glibc's `malloc` returns the top of an arena to the system once more
  * than its trim threshold (128 KiB to start with) lies free there, so the next
  * compilation touches fresh pages, a page fault each. On a virtual machine
- * where a fault costs ~17 µs of CPU that was the largest single cost of a
- * crawl of a few thousand pages: 6,000 of the 14,000 faults of a 2,000-page
- * stage-3 crawl, about a tenth of its CPU (docs/benchmarks.md, "Issue 39:
+ * where a fault costs ~17 µs of CPU, that was 6,000 of the 14,000 faults of a
+ * 2,000-page stage-3 crawl, about a tenth of its CPU (docs/benchmarks.md, "Issue 39:
  * the compiler's memory kept").
  *
  * How: glibc adjusts its thresholds as a program runs (mallopt(3), "dynamic
@@ -31,8 +30,9 @@
 
 /**
  * The block whose freeing sets glibc's thresholds: its mmap threshold rises
- * to 1 MiB and its trim threshold to 2 MiB. A one-page crawl's peak RSS is
- * ~2 MB higher; 1, 2 and 4 MiB took the same faults away.
+ * to 1 MiB and its trim threshold to 2 MiB. A 2,000-page crawl's peak RSS is
+ * ~2.5 MB higher, a 300,000-page one's 2–5 MiB; 1, 2 and 4 MiB took the same
+ * faults away.
  */
 const KEPT_BYTES = 1024 * 1024;
 
