@@ -120,27 +120,9 @@ async function crawlInChild(
     jsonl,
   };
   const expectedPages = site.expectedCount;
-  // A run far beyond its bound has hung: give up on it instead of waiting
-  // forever. With no delay the bound is 0, so a big site (S4, 300,000 pages,
-  // 40 to 50 s per crawl on 2 busy cores) gets 2 ms per page.
-  const timeout = Math.max(120_000, 20 * site.bound, 2 * scenario.pages);
-  // Bare `node`: a NODE_OPTIONS from the caller's shell (--max-old-space-size,
-  // --expose-gc, …) would change when V8 collects, and so the peak RSS.
-  const env = { ...process.env };
-  delete env.NODE_OPTIONS;
   let stdout: string;
   try {
-    stdout = await new Promise<string>(function runChild(resolve, reject) {
-      execFile(
-        process.execPath,
-        [childScript("crawl-child"), JSON.stringify(request)],
-        { timeout, env, maxBuffer: 256 * 1024 * 1024 },
-        function childExited(error, out, err) {
-          if (error === null) resolve(out);
-          else reject(new Error(`${error.message.split("\n")[0] ?? ""} ${err.trim().split("\n").slice(-3).join(" ")}`));
-        },
-      );
-    });
+    stdout = await runBareNode([childScript("crawl-child"), JSON.stringify(request)], crawlTimeoutMs(scenario, site));
   } catch (error) {
     return failedRun(expectedPages, `crawl process failed: ${error instanceof Error ? error.message : String(error)}`);
   }
@@ -172,6 +154,34 @@ async function crawlInChild(
     traceEvents: report.traceEvents,
     inFlight: null,
   };
+}
+
+/**
+ * How long a crawl of `site` in `scenario`'s shape may take, in ms. A run far
+ * beyond its bound has hung: give up on it instead of waiting forever. With
+ * no delay the bound is 0, so a big site (S4, 300,000 pages, 40 to 50 s per
+ * crawl on 2 busy cores) gets 2 ms per page.
+ */
+export function crawlTimeoutMs(scenario: Pick<Scenario, "pages">, site: Pick<CrawlTarget, "bound">): number {
+  return Math.max(120_000, 20 * site.bound, 2 * scenario.pages);
+}
+
+/**
+ * Runs `node ...args` to its end, bare, and resolves with its standard
+ * output: no NODE_OPTIONS from the caller's shell (--max-old-space-size,
+ * --expose-gc, …), which would change when V8 collects, and so the peak RSS.
+ * Rejects with the error's first line and the last three lines of standard
+ * error when the process fails, or when it runs past `timeoutMs`.
+ */
+export function runBareNode(args: readonly string[], timeoutMs: number): Promise<string> {
+  const env = { ...process.env };
+  delete env.NODE_OPTIONS;
+  return new Promise<string>(function runChild(resolve, reject) {
+    execFile(process.execPath, args, { timeout: timeoutMs, env, maxBuffer: 256 * 1024 * 1024 }, function childExited(error, out, err) {
+      if (error === null) resolve(out);
+      else reject(new Error(`${error.message.split("\n")[0] ?? ""} ${err.trim().split("\n").slice(-3).join(" ")}`));
+    });
+  });
 }
 
 /**

@@ -17,11 +17,11 @@
  *
  * @module
  */
-import { execFile, spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { childScript, PROJECT_ROOT } from "./build.js";
-import { failedRun, type CrawlTarget, type RunResult } from "./crawl-process.js";
+import { crawlTimeoutMs, failedRun, runBareNode, type CrawlTarget, type RunResult } from "./crawl-process.js";
 import type { BenchSubject } from "./children/load-stage.js";
 import type { Scenario } from "./scenarios.js";
 
@@ -34,8 +34,21 @@ export type Runner = BenchSubject | typeof YARDSTICK;
 /** The folder of the two copied files (`YARDSTICK_DIR` names another: ../shared/bench, to compare with the originals). */
 export const YARDSTICK_DIR = process.env.YARDSTICK_DIR ?? join(PROJECT_ROOT, "bench", "yardstick");
 
+/**
+ * The line of bench/children/usage-probe.ts, loaded with `--import` ahead
+ * of a script the bench runs: the whole process's CPU and peak RSS.
+ */
+export interface ProbeUsage {
+  /** The whole process's CPU, user + system. */
+  cpuMs: number;
+  /** CPU spent before the script's module ran: Node's own start-up and the probe. */
+  cpuBeforeMainMs: number;
+  peakRssBytes: number;
+  rssBeforeMainBytes: number;
+}
+
 /** The crawler's line of counts, and the probe's line of usage. */
-export interface YardstickReport {
+export interface YardstickReport extends ProbeUsage {
   fetched: number;
   ok: number;
   redirects: number;
@@ -43,12 +56,6 @@ export interface YardstickReport {
   errors: number;
   /** The crawl's wall time, from the first request to the last response (the crawler's own clock). */
   seconds: number;
-  /** The whole process's CPU, user + system. */
-  cpuMs: number;
-  /** CPU spent before the crawler's module ran: Node's own start-up and the probe. */
-  cpuBeforeMainMs: number;
-  peakRssBytes: number;
-  rssBeforeMainBytes: number;
 }
 
 /** Expected counts of the yardstick's site (`site-server.mjs --list`). */
@@ -64,6 +71,24 @@ export interface YardstickSiteCounts {
 }
 
 /**
+ * Reads the probe's line of usage from a process's stdout, among other lines.
+ *
+ * @throws Error if there is none, or it lacks a number.
+ */
+export function parseProbeUsage(stdout: string): ProbeUsage {
+  let usage: Record<string, unknown> | null = null;
+  for (const line of stdout.split("\n")) {
+    if (!line.startsWith('{"usage":')) continue;
+    usage = (JSON.parse(line) as { usage: Record<string, unknown> }).usage; // the probe's line
+  }
+  if (usage === null) throw new Error("the usage probe printed no line: was it loaded with --import?");
+  for (const name of ["cpuMs", "cpuBeforeMainMs", "peakRssBytes", "rssBeforeMainBytes"] as const) {
+    if (typeof usage[name] !== "number") throw new Error(`the usage probe's line lacks a number for ${name}`);
+  }
+  return usage as unknown as ProbeUsage;
+}
+
+/**
  * Reads the yardstick's stdout: its line of counts and the probe's line of
  * usage, in any order, among other lines.
  *
@@ -71,21 +96,17 @@ export interface YardstickSiteCounts {
  */
 export function parseYardstickOutput(stdout: string): YardstickReport {
   let counts: Record<string, unknown> | null = null;
-  let usage: Record<string, unknown> | null = null;
   for (const line of stdout.split("\n")) {
     if (!line.startsWith("{")) continue;
-    const parsed = JSON.parse(line) as Record<string, unknown>; // one of the two lines described above
-    if (typeof parsed["usage"] === "object" && parsed["usage"] !== null) usage = parsed["usage"] as Record<string, unknown>;
-    else if ("fetched" in parsed) counts = parsed;
+    const parsed = JSON.parse(line) as Record<string, unknown>; // the line of counts, or the probe's
+    if ("fetched" in parsed) counts = parsed;
   }
   if (counts === null) throw new Error(`the yardstick printed no line of counts: ${JSON.stringify(stdout.slice(0, 200))}`);
-  if (usage === null) throw new Error("the usage probe printed no line: was it loaded with --import?");
-  const report = { ...counts, ...usage } as Record<string, unknown>;
-  const names = ["fetched", "ok", "redirects", "other", "errors", "seconds", "cpuMs", "cpuBeforeMainMs", "peakRssBytes", "rssBeforeMainBytes"] as const;
-  for (const name of names) {
-    if (typeof report[name] !== "number") throw new Error(`the yardstick's output lacks a number for ${name}`);
+  const usage = parseProbeUsage(stdout);
+  for (const name of ["fetched", "ok", "redirects", "other", "errors", "seconds"] as const) {
+    if (typeof counts[name] !== "number") throw new Error(`the yardstick's output lacks a number for ${name}`);
   }
-  return report as unknown as YardstickReport;
+  return { ...(counts as unknown as YardstickReport), ...usage };
 }
 
 /**
@@ -115,21 +136,11 @@ export function yardstickCommand(root: string, maxTasks: number): { file: string
 
 /** Crawls `site` once with the yardstick in a fresh process, checked by counts. */
 export async function runYardstick(scenario: Scenario, site: CrawlTarget): Promise<RunResult> {
-  const { file, args } = yardstickCommand(site.url, scenario.maxTasks);
+  const { args } = yardstickCommand(site.url, scenario.maxTasks);
   const expectedPages = site.expectedCount;
-  const timeout = Math.max(120_000, 20 * site.bound, 2 * scenario.pages);
-  // Bare `node`, as for the stages (bench/crawl-process.ts): no NODE_OPTIONS of the caller's.
-  const env = { ...process.env };
-  delete env.NODE_OPTIONS;
   let report: YardstickReport;
   try {
-    const stdout = await new Promise<string>(function runChild(resolve, reject) {
-      execFile(file, args, { timeout, env, maxBuffer: 16 * 1024 * 1024 }, function childExited(error, out, err) {
-        if (error === null) resolve(out);
-        else reject(new Error(`${error.message.split("\n")[0] ?? ""} ${err.trim().split("\n").slice(-3).join(" ")}`));
-      });
-    });
-    report = parseYardstickOutput(stdout);
+    report = parseYardstickOutput(await runBareNode(args, crawlTimeoutMs(scenario, site)));
   } catch (error) {
     return failedRun(expectedPages, `yardstick failed: ${error instanceof Error ? error.message : String(error)}`);
   }
