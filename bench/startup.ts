@@ -9,16 +9,15 @@
  * resource usage.
  *
  * The command measured is the bundle users run (package.json's `bin`,
- * dist/cli.js and dist/bin/), built from the sources by scripts/build-bin.mjs
- * into the bench's own folder, so that dist/ is not rewritten under a test
- * that runs it.
+ * dist/cli.js and dist/bin/), built from the sources into the bench's own
+ * folder by bench/command-process.ts, once per bench process.
  *
  * @module
  */
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, writeFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { BUILD_DIR, PROJECT_ROOT } from "./build.js";
+import { buildCommand, CLI_SCRIPT } from "./command-process.js";
 import { spread, type Spread } from "./stats.js";
 import { YARDSTICK_DIR } from "./yardstick.js";
 
@@ -49,12 +48,6 @@ export interface StartupResult {
   /** Each stage's one-page crawl; empty when the yardstick was not found. */
   onePage: OnePageCrawl[];
 }
-
-/** Where the bench builds the command's bundle (scripts/build-bin.mjs --outdir). */
-const BUNDLE_DIR = join(BUILD_DIR, "command");
-
-/** The command as users run it (dist/cli.js), from the bench's build. */
-const CLI_SCRIPT = join(BUNDLE_DIR, "cli.js");
 
 /** CPU in ms of `node ...args` run to its end, from bash's `times`; throws if it fails. */
 function childCpuMs(args: readonly string[]): number {
@@ -94,10 +87,7 @@ async function startOnePageSite(): Promise<{ url: string; kill: () => void }> {
 
 /** Measures `rounds` of each, in turn, and returns the medians and spreads. */
 export async function measureStartup(rounds: number): Promise<StartupResult> {
-  const built = spawnSync(process.execPath, [join(PROJECT_ROOT, "scripts", "build-bin.mjs"), "--outdir", BUNDLE_DIR], { encoding: "utf8" });
-  if (built.status !== 0) throw new Error(`scripts/build-bin.mjs failed: ${built.stderr}`);
-  // The bundle is ES modules, and node_modules/ hides the project's "type": "module".
-  writeFileSync(join(BUNDLE_DIR, "package.json"), '{ "type": "module" }\n');
+  buildCommand();
   const withYardstick = existsSync(join(YARDSTICK_DIR, "ideal-crawler.mjs"));
   const site = withYardstick ? await startOnePageSite() : null;
   try {

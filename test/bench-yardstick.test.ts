@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { buildChildren, PROJECT_ROOT } from "../bench/build.js";
+import { buildCommand, runCommandCrawl } from "../bench/command-process.js";
 import { checkRecordCount, cpuPerPageMs, runCrawl, type RunResult } from "../bench/crawl-process.js";
 import { sameRoundRatios, summarise, type BenchResults, type ScenarioResult } from "../bench/results.js";
 import { QUICK_SCENARIOS, type Scenario } from "../bench/scenarios.js";
@@ -205,6 +206,39 @@ describe("the yardstick as a runner", () => {
       const result = await runCrawl("callbacks", scenario, site, { trace: false, heapSnapshot: null });
       expect(result.failure).toBeNull();
       expect(result.pages).toBe(site.expectedCount);
+    } finally {
+      await site.stop();
+    }
+  }, 60_000);
+});
+
+describe("a stage through the command", () => {
+  beforeAll(() => {
+    buildChildren();
+    buildCommand();
+  }, 120_000);
+
+  it("crawls the yardstick's site, checked by the lines of its records file, with its whole process's CPU and peak RSS", async () => {
+    const scenario = quick("Y1");
+    const site = await YardstickSite.start(scenario);
+    try {
+      const result = await runCommandCrawl("asyncawait", scenario, site);
+      expect(result.failure).toBeNull();
+      expect(result.pages).toBe(site.expectedCount);
+      expect(result.processCpuMs).toBeGreaterThan(result.cpuMs);
+      expect(result.cpuMs).toBeGreaterThan(0);
+      expect(result.peakRssBytes).toBeGreaterThan(0);
+    } finally {
+      await site.stop();
+    }
+  }, 60_000);
+
+  it("fails a run on a site expecting more pages than it holds", async () => {
+    const scenario = quick("Y1");
+    const site = await YardstickSite.start(scenario);
+    try {
+      const result = await runCommandCrawl("callbacks", scenario, { url: site.url, expectedCount: site.expectedCount + 1, expectedRecords: null, bound: 0 });
+      expect(result.failure).toBe(`${site.expectedCount} records, expected ${site.expectedCount + 1}`);
     } finally {
       await site.stop();
     }
