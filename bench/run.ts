@@ -19,7 +19,9 @@
  * run unchanged) crawls S1, S3 and the scenarios on its own site (Y1: S1's
  * shape; PP1 and PP2: 100,000 and 300,000 pages, CPU per page) in every
  * round, after the stages and the reference, and the table gives each
- * crawler's ratio to it round by round ("Against the yardstick").
+ * crawler's ratio to it round by round ("Against the yardstick"). On Y1
+ * the stages crawl through the built `crawl` command, as users run it
+ * (bench/command-process.ts), not through the crawl child.
  *
  * R1 is stage 3's (it runs when `--stages` names asyncawait), needs a
  * redis-server (Debian's; without one it says it is skipped), and runs
@@ -55,6 +57,7 @@ import type { KnownStage as StageName } from "../src/observe/events.js";
 import { buildChildren, PROJECT_ROOT } from "./build.js";
 import { STAGE_NAMES, SUBJECT_NAMES, type BenchSubject } from "./children/load-stage.js";
 import type { MemoryReport } from "./children/memory-child.js";
+import { runCommandCrawl } from "./command-process.js";
 import { runCrawl, type CrawlTarget, type RunResult } from "./crawl-process.js";
 import { HostGroupProcess } from "./host-group-process.js";
 import { describeMachine } from "./machine.js";
@@ -135,9 +138,15 @@ function startSite(scenario: Scenario): Promise<AnySite> {
   return scenario.hosts > 1 ? HostGroupProcess.start(scenario) : SiteProcess.start(scenario);
 }
 
-/** One crawl by `runner`: the yardstick in its own script, the others through bench/children/crawl-child.ts. */
+/**
+ * One crawl by `runner`: the yardstick in its own script, a stage of a
+ * scenario crawled `through: "command"` (Y1) through the built command, the
+ * others through bench/children/crawl-child.ts.
+ */
 function crawlOnce(runner: Runner, scenario: Scenario, site: CrawlTarget, settings: Parameters<typeof runCrawl>[3]): Promise<RunResult> {
-  return runner === YARDSTICK ? runYardstick(scenario, site) : runCrawl(runner, scenario, site, settings);
+  if (runner === YARDSTICK) return runYardstick(scenario, site);
+  if (scenario.through === "command" && isStageName(runner)) return runCommandCrawl(runner, scenario, site);
+  return runCrawl(runner, scenario, site, settings);
 }
 
 /** One timed crawl; on a host group, with the requests in flight the servers saw. */

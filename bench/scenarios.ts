@@ -66,6 +66,16 @@ export interface Scenario {
    * (pages − 1), start-up taken out. Absent: false.
    */
   readonly perPage?: boolean;
+  /**
+   * `command` where the stages crawl through the `crawl` command as users run
+   * it (issue 39, Y1): the bundle scripts/build-bin.mjs builds, `crawl ROOT
+   * --stage S -q --max-tasks N --jsonl FILE` (bench/command-process.ts), its
+   * records checked from the file, as S5's; the reference and the yardstick
+   * crawl as elsewhere, and such a crawl counts no trace and writes no heap
+   * snapshot. Absent: `child`, the library imported by
+   * bench/children/crawl-child.ts.
+   */
+  readonly through?: "child" | "command";
 }
 
 /**
@@ -90,8 +100,8 @@ export const SCENARIOS: readonly Scenario[] = [
   { id: "P1", title: "politeness", pages: 4_000, hosts: 20, links: 10, delayMs: 100, maxTasks: 40, maxPerHost: 2, seed: 1, againstReference: false, stages: null, keepRecords: true },
   { id: "S4", title: "memory per page", pages: 300_000, hosts: 1, links: 10, delayMs: 0, maxTasks: 100, maxPerHost: null, seed: 1, againstReference: true, stages: null, keepRecords: true },
   { id: "S5", title: "records not kept", pages: 1_000_000, hosts: 1, links: 10, delayMs: 0, maxTasks: 100, maxPerHost: null, seed: 1, againstReference: false, stages: ["asyncawait"], keepRecords: false },
-  // Issue 39: S1's shape on the yardstick's own site, and CPU per page at 100,000 and 300,000 pages there.
-  { id: "Y1", title: "throughput", pages: 2_000, hosts: 1, links: 10, delayMs: 0, maxTasks: 100, maxPerHost: null, seed: 1, againstReference: false, stages: null, keepRecords: true, site: "yardstick" },
+  // Issue 39: S1's shape on the yardstick's own site, the stages through the command, and CPU per page at 100,000 and 300,000 pages there.
+  { id: "Y1", title: "throughput", pages: 2_000, hosts: 1, links: 10, delayMs: 0, maxTasks: 100, maxPerHost: null, seed: 1, againstReference: false, stages: null, keepRecords: true, site: "yardstick", through: "command" },
   { id: "PP1", title: "CPU per page", pages: 100_000, hosts: 1, links: 10, delayMs: 0, maxTasks: 100, maxPerHost: null, seed: 1, againstReference: false, stages: null, keepRecords: true, site: "yardstick", perPage: true },
   { id: "PP2", title: "CPU per page", pages: 300_000, hosts: 1, links: 10, delayMs: 0, maxTasks: 100, maxPerHost: null, seed: 1, againstReference: false, stages: null, keepRecords: true, site: "yardstick", perPage: true },
 ];
@@ -104,7 +114,7 @@ export const QUICK_SCENARIOS: readonly Scenario[] = [
   { id: "P1", title: "politeness", pages: 200, hosts: 5, links: 10, delayMs: 20, maxTasks: 10, maxPerHost: 2, seed: 1, againstReference: false, stages: null, keepRecords: true },
   { id: "S4", title: "memory per page", pages: 300, hosts: 1, links: 10, delayMs: 0, maxTasks: 20, maxPerHost: null, seed: 1, againstReference: true, stages: null, keepRecords: true },
   { id: "S5", title: "records not kept", pages: 300, hosts: 1, links: 10, delayMs: 0, maxTasks: 20, maxPerHost: null, seed: 1, againstReference: false, stages: ["asyncawait"], keepRecords: false },
-  { id: "Y1", title: "throughput", pages: 200, hosts: 1, links: 10, delayMs: 0, maxTasks: 20, maxPerHost: null, seed: 1, againstReference: false, stages: null, keepRecords: true, site: "yardstick" },
+  { id: "Y1", title: "throughput", pages: 200, hosts: 1, links: 10, delayMs: 0, maxTasks: 20, maxPerHost: null, seed: 1, againstReference: false, stages: null, keepRecords: true, site: "yardstick", through: "command" },
   { id: "PP1", title: "CPU per page", pages: 500, hosts: 1, links: 10, delayMs: 0, maxTasks: 20, maxPerHost: null, seed: 1, againstReference: false, stages: null, keepRecords: true, site: "yardstick", perPage: true },
   { id: "PP2", title: "CPU per page", pages: 1_000, hosts: 1, links: 10, delayMs: 0, maxTasks: 20, maxPerHost: null, seed: 1, againstReference: false, stages: null, keepRecords: true, site: "yardstick", perPage: true },
 ];

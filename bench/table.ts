@@ -213,7 +213,10 @@ export function againstYardstickSection(results: BenchResults): string[] {
       "the ÷ reference column is over the project's reference crawler (bench/reference-crawler.ts, which keeps records) in the same " +
       "rounds. The site is named in each row: S1 and S3 crawl the project's site (src/site/cli.ts, every record compared); " +
       "Y1, PP1 and PP2 crawl the yardstick's (bench/yardstick/site-server.mjs, where the issue's figures were measured; " +
-      "crawls checked by counts), and the targets on CPU are judged there. Whole-process CPU runs from the process's start " +
+      "crawls checked by counts), and the targets on CPU are judged there. On Y1 the stages crawl through the built command, " +
+      "the bundle users run (`crawl --stage S -q --jsonl FILE`, bench/command-process.ts), their records checked from the file, " +
+      "not through bench/children/crawl-child.ts, whose import of the library's unbundled dist/ is no part of the command. " +
+      "Whole-process CPU runs from the process's start " +
       "to the crawl's end; CPU per page is (whole-process CPU − that of the same crawler's one-page crawl in the same round) " +
       "÷ (pages − 1).",
     "",

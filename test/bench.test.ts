@@ -87,7 +87,7 @@ describe("npm run bench --quick", () => {
   const out = mkdtempSync(join(tmpdir(), "bench-"));
   afterAll(() => rmSync(out, { recursive: true, force: true }));
 
-  it("crawls every scenario with every stage (S5 with stage 3 alone, its records written to a file), counts P1's requests in flight, compares S4's peak RSS with the reference's and crawls S4's pages at two speeds against the yardstick, measures memory, crawls R1 with one and two processes through one Redis, and writes the JSON and the table", async () => {
+  it("crawls every scenario with every stage (S5 with stage 3 alone, its records written to a file), counts P1's requests in flight, compares S4's peak RSS with the reference's, crawls Y1's site with the stages through the command, crawls S4's pages at two speeds against the yardstick, measures memory, crawls R1 with one and two processes through one Redis, and writes the JSON and the table", async () => {
     // No peer set up (the peers' rows are checked below, with S1 alone).
     const env = { ...process.env, COROUTINE_CRAWLER_PEERS: join(out, "no-peers"), COROUTINE_CRAWLER_PYTHON: join(out, "no-python") };
     const child = spawn(process.execPath, ["--import", "tsx", "bench/run.ts", "--quick", "--out", out], {
@@ -166,6 +166,16 @@ describe("npm run bench --quick", () => {
         else expect(entry.cpuPerPageOverYardstick?.median).toBeGreaterThan(0);
       }
     }
+    // Issue 39: Y1's stages crawl through the built command (bench/command-process.ts), which samples no heap; the crawl child does.
+    const [y1] = results.scenarios.filter((s) => s.scenario.id === "Y1");
+    expect(y1?.scenario.through).toBe("command");
+    for (const entry of y1?.stages ?? []) {
+      const run = entry.runs[0];
+      expect(run?.processCpuMs).toBeGreaterThan(run?.cpuMs ?? Infinity);
+      expect(run?.cpuMs).toBeGreaterThan(0);
+      if (entry.stage !== "reference" && entry.stage !== "yardstick") expect(run?.peakHeapBytes).toBe(0);
+    }
+    expect(markdown).toContain("On Y1 the stages crawl through the built command");
     const [s1] = results.scenarios.filter((s) => s.scenario.id === "S1");
     for (const entry of s1?.stages ?? []) {
       expect(entry.runs[0]?.processCpuMs).toBeGreaterThan(entry.runs[0]?.cpuMs ?? Infinity);
