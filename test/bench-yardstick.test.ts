@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { buildChildren, PROJECT_ROOT } from "../bench/build.js";
 import { buildCommand, runCommandCrawl } from "../bench/command-process.js";
-import { checkRecordCount, cpuPerPageMs, runCrawl, type RunResult } from "../bench/crawl-process.js";
+import { checkRecordCount, cpuPerPageMs, runCrawl, type CrawlTarget, type RunResult } from "../bench/crawl-process.js";
 import { sameRoundRatios, summarise, type BenchResults, type ScenarioResult } from "../bench/results.js";
 import { QUICK_SCENARIOS, type Scenario } from "../bench/scenarios.js";
 import { againstYardstickSection } from "../bench/table.js";
@@ -38,6 +38,22 @@ function quick(id: string): Scenario {
   const scenario = QUICK_SCENARIOS.find((s) => s.id === id);
   if (scenario === undefined) throw new Error(`no quick ${id}`);
   return scenario;
+}
+
+/** Runs `check` on quick Y1's site (the yardstick's), started for it and stopped after. */
+async function onQuickY1Site(check: (scenario: Scenario, site: YardstickSite) => Promise<void>): Promise<void> {
+  const scenario = quick("Y1");
+  const site = await YardstickSite.start(scenario);
+  try {
+    await check(scenario, site);
+  } finally {
+    await site.stop();
+  }
+}
+
+/** `site` as a target that expects one page more than it holds. */
+function expectingOneMore(site: YardstickSite): CrawlTarget {
+  return { url: site.url, expectedCount: site.expectedCount + 1, expectedRecords: null, bound: 0 };
 }
 
 describe("bench/yardstick/", () => {
@@ -173,43 +189,28 @@ describe("againstYardstickSection", () => {
 describe("the yardstick as a runner", () => {
   beforeAll(() => buildChildren(), 120_000);
 
-  it("crawls its own quick site in a fresh process and counts every page, with its whole process's CPU and peak RSS", async () => {
-    const scenario = quick("Y1");
-    const site = await YardstickSite.start(scenario);
-    try {
+  it("crawls its own quick site in a fresh process and counts every page, with its whole process's CPU and peak RSS", () =>
+    onQuickY1Site(async (scenario, site) => {
       expect(site.expectedCount).toBe(YardstickSite.counts(scenario).fetches);
       const result = await runYardstick(scenario, site);
       expect(result.failure).toBeNull();
       expect(result.pages).toBe(site.expectedCount);
       expect(result.processCpuMs).toBeGreaterThan(result.cpuMs);
       expect(result.peakRssBytes).toBeGreaterThan(result.startRssBytes);
-    } finally {
-      await site.stop();
-    }
-  }, 60_000);
+    }), 60_000);
 
-  it("fails a run on a site expecting more pages than it holds", async () => {
-    const scenario = quick("Y1");
-    const site = await YardstickSite.start(scenario);
-    try {
-      const result = await runYardstick(scenario, { url: site.url, expectedCount: site.expectedCount + 1, expectedRecords: null, bound: 0 });
+  it("fails a run on a site expecting more pages than it holds", () =>
+    onQuickY1Site(async (scenario, site) => {
+      const result = await runYardstick(scenario, expectingOneMore(site));
       expect(result.failure).toBe(`${site.expectedCount} fetched, expected ${site.expectedCount + 1}`);
-    } finally {
-      await site.stop();
-    }
-  }, 60_000);
+    }), 60_000);
 
-  it("lets a stage crawl the yardstick's site, checked by counts", async () => {
-    const scenario = quick("Y1");
-    const site = await YardstickSite.start(scenario);
-    try {
+  it("lets a stage crawl the yardstick's site, checked by counts", () =>
+    onQuickY1Site(async (scenario, site) => {
       const result = await runCrawl("callbacks", scenario, site, { trace: false, heapSnapshot: null });
       expect(result.failure).toBeNull();
       expect(result.pages).toBe(site.expectedCount);
-    } finally {
-      await site.stop();
-    }
-  }, 60_000);
+    }), 60_000);
 });
 
 describe("a stage through the command", () => {
@@ -218,29 +219,19 @@ describe("a stage through the command", () => {
     buildCommand();
   }, 120_000);
 
-  it("crawls the yardstick's site, checked by the lines of its records file, with its whole process's CPU and peak RSS", async () => {
-    const scenario = quick("Y1");
-    const site = await YardstickSite.start(scenario);
-    try {
+  it("crawls the yardstick's site, checked by the lines of its records file, with its whole process's CPU and peak RSS", () =>
+    onQuickY1Site(async (scenario, site) => {
       const result = await runCommandCrawl("asyncawait", scenario, site);
       expect(result.failure).toBeNull();
       expect(result.pages).toBe(site.expectedCount);
       expect(result.processCpuMs).toBeGreaterThan(result.cpuMs);
       expect(result.cpuMs).toBeGreaterThan(0);
       expect(result.peakRssBytes).toBeGreaterThan(0);
-    } finally {
-      await site.stop();
-    }
-  }, 60_000);
+    }), 60_000);
 
-  it("fails a run on a site expecting more pages than it holds", async () => {
-    const scenario = quick("Y1");
-    const site = await YardstickSite.start(scenario);
-    try {
-      const result = await runCommandCrawl("callbacks", scenario, { url: site.url, expectedCount: site.expectedCount + 1, expectedRecords: null, bound: 0 });
+  it("fails a run on a site expecting more pages than it holds", () =>
+    onQuickY1Site(async (scenario, site) => {
+      const result = await runCommandCrawl("callbacks", scenario, expectingOneMore(site));
       expect(result.failure).toBe(`${site.expectedCount} records, expected ${site.expectedCount + 1}`);
-    } finally {
-      await site.stop();
-    }
-  }, 60_000);
+    }), 60_000);
 });
