@@ -61,7 +61,10 @@ describeWithRedis("a crawl over a Redis Cluster that changes under it", () => {
   const open: RedisFrontier[] = [];
 
   beforeAll(async () => {
-    cluster = await startRedisCluster({ replicas: true });
+    // A replica takes over from a dead primary however long ago it last heard from it: by default
+    // (a validity factor of 10) one that has not for 10 node timeouts plus 10 s stays a replica, and the
+    // crash test starves the replica on purpose, for as long as a loaded machine takes to go on.
+    cluster = await startRedisCluster({ replicas: true, args: ["--cluster-replica-validity-factor", "0"] });
     sites = await startSites(30);
     expected = await crawl([sites[0]?.urlFor("/") ?? ""], OPTIONS);
     for (const site of sites) site.resetCounters();
@@ -205,7 +208,7 @@ describeWithRedis("a crawl over a Redis Cluster that changes under it", () => {
           await new Promise((resolve) => setTimeout(resolve, 10));
         }
       })(), "links on the lagging primary");
-      await cluster.failover(victim, { kill: true });
+      await within(60_000, cluster.failover(victim, { kill: true }), "the replica taking over from the killed primary");
 
       const result = await within(90_000, crawling, "the crawl after the crash");
       expect(frontier.clusterEvents.waits).toBeGreaterThan(0);
@@ -217,5 +220,7 @@ describeWithRedis("a crawl over a Redis Cluster that changes under it", () => {
       await hub.close();
       await leaf.close();
     }
-  }, 180_000);
+    // Longer than its steps' own deadlines added up (20 + 30 + 60 + 60 + 90 s), so that a step that
+    // takes too long fails with its own message.
+  }, 300_000);
 });

@@ -12,6 +12,7 @@
  */
 import { createClient } from "@redis/client";
 import { freeLoopbackPort, type RedisServer, startRedis } from "./redis-server.js";
+import { within } from "./within.js";
 
 /** How long the cluster may take to agree on its state (`cluster_state:ok`, a failover, a slot's owner): generous, CI machines are shared. */
 const SETTLE_TIMEOUT_MS = 20_000;
@@ -52,11 +53,19 @@ export async function command(url: string, args: string[]): Promise<unknown> {
   }
 }
 
-/** Waits until `check` returns true, looking every 50 ms; throws naming `what` after {@link SETTLE_TIMEOUT_MS}. */
+/** How long one look of {@link until} may wait for a node's answer before it counts as "not yet". */
+const LOOK_TIMEOUT_MS = 5_000;
+
+/**
+ * Waits until `check` returns true, looking every 50 ms; throws naming `what`
+ * after {@link SETTLE_TIMEOUT_MS}. A look that has no answer within
+ * {@link LOOK_TIMEOUT_MS} (a node that accepted the connection and says
+ * nothing) counts as false, so the deadline holds whatever the nodes do.
+ */
 async function until(what: string, check: () => Promise<boolean>): Promise<void> {
   const deadline = Date.now() + SETTLE_TIMEOUT_MS;
   for (;;) {
-    if (await check().catch(() => false)) return;
+    if (await within(LOOK_TIMEOUT_MS, check(), what).catch(() => false)) return;
     if (Date.now() > deadline) throw new Error(`redis cluster: ${what} not reached within ${SETTLE_TIMEOUT_MS} ms`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
