@@ -496,7 +496,7 @@ describe.concurrent("examples", () => {
         join() resolved; the workers are parked in get(): shut the queue down
         the workers ended with: QueueShutDown, QueueShutDown, QueueShutDown
       Part 2: cancel a crawl with an AbortSignal
-        the signal aborted at the 10th record; crawl() resolved with 10 records and 17 URLs left to do
+        the signal aborted at the 10th record; crawl() resolved with 10 records and 15 URLs left to do
         (a whole crawl of the demo site makes 68 records)
       "
     `);

@@ -210,6 +210,8 @@ export class ConnectionPools {
 interface Waiting {
   readonly request: GetRequest;
   readonly handler: PooledHandler;
+  /** How many requests of the pool had found no free connection before this one: its place in line. */
+  readonly number: number;
 }
 
 /**
@@ -233,6 +235,12 @@ class OriginPool {
   private readonly closed: Connection[] = [];
   private readonly waiting: Waiting[] = [];
   private busy = 0;
+  /** Requests that found no free connection so far; each waiting one keeps its number. */
+  private parked = 0;
+  /** Waiting requests numbered below this have waited through a whole check phase: {@link fill} opens connections for them. */
+  private ripe = 0;
+  /** Whether a {@link fill} is queued. */
+  private filling = false;
   /** Connections with a socket connected: undici's `'connect'` less its `'disconnect'`. */
   private connected = 0;
 
@@ -242,10 +250,55 @@ class OriginPool {
     private readonly options: PoolOptions,
   ) {}
 
+  /** Sends `request` on a free connection, or has it wait for one that drains or for {@link fill}. */
   dispatch(request: GetRequest, handler: PooledHandler): void {
-    const connection = this.free.pop() ?? this.closed.pop() ?? this.newConnection();
-    if (connection === null) this.waiting.push({ request, handler });
-    else this.send(connection, request, handler);
+    const connection = this.free.pop() ?? this.closed.pop();
+    if (connection !== undefined) {
+      this.send(connection, request, handler);
+      return;
+    }
+    this.waiting.push({ request, handler, number: this.parked });
+    this.parked += 1;
+    if (this.filling) return;
+    this.filling = true;
+    this.ripe = this.parked - 1; // Not this request yet, nor any after it.
+    setImmediate(fillPool, this);
+  }
+
+  /**
+   * Opens a connection for each ripe waiting request while the pool has
+   * room; then the ones that came since are ripe, and it runs again in the
+   * next turn's check phase, until none waits or the pool is full (drains
+   * serve the rest).
+   *
+   * @remarks Why a request waits a whole check phase rather than connecting
+   * at once: undici gives a keep-alive connection back (its `'drain'`) in
+   * the check phase after its response ended (a `setImmediate`, to see first
+   * whether the server closes it after all), while the worker that read the
+   * response asks for its next page at once. At C10K thousands of responses
+   * end within a few turns of the event loop, and each request they led to
+   * opened a connection of its own while the one just used waited for its
+   * drain: 8,900 connects for 10,000 pages, where stage 1 makes 6,700
+   * (docs/benchmarks.md, "Issue 39: stage 3's requests wait a turn for a
+   * connection"). A request that came in a turn's poll phase is ripe once
+   * that turn's check phase, and every drain in it, is over.
+   */
+  fill(): void {
+    for (let next = this.waiting[0]; next !== undefined && next.number < this.ripe; next = this.waiting[0]) {
+      if (!next.handler.settled) {
+        const connection = this.newConnection();
+        if (connection === null) {
+          this.filling = false; // Full: the rest wait for drains.
+          return;
+        }
+        this.waiting.shift();
+        this.send(connection, next.request, next.handler);
+      } else this.waiting.shift(); // Given up while it waited: nothing to send.
+    }
+    this.ripe = this.parked;
+    this.filling = this.waiting.length > 0;
+    if (this.filling) setImmediate(fillPool, this);
+    else this.retireIfIdle();
   }
 
   /** `connection` can take a request again (its `'drain'`): the first waiting request not settled, else the free list. */
@@ -358,6 +411,11 @@ class Connection extends Client {
     socket.destroy(IDLE_CLOSED); // With an error: undici then makes none of its own for the close.
     return true;
   }
+}
+
+/** {@link OriginPool.fill}, queued with the pool as its argument: no closure per turn. */
+function fillPool(pool: OriginPool): void {
+  pool.fill();
 }
 
 /** Each connection's `'drain'` listener: one function for all, which undici calls on the connection. */

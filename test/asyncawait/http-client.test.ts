@@ -117,6 +117,23 @@ describe("HttpClient", () => {
     expect(site.openConnections).toBeGreaterThan(0);
   });
 
+  it("sends the request a response leads to on that response's connection, though the pool has room for more", async () => {
+    // undici gives a connection back a turn after its response ended; a request asked for at
+    // once waits that turn rather than opening a connection of its own (src/http/undici.ts, fill).
+    const roomy = new HttpClient({ ...OPTIONS, connections: 8 });
+    site.addPage("/a", "a");
+    async function chain(): Promise<void> {
+      for (let i = 0; i < 5; i++) await roomy.get(site.urlFor("/a"));
+    }
+    try {
+      await Promise.all([chain(), chain(), chain(), chain()]);
+    } finally {
+      await roomy.close();
+    }
+    expect(site.totalRequests).toBe(20);
+    expect(site.connectionsOpened).toBe(4);
+  });
+
   it("fails with BodyTooLarge before reading a body whose Content-Length is over the limit", async () => {
     const small = new HttpClient({ ...OPTIONS, maxBodyBytes: 1000 });
     site.addFault("/huge", { kind: "huge", bytes: 50_000_000 });
