@@ -41,12 +41,17 @@ export interface ClusterNode {
 
 type Client = ReturnType<typeof createClient>;
 
-/** Runs one command on one node (or any Redis), on a connection of its own, closed after. */
-export async function command(url: string, args: string[]): Promise<unknown> {
+/**
+ * Runs one command on one node (or any Redis), on a connection of its own,
+ * closed after; with `readOnly`, after `READONLY`, so that a replica answers
+ * a read of its own copy instead of redirecting it to its primary.
+ */
+export async function command(url: string, args: string[], { readOnly = false }: { readOnly?: boolean } = {}): Promise<unknown> {
   const client: Client = createClient({ url, socket: { reconnectStrategy: false } });
   client.on("error", function ignoreClosedConnection() {});
   await client.connect();
   try {
+    if (readOnly) await client.sendCommand(["READONLY"]);
     return await client.sendCommand(args);
   } finally {
     client.destroy();
