@@ -2,7 +2,7 @@
  * The `crawl` command's flags: one table of them, with their values, their
  * defaults where the command's differ from the library's, and their `--help`
  * text. Node's `parseArgs` reads the table (`command-line.ts`) and
- * {@link USAGE} is written from it, so the help cannot list a flag the parser
+ * {@link usage} is written from it, so the help cannot list a flag the parser
  * refuses.
  *
  * @module
@@ -56,7 +56,7 @@ export interface OptionSpec {
 
 /**
  * Every option of the `crawl` command. `parseArgs` reads `type`, `short`,
- * `multiple` and `default`, and ignores the rest; {@link USAGE} is written from
+ * `multiple` and `default`, and ignores the rest; {@link usage} is written from
  * the whole table, so the help cannot list an option the parser refuses.
  */
 export const OPTIONS = {
@@ -365,8 +365,14 @@ slot or worker, fetches in flight, the queue (with
 /** The table by name, for looking up a word from the command line. */
 export const SPECS: ReadonlyMap<string, OptionSpec> = new Map<string, OptionSpec>(Object.entries(OPTIONS));
 
-/** The `--help` text, written from {@link OPTIONS}. */
-export const USAGE = `Usage: crawl [options] ROOT...
+/**
+ * The `--help` text, written from {@link OPTIONS} when asked for: a crawl
+ * never prints it, and writing it walks the table six times, some 170 KB of
+ * strings made before the first fetch and dropped (docs/benchmarks.md,
+ * "Issue 39: start-up, what the first fetch waits for").
+ */
+export function usage(): string {
+  return `Usage: crawl [options] ROOT...
        crawl --demo [options]
        crawl --frontier URL --crawl-name NAME [options] ROOT...
        crawl --frontier URL --crawl-name NAME --status
@@ -396,6 +402,7 @@ nothing was fetched (no root got a response), 130, 143 or 129 when stopped
 by Ctrl-C, SIGTERM or SIGHUP (128 + the signal's number; the report and the
 outputs are still written, and a second signal ends the command at once).
 `;
+}
 
 /** The hint printed under every usage error. */
 export const USAGE_HINT = "Try 'crawl --help'.";

@@ -24,7 +24,7 @@ import { TraceLines } from "../observe/trace-lines.js";
 import { UrlTrace } from "../observe/trace-url.js";
 import { readCommandLine, UsageError } from "./command-line.js";
 import type { CommandLine, FrontierFlags } from "./command-line.js";
-import { STAGE_NAMES, USAGE, USAGE_HINT, versionText } from "./flags.js";
+import { STAGE_NAMES, USAGE_HINT, usage, versionText } from "./flags.js";
 import { comparisonTable, firstDifference } from "./compare.js";
 import type { StageRun } from "./compare.js";
 import { crawlMissing, frontierLine, statusText } from "./frontier-status.js";
@@ -88,7 +88,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   try {
     const invocation = await readCommandLine(argv);
     if (invocation.kind === "help") {
-      process.stdout.write(USAGE);
+      process.stdout.write(usage());
       return EXIT.ok;
     }
     if (invocation.kind === "version") {

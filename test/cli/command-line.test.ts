@@ -3,7 +3,7 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { parseCommandLine, readCommandLine, UsageError } from "../../src/cli/command-line.js";
 import type { CommandLine } from "../../src/cli/command-line.js";
-import { USAGE } from "../../src/cli/flags.js";
+import { usage } from "../../src/cli/flags.js";
 
 function commandLine(argv: string[]): CommandLine {
   const invocation = parseCommandLine(argv);
@@ -403,8 +403,8 @@ describe("--retry-http-codes", () => {
   });
 
   it("is in --help with its default", () => {
-    expect(USAGE).toContain("--retry-http-codes LIST");
-    expect(USAGE).toContain("(default 408,429,500,502,503,504,522,524)");
+    expect(usage()).toContain("--retry-http-codes LIST");
+    expect(usage()).toContain("(default 408,429,500,502,503,504,522,524)");
   });
 });
 
