@@ -45,15 +45,23 @@
  * @see scripts/build-bin.mjs
  * @module
  */
-import { closeSync, fstatSync, openSync, readdirSync, readSync, statSync, writeFileSync } from "node:fs";
-import { createRequire, Module } from "node:module";
-import { dirname, join } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
-import { debuglog } from "node:util";
-import { Script } from "node:vm";
+// Node's modules taken with `process.getBuiltinModule` (Node 20.16 and
+// later), not imported: an ES module's `import` of one builds an ES module
+// over its exports, reading each of them, and node:fs's `ReadStream` is a
+// getter that loads Node's file streams, which no crawl uses
+// (docs/benchmarks.md, "Issue 39: start-up, what the first fetch waits for").
+const { closeSync, fstatSync, openSync, readdirSync, readSync, writeFileSync } = process.getBuiltinModule("node:fs");
+const { createRequire, Module } = process.getBuiltinModule("node:module");
+const { dirname, join } = process.getBuiltinModule("node:path");
+const { fileURLToPath, pathToFileURL } = process.getBuiltinModule("node:url");
+const { debuglog } = process.getBuiltinModule("node:util");
+const { Script } = process.getBuiltinModule("node:vm");
 
 /** The bundle's folder. */
 const BIN = join(dirname(fileURLToPath(import.meta.url)), "bin");
+
+/** The bundle's folder as a `file:` URL, ending in `/`: a file's `import.meta.url` is this and its name (ASCII, nothing to escape). */
+const BIN_URL = `${pathToFileURL(BIN).href}/`;
 
 /** The build's run (scripts/build-bin.mjs): write every bundle file's cache at exit. */
 const WRITE_CACHE = process.env.CRAWL_BIN_WRITE_CACHE === "1";
@@ -77,6 +85,9 @@ const compiled = new Map();
  */
 let scratch = Buffer.allocUnsafeSlow(0);
 
+/** When the file {@link readWhole} read last was last written, in ms (from the `fstat` that gave its size). */
+let readMtimeMs = 0;
+
 if (WRITE_CACHE) process.on("exit", writeCaches);
 load("cli.cjs");
 
@@ -88,16 +99,13 @@ function load(name) {
   const filename = join(BIN, name);
   const known = requireFromBin.cache[filename];
   if (known !== undefined) return known.exports;
-  const withCache = !WRITE_CACHE && hasCache(filename);
-  const script = compile(filename, withCache);
-  if (!withCache) debug("%s: compiled without a code cache", name);
-  else debug("%s: code cache %s", name, script.cachedDataRejected ? "rejected" : "accepted");
+  const script = compile(filename, name);
   const module = new Module(filename, undefined);
   module.filename = filename;
   requireFromBin.cache[filename] = module;
   try {
     // The parameters scripts/build-bin.mjs wrapped the module in, in its order.
-    script.runInThisContext().call(module.exports, module.exports, requireForBundle, module, filename, BIN, pathToFileURL(filename).href, importForBundle);
+    script.runInThisContext().call(module.exports, module.exports, requireForBundle, module, filename, BIN, BIN_URL + name, importForBundle);
   } catch (error) {
     delete requireFromBin.cache[filename];
     throw error;
@@ -106,15 +114,22 @@ function load(name) {
   return module.exports;
 }
 
-/** A file's bytes, in {@link scratch}: valid until the next read. */
-function readWhole(path) {
-  const fd = openSync(path, "r");
+/** A file's bytes, in {@link scratch}: valid until the next read; `null` if there is no such file and it is `optional`. */
+function readWhole(path, optional) {
+  let fd;
   try {
-    const size = fstatSync(fd).size;
-    if (scratch.length < size) scratch = Buffer.allocUnsafeSlow(size);
+    fd = openSync(path, "r");
+  } catch (error) {
+    if (optional && error.code === "ENOENT") return null;
+    throw error;
+  }
+  try {
+    const stats = fstatSync(fd);
+    readMtimeMs = stats.mtimeMs;
+    if (scratch.length < stats.size) scratch = Buffer.allocUnsafeSlow(stats.size);
     let read = 0;
-    while (read < size) {
-      const count = readSync(fd, scratch, read, size - read, read);
+    while (read < stats.size) {
+      const count = readSync(fd, scratch, read, stats.size - read, read);
       if (count === 0) break;
       read += count;
     }
@@ -124,18 +139,21 @@ function readWhole(path) {
   }
 }
 
-/** Compiles a bundle file, wrapped, with its cache if there is one (read after the source: see {@link scratch}). */
-function compile(filename, withCache) {
-  const source = readWhole(filename).toString("latin1");
-  const script = new Script(source, { filename, cachedData: withCache ? readWhole(`${filename}.cache`) : undefined });
+/**
+ * Compiles a bundle file, wrapped, with its cache if it has one no older
+ * than itself (read after the source: see {@link scratch}); the build's run
+ * compiles without, to write them.
+ */
+function compile(filename, name) {
+  const source = readWhole(filename, false).toString("latin1");
+  const sourceMtimeMs = readMtimeMs;
+  const cache = WRITE_CACHE ? null : readWhole(`${filename}.cache`, true);
+  const cachedData = cache !== null && readMtimeMs >= sourceMtimeMs ? cache : undefined;
+  const script = new Script(source, { filename, cachedData });
   compiled.set(filename, script);
+  if (cachedData === undefined) debug("%s: compiled without a code cache", name);
+  else debug("%s: code cache %s", name, script.cachedDataRejected ? "rejected" : "accepted");
   return script;
-}
-
-/** Whether a bundle file has a code cache no older than itself. */
-function hasCache(filename) {
-  const made = statSync(`${filename}.cache`, { throwIfNoEntry: false });
-  return made !== undefined && made.mtimeMs >= statSync(filename).mtimeMs;
 }
 
 /** The bundle's `require()`: another bundle file from here, anything else from Node. */
@@ -157,7 +175,7 @@ function writeCaches() {
   for (const name of readdirSync(BIN)) {
     if (!name.endsWith(".cjs")) continue;
     const filename = join(BIN, name);
-    const script = compiled.get(filename) ?? compile(filename, false);
+    const script = compiled.get(filename) ?? compile(filename, name);
     writeFileSync(`${filename}.cache`, script.createCachedData());
   }
 }

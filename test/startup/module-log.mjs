@@ -6,10 +6,13 @@
  * CommonJS cache, which the hooks of Node 20 do not see. Node's own modules,
  * public and internal, are logged at exit too, as `builtin:NAME` (`builtin:http2`,
  * `builtin:internal/http2/core`), from `process.moduleLoadList` (undocumented,
- * but Node's own list of what it loaded).
+ * but Node's own list of what it loaded). Node's modules are taken with
+ * `process.getBuiltinModule`, not imported, so that the log itself loads no
+ * more of them than it must: an ES module's `import` of node:fs reads every
+ * export, and its `ReadStream` getter loads the file streams.
  */
-import { appendFileSync } from "node:fs";
-import { createRequire, register } from "node:module";
+const { appendFileSync } = process.getBuiltinModule("node:fs");
+const { createRequire, register } = process.getBuiltinModule("node:module");
 
 const log = process.env.MODULE_LOG;
 if (log === undefined) throw new Error("module-log.mjs: set MODULE_LOG to the file to write");
