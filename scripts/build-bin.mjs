@@ -28,10 +28,13 @@
  *    the whole wrapped, as written, in the function a CommonJS module runs
  *    in (so the file is a function expression, which only the loader runs),
  *    its `await import(` calls of the loader's `__crawl_import`;
- * 3. the command run once, `crawl --demo --compare -q` with
+ * 3. the command run once, `crawl --compare -q ROOT` with
  *    `CRAWL_BIN_WRITE_CACHE=1`, which writes each file's V8 code cache,
  *    dist/bin/NAME.cjs.cache, with the functions the run compiled (should
  *    that run fail, `crawl --version` writes caches of each file's top level).
+ *    ROOT is a site of five pages this script serves: every stage crawls it
+ *    as a crawl of a site does, and no server's code (the demo site's) is
+ *    compiled into the caches, which V8 reads whole at every start.
  *
  * Six things are done to the bundled code, each checked here so that a
  * new release of a package fails the build rather than the command:
@@ -77,7 +80,8 @@
  *
  * @module
  */
-import { spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
+import { createServer } from "node:http";
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { basename, dirname, join, relative, resolve } from "node:path";
@@ -107,8 +111,52 @@ const ENTRIES = {
 /** Packages bundled into the command; every other bare import stays external. */
 const BUNDLED = /^(?:undici|htmlparser2|entities|css-select|css-what|nth-check|boolbase|domhandler|domutils|dom-serializer|domelementtype)(?:\/|$)/;
 
-/** The command's run that makes the code cache (step 3): every stage, against the demo site. */
-const CACHE_RUN = ["--demo", "--compare", "-q"];
+/** The command's arguments for the run that makes the code cache (step 3), but for the root: every stage, compared. */
+const CACHE_RUN = ["--compare", "-q"];
+
+/** The pages of the site the cache run crawls. */
+const CACHE_RUN_PATHS = ["/", "/p/1", "/p/2", "/p/3", "/p/4"];
+
+/**
+ * The site the cache run crawls, served by this script on a free loopback
+ * port: five pages of HTML, each linking to the other four, and nothing
+ * else (`/robots.txt` is not found); `null` when it cannot listen.
+ */
+async function cacheRunSite() {
+  const server = createServer(function serve(request, response) {
+    if (!CACHE_RUN_PATHS.includes(request.url ?? "")) {
+      response.writeHead(404, { "content-type": "text/plain" }).end("not found\n");
+      return;
+    }
+    const links = CACHE_RUN_PATHS.filter((path) => path !== request.url).map((path) => `<li><a href="${path}">${path}</a></li>`);
+    response.writeHead(200, { "content-type": "text/html; charset=utf-8" }).end(`<!doctype html>\n<title>${request.url}</title>\n<ul>\n${links.join("\n")}\n</ul>\n`);
+  });
+  const port = await new Promise(function listen(resolve) {
+    server.once("error", () => resolve(null));
+    server.listen(0, "127.0.0.1", () => resolve(server.address().port));
+  });
+  if (port === null) return null;
+  return {
+    url: `http://127.0.0.1:${port}/`,
+    close() {
+      server.closeAllConnections();
+      server.close();
+    },
+  };
+}
+
+/** Runs the command just built with `args`; resolves to how it ended and what it wrote to stderr. */
+function runCommand(args, childEnv) {
+  return new Promise(function run(resolve) {
+    const child = spawn(process.execPath, [join(OUTDIR, "cli.js"), ...args], { env: childEnv, stdio: ["ignore", "ignore", "pipe"] });
+    let stderr = "";
+    child.stderr.setEncoding("utf8").on("data", (chunk) => {
+      stderr += chunk;
+    });
+    child.once("error", (error) => resolve({ status: null, signal: null, stderr: String(error) }));
+    child.once("close", (status, signal) => resolve({ status, signal, stderr }));
+  });
+}
 
 /** undici's exports the sources may import, each from the file that defines it (under undici/). */
 const UNDICI_PARTS = {
@@ -420,14 +468,19 @@ for (const [file, bytes] of llhttpWasm()) writeFileSync(join(OUTDIR, "bin", file
 copyFileSync(join(ROOT, "scripts", "bin-loader.mjs"), join(OUTDIR, "cli.js"));
 
 // Step 3: the code cache, from a run of the command (no NODE_OPTIONS: the caches are made under V8's default flags, src/cli/v8-flags.ts).
-// Should the demo crawl fail here (no loopback, say), `--version` still makes every file's cache of its top level.
+// Should that crawl fail here (no loopback, say), `--version` still makes every file's cache of its top level.
 const { NODE_OPTIONS: _ignored, ...env } = process.env;
-for (const args of [CACHE_RUN, ["--version"]]) {
-  const run = spawnSync(process.execPath, [join(OUTDIR, "cli.js"), ...args], { env: { ...env, CRAWL_BIN_WRITE_CACHE: "1" }, encoding: "utf8", stdio: ["ignore", "ignore", "pipe"] });
-  if (run.status === 0) break;
-  const failed = `build-bin: crawl ${args.join(" ")} failed (${run.status ?? run.signal}) as it made the code cache: ${run.stderr}`;
-  if (args !== CACHE_RUN) throw new Error(failed);
-  console.warn(`${failed}\nbuild-bin: making the cache with crawl --version instead (each file's top level only)`);
+const site = await cacheRunSite();
+try {
+  const crawled = site === null ? { status: null, signal: null, stderr: "no loopback port to serve its site on" } : await runCommand([...CACHE_RUN, site.url], { ...env, CRAWL_BIN_WRITE_CACHE: "1" });
+  if (crawled.status !== 0) {
+    console.warn(`build-bin: crawl ${CACHE_RUN.join(" ")} failed (${crawled.status ?? crawled.signal}) as it made the code cache: ${crawled.stderr}`);
+    console.warn("build-bin: making the cache with crawl --version instead (each file's top level only)");
+    const version = await runCommand(["--version"], { ...env, CRAWL_BIN_WRITE_CACHE: "1" });
+    if (version.status !== 0) throw new Error(`build-bin: crawl --version failed (${version.status ?? version.signal}) as it made the code cache: ${version.stderr}`);
+  }
+} finally {
+  site?.close();
 }
 const uncached = readdirSync(join(OUTDIR, "bin")).filter((name) => name.endsWith(".cjs") && !existsSync(join(OUTDIR, "bin", `${name}.cache`)));
 if (uncached.length > 0) throw new Error(`build-bin: no code cache was made for ${uncached.join(", ")}`);
