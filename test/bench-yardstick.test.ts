@@ -1,8 +1,9 @@
+import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { buildChildren, PROJECT_ROOT } from "../bench/build.js";
-import { buildCommand, runCommandCrawl } from "../bench/command-process.js";
+import { buildCommand, CLI_SCRIPT, runCommandCrawl } from "../bench/command-process.js";
 import { checkRecordCount, cpuPerPageMs, runCrawl, type CrawlTarget, type RunResult } from "../bench/crawl-process.js";
 import { sameRoundRatios, summarise, type BenchResults, type ScenarioResult } from "../bench/results.js";
 import { QUICK_SCENARIOS, type Scenario } from "../bench/scenarios.js";
@@ -228,6 +229,14 @@ describe("a stage through the command", () => {
       expect(result.cpuMs).toBeGreaterThan(0);
       expect(result.peakRssBytes).toBeGreaterThan(0);
     }), 60_000);
+
+  it("is loaded as the ES module it is on the first try, as the installed command is, not first as CommonJS", () => {
+    // Under node_modules/.cache no package.json says "type": "module"; the build writes one beside cli.js.
+    const run = spawnSync(process.execPath, [CLI_SCRIPT, "--version"], { env: { ...process.env, NODE_DEBUG: "module" }, encoding: "utf8" });
+    expect(run.status).toBe(0);
+    expect(run.stdout).toContain("crawl (coroutine-crawler)");
+    expect(run.stderr).not.toContain(`load ${JSON.stringify(CLI_SCRIPT)} for module`); // the CommonJS loader's line for it
+  });
 
   it("fails a run on a site expecting more pages than it holds", () =>
     onQuickY1Site(async (scenario, site) => {
