@@ -17,7 +17,7 @@
  * @module
  */
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { KnownStage as StageName } from "../src/observe/events.js";
@@ -45,8 +45,6 @@ export function buildCommand(): void {
   if (built) return;
   const result = spawnSync(process.execPath, [join(PROJECT_ROOT, "scripts", "build-bin.mjs"), "--outdir", BUNDLE_DIR], { encoding: "utf8" });
   if (result.status !== 0) throw new Error(`scripts/build-bin.mjs failed: ${result.stderr}`);
-  // The bundle is ES modules, and node_modules/ hides the project's "type": "module".
-  writeFileSync(join(BUNDLE_DIR, "package.json"), '{ "type": "module" }\n');
   built = true;
 }
 

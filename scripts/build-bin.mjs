@@ -466,10 +466,10 @@ for (const file of cjs.outputFiles) {
 rmSync(ESM_DIR, { recursive: true, force: true });
 for (const [file, bytes] of llhttpWasm()) writeFileSync(join(OUTDIR, "bin", file), bytes);
 copyFileSync(join(ROOT, "scripts", "bin-loader.mjs"), join(OUTDIR, "cli.js"));
-// A folder of --outdir's gets the package.json an installed package has above dist/: without one,
-// Node has no package scope to say that cli.js is an ES module (a folder under node_modules/, where
-// the bench builds, has none), compiles it as CommonJS first, fails, and then detects an ES
-// module, ~9 M instructions at every start that the command as installed never pays.
+// A folder of --outdir's gets the package.json an installed package has above dist/: without one
+// (node_modules/ hides the project's, and the bench builds under node_modules/.cache), Node has no
+// package scope to say that cli.js is an ES module, compiles it as CommonJS first, fails, and then
+// detects an ES module: ~9 M instructions at every start that the command as installed never pays.
 if (OUTDIR !== join(ROOT, "dist")) writeFileSync(join(OUTDIR, "package.json"), `${JSON.stringify({ type: "module" })}\n`);
 
 // Step 3: the code cache, from a run of the command (no NODE_OPTIONS: the caches are made under V8's default flags, src/cli/v8-flags.ts).
