@@ -57,8 +57,11 @@ const { fileURLToPath, pathToFileURL } = process.getBuiltinModule("node:url");
 const { debuglog } = process.getBuiltinModule("node:util");
 const { Script } = process.getBuiltinModule("node:vm");
 
+/** This file's URL (dist/cli.js): the bundle's folder is beside it. */
+const HERE = import.meta.url;
+
 /** The bundle's folder. */
-const BIN = join(dirname(fileURLToPath(import.meta.url)), "bin");
+const BIN = join(dirname(fileURLToPath(HERE)), "bin");
 
 /** The bundle's folder as a `file:` URL, ending in `/`: a file's `import.meta.url` is this and its name (ASCII, nothing to escape). */
 const BIN_URL = `${pathToFileURL(BIN).href}/`;
